@@ -1,0 +1,509 @@
+"""Multilingual multilabel corpus: documents with an id, a language, a text and labels.
+
+A :class:`MultilingualCorpus` holds parallel lists (one entry per document) and a fixed,
+ordered class list (the codeframe) shared by every language. The order of ``classes``
+defines the columns of the binary label matrix :attr:`MultilingualCorpus.Y`.
+
+Files
+-----
+JSONL, one document per line::
+
+    {"id": "doc-1", "lang": "en", "text": "...", "labels": ["a", "b"]}
+
+Extra fields (for instance ``source``) are kept and written back. TSV has a header row
+``id<TAB>lang<TAB>labels<TAB>text`` (further columns are kept as extra fields); labels are
+separated by ``,`` and tabs, newlines and backslashes in the text are escaped as ``\\t``,
+``\\n`` and ``\\\\``. Files ending in ``.gz`` are (de)compressed transparently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "CorpusFormatError",
+    "Document",
+    "MultilingualCorpus",
+    "binarize_labels",
+    "read_jsonl",
+    "read_tsv",
+]
+
+logger = logging.getLogger(__name__)
+
+_REQUIRED = ("id", "lang", "text")
+TSV_LABEL_SEP = ","
+
+
+class CorpusFormatError(ValueError):
+    """A corpus file or an in-memory corpus is malformed.
+
+    The message names the file, the line (1-based) and the field when they are known.
+    """
+
+    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document of a :class:`MultilingualCorpus`."""
+
+    id: str
+    lang: str
+    text: str
+    labels: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+def _open_text(path: str | Path, mode: str) -> io.TextIOBase:
+    path = Path(path)
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8", newline="\n")  # type: ignore[return-value]
+    return open(path, mode, encoding="utf-8", newline="\n")  # noqa: SIM115
+
+
+def _iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)``; undecodable bytes raise a CorpusFormatError with the line number."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"corpus file not found: {path}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise CorpusFormatError(
+                    f"not valid UTF-8 (byte {exc.start} of the line: {raw[exc.start:exc.start + 4]!r})",
+                    path=path, line=lineno) from None
+            yield lineno, line.rstrip("\n").rstrip("\r")
+
+
+def binarize_labels(labels: Sequence[Sequence[str]], classes: Sequence[str]) -> sp.csr_matrix:
+    """Binary label matrix (documents x classes, ``int8`` CSR); labels not in ``classes`` are dropped."""
+    index = {c: j for j, c in enumerate(classes)}
+    indptr = [0]
+    indices: list[int] = []
+    for labs in labels:
+        cols = sorted({index[lab] for lab in labs if lab in index})
+        indices.extend(cols)
+        indptr.append(len(indices))
+    data = np.ones(len(indices), dtype=np.int8)
+    return sp.csr_matrix((data, np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int64)),
+                         shape=(len(labels), len(classes)))
+
+
+class MultilingualCorpus:
+    """Documents in several languages labelled against one ordered class list.
+
+    Parameters
+    ----------
+    ids, langs, texts : sequences of str
+        One entry per document. ``ids`` must be unique.
+    labels : sequence of sequences of str, optional
+        The labels of each document (``None`` for an unlabelled corpus, e.g. documents to classify).
+    classes : sequence of str, optional
+        The codeframe, in column order. By default the sorted union of the labels.
+    on_unknown_label : {"error", "ignore"}
+        What to do with a label that is not in ``classes``.
+    extra : dict of str to list, optional
+        Further per-document fields (e.g. ``source``), kept through subsetting and I/O.
+
+    Raises
+    ------
+    CorpusFormatError
+        On mismatched lengths, empty or duplicated ids, missing languages or unknown labels.
+    """
+
+    def __init__(
+        self,
+        ids: Sequence[str],
+        langs: Sequence[str],
+        texts: Sequence[str],
+        labels: Sequence[Sequence[str]] | None = None,
+        classes: Sequence[str] | None = None,
+        *,
+        on_unknown_label: Literal["error", "ignore"] = "error",
+        extra: dict[str, Sequence[Any]] | None = None,
+    ) -> None:
+        n = len(ids)
+        lengths = {"ids": n, "langs": len(langs), "texts": len(texts)}
+        if labels is not None:
+            lengths["labels"] = len(labels)
+        for name, values in (extra or {}).items():
+            lengths[f"extra[{name!r}]"] = len(values)
+        if len(set(lengths.values())) > 1:
+            raise CorpusFormatError("mismatched lengths: " + ", ".join(f"{k}={v}" for k, v in lengths.items()))
+        self.ids: list[str] = [str(i) for i in ids]
+        self.langs: list[str] = [str(lang) for lang in langs]
+        self.texts: list[str] = list(texts)
+        for i, (doc_id, lang, text) in enumerate(zip(self.ids, self.langs, self.texts, strict=True)):
+            if not doc_id:
+                raise CorpusFormatError(f"document {i} has an empty id", field="id")
+            if not lang:
+                raise CorpusFormatError(f"document {doc_id!r} has no language", field="lang")
+            if not isinstance(text, str):
+                raise CorpusFormatError(f"document {doc_id!r}: text must be a string, got {type(text).__name__}",
+                                        field="text")
+        dup = [k for k, c in Counter(self.ids).items() if c > 1]
+        if dup:
+            raise CorpusFormatError(f"{len(dup)} duplicated document id(s), e.g. {dup[:3]}", field="id")
+        self.labelled = labels is not None
+        labs = [tuple(dict.fromkeys(str(x) for x in ls)) for ls in labels] if labels is not None else [()] * n
+        if classes is None:
+            classes = sorted({lab for ls in labs for lab in ls})
+        self.classes: tuple[str, ...] = tuple(str(c) for c in classes)
+        if len(set(self.classes)) != len(self.classes):
+            raise CorpusFormatError("the class list has duplicates")
+        cset = set(self.classes)
+        for i, ls in enumerate(labs):
+            unknown = [lab for lab in ls if lab not in cset]
+            if unknown:
+                if on_unknown_label == "error":
+                    raise CorpusFormatError(
+                        f"document {self.ids[i]!r} ({self.langs[i]}) has label(s) {unknown} outside the class "
+                        "list (pass on_unknown_label='ignore' to drop them)", field="labels")
+                labs[i] = tuple(lab for lab in ls if lab in cset)
+        self.labels: list[tuple[str, ...]] = labs
+        self.extra: dict[str, list[Any]] = {k: list(v) for k, v in (extra or {}).items()}
+        self._Y: sp.csr_matrix | None = None
+
+    # ------------------------------------------------------------------ basic protocol
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[Document]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __getitem__(self, i: int) -> Document:
+        return Document(self.ids[i], self.langs[i], self.texts[i], self.labels[i],
+                        {k: v[i] for k, v in self.extra.items()})
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{lang}={c}" for lang, c in sorted(self.lang_counts().items()))
+        return f"MultilingualCorpus({len(self)} documents, {len(self.classes)} classes; {counts})"
+
+    @property
+    def languages(self) -> list[str]:
+        """The languages present, sorted."""
+        return sorted(set(self.langs))
+
+    def lang_counts(self) -> dict[str, int]:
+        """Number of documents per language."""
+        return dict(Counter(self.langs))
+
+    @property
+    def lang_array(self) -> np.ndarray:
+        """The language of each document as a numpy array of str."""
+        return np.asarray(self.langs, dtype=object)
+
+    @property
+    def Y(self) -> sp.csr_matrix:
+        """Binary label matrix (documents x classes), columns in the order of :attr:`classes`."""
+        if self._Y is None:
+            self._Y = binarize_labels(self.labels, self.classes)
+        return self._Y
+
+    # ------------------------------------------------------------------ selection
+    def subset(self, indices: Iterable[int] | np.ndarray) -> MultilingualCorpus:
+        """The documents at ``indices`` (in that order), with the same class list."""
+        idx = np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        idx = idx.astype(np.int64, copy=False)
+        return MultilingualCorpus(
+            [self.ids[i] for i in idx], [self.langs[i] for i in idx], [self.texts[i] for i in idx],
+            [self.labels[i] for i in idx] if self.labelled else None, self.classes,
+            extra={k: [v[i] for i in idx] for k, v in self.extra.items()})
+
+    def select(self, langs: str | Iterable[str]) -> MultilingualCorpus:
+        """The documents of the given language(s), in corpus order."""
+        wanted = {langs} if isinstance(langs, str) else set(langs)
+        return self.subset([i for i, lang in enumerate(self.langs) if lang in wanted])
+
+    def by_language(self) -> dict[str, np.ndarray]:
+        """Indices of the documents of each language (sorted languages)."""
+        arr = self.lang_array
+        return {lang: np.flatnonzero(arr == lang) for lang in self.languages}
+
+    def with_classes(self, classes: Sequence[str]) -> MultilingualCorpus:
+        """The same documents against another class list; labels outside it are dropped."""
+        return MultilingualCorpus(self.ids, self.langs, self.texts, self.labels if self.labelled else None,
+                                  classes, on_unknown_label="ignore", extra=self.extra)
+
+    def split(self, test_size: float | int = 0.2, random_state: int | None = None,
+              groups: str | None = None) -> tuple[MultilingualCorpus, MultilingualCorpus]:
+        """Seeded split into (train, test), stratified by language.
+
+        Parameters
+        ----------
+        test_size : float or int
+            Fraction (0 < f < 1) or number of documents of each language that go to the test set.
+        random_state : int, optional
+            Seed; the same seed gives the same split.
+        groups : str, optional
+            Name of an extra field (e.g. ``"source"``): documents sharing its value stay on the same side.
+        """
+        rng = np.random.RandomState(random_state)
+        train_idx: list[int] = []
+        test_idx: list[int] = []
+        for _lang, idx in self.by_language().items():
+            n_test = int(round(test_size * len(idx))) if isinstance(test_size, float) else int(test_size)
+            if isinstance(test_size, float) and not 0.0 < test_size < 1.0:
+                raise ValueError(f"test_size must be in (0, 1) or an int, got {test_size}")
+            if groups is None:
+                perm = rng.permutation(idx)
+                test_idx.extend(perm[:n_test])
+                train_idx.extend(perm[n_test:])
+                continue
+            if groups not in self.extra:
+                raise KeyError(f"no extra field {groups!r} to group by; have {sorted(self.extra)}")
+            members: dict[Any, list[int]] = {}
+            for i in idx:
+                members.setdefault(self.extra[groups][i], []).append(int(i))
+            keys = list(members)
+            order = rng.permutation(len(keys))
+            taken = 0
+            for k in order:
+                target = test_idx if taken < n_test else train_idx
+                target.extend(members[keys[k]])
+                if target is test_idx:
+                    taken += len(members[keys[k]])
+        return self.subset(sorted(train_idx)), self.subset(sorted(test_idx))
+
+    @staticmethod
+    def concat(corpora: Sequence[MultilingualCorpus]) -> MultilingualCorpus:
+        """Concatenate corpora that share one class list."""
+        if not corpora:
+            raise ValueError("nothing to concatenate")
+        classes = corpora[0].classes
+        for c in corpora[1:]:
+            if c.classes != classes:
+                raise ValueError("cannot concatenate corpora with different class lists")
+        keys = set(corpora[0].extra)
+        for c in corpora[1:]:
+            keys &= set(c.extra)
+        labelled = all(c.labelled for c in corpora)
+        return MultilingualCorpus(
+            [i for c in corpora for i in c.ids], [g for c in corpora for g in c.langs],
+            [t for c in corpora for t in c.texts],
+            [ls for c in corpora for ls in c.labels] if labelled else None, classes,
+            extra={k: [v for c in corpora for v in c.extra[k]] for k in sorted(keys)})
+
+    # ------------------------------------------------------------------ I/O
+    @classmethod
+    def from_records(cls, records: Iterable[dict[str, Any]], classes: Sequence[str] | None = None, *,
+                     on_unknown_label: Literal["error", "ignore"] = "error",
+                     path: str | Path | None = None) -> MultilingualCorpus:
+        """Build a corpus from dicts with keys ``id``, ``lang``, ``text`` and optionally ``labels``."""
+        ids, langs, texts, labels = [], [], [], []
+        extra: dict[str, list[Any]] = {}
+        any_labels = False
+        recs = list(records)
+        extra_keys = sorted({k for r in recs for k in r} - {"id", "lang", "text", "labels"})
+        for i, rec in enumerate(recs):
+            line = rec.pop("__line__", i + 1) if isinstance(rec, dict) else i + 1
+            for key in _REQUIRED:
+                if key not in rec or rec[key] is None:
+                    raise CorpusFormatError(f"missing required field {key!r}", path=path, line=line, field=key)
+            if not isinstance(rec["text"], str):
+                raise CorpusFormatError(f"expected a string, got {type(rec['text']).__name__}", path=path,
+                                        line=line, field="text")
+            for key in ("id", "lang"):
+                if not isinstance(rec[key], str | int) or str(rec[key]).strip() == "":
+                    raise CorpusFormatError(f"expected a non-empty string, got {rec[key]!r}", path=path,
+                                            line=line, field=key)
+            labs = rec.get("labels")
+            if labs is not None:
+                any_labels = True
+                if isinstance(labs, str) or not isinstance(labs, list) or not all(
+                        isinstance(x, str) for x in labs):
+                    raise CorpusFormatError(f"expected a list of strings, got {labs!r}", path=path, line=line,
+                                            field="labels")
+            ids.append(str(rec["id"]))
+            langs.append(str(rec["lang"]).strip())
+            texts.append(rec["text"])
+            labels.append(labs or [])
+            for k in extra_keys:
+                extra.setdefault(k, []).append(rec.get(k))
+        try:
+            return cls(ids, langs, texts, labels if any_labels else None, classes,
+                       on_unknown_label=on_unknown_label, extra=extra)
+        except CorpusFormatError as exc:
+            if path is not None and exc.path is None:
+                raise CorpusFormatError(str(exc), path=path) from None
+            raise
+
+    @classmethod
+    def from_jsonl(cls, path: str | Path, classes: Sequence[str] | None = None, *,
+                   on_unknown_label: Literal["error", "ignore"] = "error") -> MultilingualCorpus:
+        """Read a JSONL file (``.gz`` allowed); errors name the file, line and field."""
+        records = []
+        seen: dict[str, int] = {}
+        for lineno, line in _iter_lines(path):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusFormatError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path,
+                                        line=lineno) from None
+            if not isinstance(rec, dict):
+                raise CorpusFormatError(f"expected a JSON object, got {type(rec).__name__}", path=path,
+                                        line=lineno)
+            if "id" in rec and rec["id"] is not None:
+                key = str(rec["id"])
+                if key in seen:
+                    raise CorpusFormatError(f"duplicated id {key!r} (first seen on line {seen[key]})",
+                                            path=path, line=lineno, field="id")
+                seen[key] = lineno
+            rec["__line__"] = lineno
+            records.append(rec)
+        return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """The documents as dicts (the JSONL schema)."""
+        out = []
+        for i in range(len(self)):
+            rec: dict[str, Any] = {"id": self.ids[i], "lang": self.langs[i]}
+            for k, v in self.extra.items():
+                rec[k] = v[i]
+            rec["text"] = self.texts[i]
+            if self.labelled:
+                rec["labels"] = list(self.labels[i])
+            out.append(rec)
+        return out
+
+    def to_jsonl(self, path: str | Path) -> None:
+        """Write the corpus as JSONL (``.gz`` compresses)."""
+        with _open_text(path, "w") as fh:
+            for rec in self.to_records():
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+    @classmethod
+    def from_tsv(cls, path: str | Path, classes: Sequence[str] | None = None, *,
+                 on_unknown_label: Literal["error", "ignore"] = "error") -> MultilingualCorpus:
+        """Read a TSV file with header ``id, lang, labels, text`` (other columns become extra fields)."""
+        header: list[str] | None = None
+        records = []
+        for lineno, line in _iter_lines(path):
+            if header is None:
+                header = line.split("\t")
+                missing = [c for c in _REQUIRED if c not in header]
+                if missing:
+                    raise CorpusFormatError(f"header lacks column(s) {missing}; found {header}", path=path,
+                                            line=lineno)
+                continue
+            if not line.strip():
+                continue
+            cells = line.split("\t")
+            if len(cells) != len(header):
+                raise CorpusFormatError(f"expected {len(header)} tab-separated fields, found {len(cells)}",
+                                        path=path, line=lineno)
+            rec: dict[str, Any] = {}
+            for col, cell in zip(header, cells, strict=True):
+                if col == "labels":
+                    rec[col] = [x for x in cell.split(TSV_LABEL_SEP) if x] if cell else []
+                elif col == "text":
+                    rec[col] = _unescape(cell)
+                else:
+                    rec[col] = cell
+            rec["__line__"] = lineno
+            records.append(rec)
+        if header is None:
+            raise CorpusFormatError("empty file (no header row)", path=path)
+        return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path)
+
+    def to_tsv(self, path: str | Path) -> None:
+        """Write the corpus as TSV (see the module docstring for the escaping)."""
+        cols = ["id", "lang"] + (["labels"] if self.labelled else []) + list(self.extra) + ["text"]
+        with _open_text(path, "w") as fh:
+            fh.write("\t".join(cols) + "\n")
+            for i in range(len(self)):
+                row = [self.ids[i], self.langs[i]]
+                if self.labelled:
+                    bad = [lab for lab in self.labels[i] if TSV_LABEL_SEP in lab]
+                    if bad:
+                        raise ValueError(f"label {bad[0]!r} contains {TSV_LABEL_SEP!r}; write JSONL instead")
+                    row.append(TSV_LABEL_SEP.join(self.labels[i]))
+                row += [_escape(str(self.extra[k][i])) for k in self.extra]
+                row.append(_escape(self.texts[i]))
+                fh.write("\t".join(row) + "\n")
+
+    def save_classes(self, path: str | Path) -> None:
+        """Write the class list as a JSON array."""
+        Path(path).write_text(json.dumps(list(self.classes), ensure_ascii=False, indent=1) + "\n",
+                              encoding="utf-8")
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _unescape(text: str) -> str:
+    out = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            out.append({"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}.get(nxt, "\\" + nxt))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def read_classes(path: str | Path) -> list[str]:
+    """Read a class list written by :meth:`MultilingualCorpus.save_classes` (a JSON array of str)."""
+    try:
+        classes = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CorpusFormatError(f"invalid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+        raise CorpusFormatError("expected a JSON array of strings", path=path)
+    return classes
+
+
+def read_jsonl(path: str | Path, classes: Sequence[str] | None = None, **kw: Any) -> MultilingualCorpus:
+    """Shortcut for :meth:`MultilingualCorpus.from_jsonl`."""
+    return MultilingualCorpus.from_jsonl(path, classes, **kw)
+
+
+def read_tsv(path: str | Path, classes: Sequence[str] | None = None, **kw: Any) -> MultilingualCorpus:
+    """Shortcut for :meth:`MultilingualCorpus.from_tsv`."""
+    return MultilingualCorpus.from_tsv(path, classes, **kw)
+
+
+def read_corpus(path: str | Path, classes: Sequence[str] | None = None, **kw: Any) -> MultilingualCorpus:
+    """Read a corpus file by extension (``.jsonl``/``.json``/``.tsv``, optionally ``.gz``)."""
+    name = Path(path).name.lower().removesuffix(".gz")
+    if name.endswith(".tsv"):
+        return read_tsv(path, classes, **kw)
+    return read_jsonl(path, classes, **kw)
