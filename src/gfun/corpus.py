@@ -123,7 +123,8 @@ class MultilingualCorpus:
     Parameters
     ----------
     ids, langs, texts : sequences of str
-        One entry per document. ``ids`` must be unique.
+        One entry per document. An id must be unique within its language (parallel corpora may use
+        the same id for the versions of one document in several languages).
     labels : sequence of sequences of str, optional
         The labels of each document (``None`` for an unlabelled corpus, e.g. documents to classify).
     classes : sequence of str, optional
@@ -169,9 +170,11 @@ class MultilingualCorpus:
             if not isinstance(text, str):
                 raise CorpusFormatError(f"document {doc_id!r}: text must be a string, got {type(text).__name__}",
                                         field="text")
-        dup = [k for k, c in Counter(self.ids).items() if c > 1]
+        dup = [k for k, c in Counter(zip(self.langs, self.ids, strict=True)).items() if c > 1]
         if dup:
-            raise CorpusFormatError(f"{len(dup)} duplicated document id(s), e.g. {dup[:3]}", field="id")
+            examples = ", ".join(f"{i!r} ({lang})" for lang, i in dup[:3])
+            raise CorpusFormatError(f"{len(dup)} duplicated document id(s) within a language, e.g. {examples}",
+                                    field="id")
         self.labelled = labels is not None
         labs = [tuple(dict.fromkeys(str(x) for x in ls)) for ls in labels] if labels is not None else [()] * n
         if classes is None:
@@ -364,7 +367,7 @@ class MultilingualCorpus:
                    on_unknown_label: Literal["error", "ignore"] = "error") -> MultilingualCorpus:
         """Read a JSONL file (``.gz`` allowed); errors name the file, line and field."""
         records = []
-        seen: dict[str, int] = {}
+        seen: dict[tuple[str, str], int] = {}
         for lineno, line in _iter_lines(path):
             if not line.strip():
                 continue
@@ -376,11 +379,11 @@ class MultilingualCorpus:
             if not isinstance(rec, dict):
                 raise CorpusFormatError(f"expected a JSON object, got {type(rec).__name__}", path=path,
                                         line=lineno)
-            if "id" in rec and rec["id"] is not None:
-                key = str(rec["id"])
+            if rec.get("id") is not None:
+                key = (str(rec.get("lang")), str(rec["id"]))
                 if key in seen:
-                    raise CorpusFormatError(f"duplicated id {key!r} (first seen on line {seen[key]})",
-                                            path=path, line=lineno, field="id")
+                    raise CorpusFormatError(f"duplicated id {key[1]!r} in language {key[0]!r} (first seen on "
+                                            f"line {seen[key]})", path=path, line=lineno, field="id")
                 seen[key] = lineno
             rec["__line__"] = lineno
             records.append(rec)

@@ -1,0 +1,33 @@
+"""View-generating functions (VGFs), by the paper's configuration letters.
+
+========  ==========================================================
+letter    view
+========  ==========================================================
+``x``     :class:`~gfun.views.posteriors.PosteriorsView` (calibrated posteriors of per-language SVMs)
+========  ==========================================================
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from gfun.views.base import UnseenLanguageError, ViewGenerator
+from gfun.views.posteriors import PosteriorsView
+
+__all__ = ["VIEW_CLASSES", "PosteriorsView", "UnseenLanguageError", "ViewGenerator", "make_view"]
+
+#: Configuration letter -> view class.
+VIEW_CLASSES: dict[str, type[ViewGenerator]] = {
+    "x": PosteriorsView,
+}
+
+
+def make_view(letter: str, **params: Any) -> ViewGenerator:
+    """An unfitted view for ``letter``; parameters the view does not accept are ignored."""
+    try:
+        cls = VIEW_CLASSES[letter]
+    except KeyError:
+        raise ValueError(f"unknown view letter {letter!r}; available: {''.join(VIEW_CLASSES)}") from None
+    accepted = inspect.signature(cls.__init__).parameters
+    return cls(**{k: v for k, v in params.items() if k in accepted})

@@ -1,0 +1,186 @@
+"""Baselines: Naive (one monolingual classifier per language) and Fun (Funnelling, 2019).
+
+Naive trains, for each language, one linear SVM per class on that language's TF-IDF vectors,
+with C chosen by cross-validation, and classifies each test document with the classifier of
+its language: no information crosses languages. Fun is :class:`GeneralizedFunnelling` with
+the Posteriors view only and no normalisation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from gfun.funnelling import GeneralizedFunnelling
+from gfun.inputs import as_label_matrix, unpack
+from gfun.kernel_svm import DEFAULT_C_GRID
+from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
+from gfun.text import TfidfVectorizer
+from gfun.views.base import UnseenLanguageError
+
+__all__ = ["NaiveClassifier", "make_fun"]
+
+logger = logging.getLogger(__name__)
+
+
+def make_fun(**params: Any) -> GeneralizedFunnelling:
+    """Funnelling (Esuli, Moreo, Sebastiani 2019; Fun(TAT)): Posteriors view only, no normalisation.
+
+    Parameters
+    ----------
+    **params
+        Further :class:`GeneralizedFunnelling` parameters (``random_state``, ``n_jobs``, ``meta_C``, ...).
+    """
+    params.setdefault("views", "x")
+    params.setdefault("normalize", False)
+    params.setdefault("aggregation", "concat")
+    if params["views"] != "x":
+        raise ValueError("Fun uses the Posteriors view only (views='x')")
+    return GeneralizedFunnelling(**params)
+
+
+def _fit_language(lang: str, texts: list[str], Y: np.ndarray, *, C: float | str, C_grid: Sequence[float],
+                  cv: int, loss: str, class_weight: str | None, vectorizer_params: dict,
+                  random_state: int | None) -> tuple[TfidfVectorizer, LinearOvR, np.ndarray]:
+    vec = TfidfVectorizer(lang, **vectorizer_params)
+    X = vec.fit_transform(texts)
+    fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state}
+    if C == "cv":
+        Cs = select_C(X, Y, sorted(C_grid), make_folds(X.shape[0], cv, random_state), **fit_kw)
+    else:
+        Cs = np.full(Y.shape[1], float(C))
+    logger.info("Naive: language %s fitted (%d docs, %d terms)", lang, X.shape[0], X.shape[1])
+    return vec, fit_linear_ovr(X, Y, Cs, **fit_kw), Cs
+
+
+class NaiveClassifier(ClassifierMixin, BaseEstimator):
+    """The naive monolingual baseline: per-language TF-IDF and one linear SVM per class.
+
+    Parameters
+    ----------
+    C : float or "cv"
+        Regularisation; ``"cv"`` chooses it per class and language by ``cv``-fold cross-validated F1.
+    C_grid : sequence of float
+    cv : int
+    loss : {"squared_hinge", "hinge"}
+    class_weight : {None, "balanced"}
+    min_df : int
+    stopwords, stem : bool
+    n_jobs : int, optional
+        Languages fitted in parallel.
+    random_state : int, optional
+
+    Attributes
+    ----------
+    classes_ : list of str
+    languages_ : list of str
+    models_ : dict of str to (TfidfVectorizer, LinearOvR)
+    C_ : dict of str to ndarray
+        The C chosen for each class, per language.
+    """
+
+    def __init__(self, C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID, cv: int = 5,
+                 loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 1,
+                 stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
+                 random_state: int | None = None) -> None:
+        self.C = C
+        self.C_grid = C_grid
+        self.cv = cv
+        self.loss = loss
+        self.class_weight = class_weight
+        self.min_df = min_df
+        self.stopwords = stopwords
+        self.stem = stem
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> NaiveClassifier:
+        """Fit one classifier per language (same inputs as :meth:`GeneralizedFunnelling.fit`)."""
+        if isinstance(self.C, str) and self.C != "cv":
+            raise ValueError(f"C must be a positive number or 'cv', got {self.C!r}")
+        texts, lang_arr = unpack(X, langs)
+        if y is None:
+            if not getattr(X, "labelled", False):
+                raise ValueError("no labels: pass y, or a labelled MultilingualCorpus")
+            Y, classes = as_label_matrix(X.Y, len(texts), X.classes)
+        else:
+            Y, classes = as_label_matrix(y, len(texts))
+        self.classes_ = classes
+        self.languages_ = sorted(set(lang_arr.tolist()))
+        vparams = {"min_df": self.min_df, "stopwords": self.stopwords, "stem": self.stem}
+        groups = {lang: np.flatnonzero(lang_arr == lang) for lang in self.languages_}
+        results = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fit_language)(lang, [texts[i] for i in idx], Y[idx], C=self.C, C_grid=self.C_grid,
+                                   cv=self.cv, loss=self.loss, class_weight=self.class_weight,
+                                   vectorizer_params=vparams, random_state=self.random_state)
+            for lang, idx in groups.items())
+        self.models_ = {lang: (vec, svm) for lang, (vec, svm, _) in zip(self.languages_, results, strict=True)}
+        self.C_ = {lang: Cs for lang, (_, _, Cs) in zip(self.languages_, results, strict=True)}
+        return self
+
+    def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Decision scores of each document's own-language classifiers (n_docs, n_classes)."""
+        check_is_fitted(self, "models_")
+        texts, lang_arr = unpack(X, langs)
+        unseen = sorted(set(lang_arr.tolist()) - set(self.models_))
+        if unseen:
+            raise UnseenLanguageError(f"the Naive baseline has no classifier for language(s) {unseen} "
+                                      f"(trained on {self.languages_}); it cannot classify unseen languages")
+        out = np.zeros((len(texts), len(self.classes_)))
+        for lang in np.unique(lang_arr):
+            idx = np.flatnonzero(lang_arr == lang)
+            vec, svm = self.models_[lang]
+            out[idx] = svm.decision_function(vec.transform([texts[i] for i in idx]))
+        return out
+
+    def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Binary label matrix (n_docs, n_classes), int8."""
+        return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
+
+    def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
+        """Predicted class names of each document."""
+        return [[self.classes_[j] for j in np.flatnonzero(r)] for r in self.predict(X, langs=langs)]
+
+    def save(self, path: str) -> None:
+        """Save the fitted model to directory ``path``."""
+        from gfun.persistence import save_model
+
+        save_model(self, path)
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        check_is_fitted(self, "models_")
+        params = self.get_params()
+        params["C_grid"] = list(params["C_grid"])
+        meta: dict = {"params": params, "classes_": self.classes_, "languages_": self.languages_,
+                      "vectorizers": {}}
+        arrays: dict[str, np.ndarray] = {}
+        for lang, (vec, svm) in self.models_.items():
+            vmeta, varr = vec.get_state()
+            meta["vectorizers"][lang] = vmeta
+            arrays.update({f"{lang}/vec/{k}": v for k, v in varr.items()})
+            arrays[f"{lang}/coef"] = svm.coef
+            arrays[f"{lang}/intercept"] = svm.intercept
+            arrays[f"{lang}/C"] = self.C_[lang]
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> NaiveClassifier:
+        params = dict(meta["params"])
+        params["C_grid"] = tuple(params["C_grid"])
+        obj = cls(**params)
+        obj.classes_ = list(meta["classes_"])
+        obj.languages_ = list(meta["languages_"])
+        obj.models_, obj.C_ = {}, {}
+        for lang in obj.languages_:
+            prefix = f"{lang}/vec/"
+            vec = TfidfVectorizer.from_state(meta["vectorizers"][lang],
+                                             {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+            obj.models_[lang] = (vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]))
+            obj.C_[lang] = arrays[f"{lang}/C"]
+        return obj

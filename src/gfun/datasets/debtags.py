@@ -1,0 +1,676 @@
+"""Debtags: Debian package descriptions in many languages, labelled with their debtags.
+
+The corpus is built from the Debian archive's own index files (Debian 12 "bookworm", main):
+
+* ``Packages`` — one deb822 record per binary package; the fields used are ``Package``, ``Source``
+  (its first word is the source package; absent means the package's own name), ``Tag`` (the debtags,
+  a comma-separated list that may span several lines) and ``Description-md5``;
+* ``Translation-<lang>`` — records with ``Package``, ``Description-md5`` and ``Description-<lang>``
+  (first line: the short description; following lines, each indented by one space: the long
+  description, where a line ``" ."`` is a paragraph break).
+
+Each file may be lz4-compressed (``.lz4``, read with :mod:`lz4.frame`), gzip- or xz-compressed, or plain.
+Besides the plain names (``Packages.lz4``, ``Translation-de.lz4``, ...) apt's own naming in
+``/var/lib/apt/lists`` is accepted (``*_binary-amd64_Packages.lz4``, ``*_i18n_Translation-de``, ...);
+when apt holds several such files (e.g. several components) they are read in name order as one stream.
+
+The ``debtags-7`` protocol (:func:`load_debtags` with its defaults; seed = ``run``)
+----------------------------------------------------------------------------------------
+1. Eligible documents of a language: packages with a non-empty ``Tag`` field whose translation record
+   carries a ``Description-md5`` equal to one of the package's own (so the text translates the current
+   description). Text = short description + ``"\\n"`` + long description, one leading space removed from
+   every continuation line, ``" ."`` lines turned into blank lines, trailing blanks removed. Within a
+   language, documents repeating an already seen ``Description-md5`` or text are dropped, visiting package
+   names in sorted order (so the lexicographically smallest name is kept).
+2. Many-shot languages (``en it da fr de es pt``) are processed from the scarcest to the most plentiful
+   (ties by code). Each language's documents are shuffled with ``numpy.random.RandomState(run)`` (one
+   permutation per language, drawn in processing order). Training set: the first shuffled documents
+   whose source package is in no test set and in no other language's training set, up to
+   ``min(max_train, n_usable // 2)`` where ``n_usable`` counts the language's documents whose source is in
+   no training set yet. Test set: the next documents (in shuffled order, not taken for training) whose
+   source is in no training set, up to ``max_test``. Training sets are thus non-parallel, and no test
+   document shares its source with a training document.
+3. Classes: the ``n_classes`` (73) tags with the highest document frequency over all training documents
+   (ties alphabetical), excluding tags that contain ``TODO``. Labels are the document's tags restricted
+   to the classes, in alphabetical order (a document may end up with none).
+4. Zero-shot test sets (``fi nl sv hu``): every eligible document whose source is in no training set.
+
+Every split lists the languages in the order given by ``many_shot`` / ``zero_shot``, and within a language
+the documents sorted by package name.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import lzma
+import os
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gfun.corpus import MultilingualCorpus
+from gfun.datasets import dataset_dir
+
+__all__ = [
+    "APT_LISTS_DIR",
+    "DEBTAGS_MANY_SHOT",
+    "DEBTAGS_ZERO_SHOT",
+    "DebtagsRun",
+    "clear_debtags_cache",
+    "debtags_stats",
+    "description_text",
+    "format_stats_table",
+    "load_debtags",
+    "parse_deb822",
+    "write_debtags_run",
+]
+
+logger = logging.getLogger(__name__)
+
+DEBTAGS_MANY_SHOT: tuple[str, ...] = ("en", "it", "da", "fr", "de", "es", "pt")
+DEBTAGS_ZERO_SHOT: tuple[str, ...] = ("fi", "nl", "sv", "hu")
+APT_LISTS_DIR = "/var/lib/apt/lists"
+PROTOCOL = "debtags-7"
+_DEFAULTS = {"n_classes": 73, "max_train": 1000, "max_test": 1000,
+             "many_shot": DEBTAGS_MANY_SHOT, "zero_shot": DEBTAGS_ZERO_SHOT}
+
+# compression suffixes, in order of preference for one logical file
+_SUFFIXES = (".lz4", "", ".gz", ".xz")
+
+
+# ------------------------------------------------------------------------------------------- files
+def _find_files(directory: Path, name: str) -> list[Path]:
+    """The file(s) holding ``name`` (e.g. ``Packages``) in ``directory``.
+
+    The plain name wins (``name.lz4`` before ``name``); otherwise apt's ``<prefix>_<name>`` files are
+    returned, one per prefix (the compressed one when both exist), sorted by name.
+    """
+    for suffix in _SUFFIXES:
+        path = directory / (name + suffix)
+        if path.is_file():
+            return [path]
+    found: dict[str, Path] = {}
+    for suffix in reversed(_SUFFIXES):  # the preferred suffix is seen last and wins
+        for path in directory.glob(f"*_{name}{suffix}"):
+            if path.is_file():
+                found[path.name[: len(path.name) - len(suffix)]] = path
+    if not found:
+        raise FileNotFoundError(
+            f"debtags: no {name} file in {directory} (looked for {name}.lz4, {name}, {name}.gz, {name}.xz "
+            f"and apt's *_{name}[.lz4|.gz|.xz])")
+    return [found[k] for k in sorted(found)]
+
+
+def _decompress(path: Path, raw: bytes) -> bytes:
+    if path.name.endswith(".lz4"):
+        import lz4.frame
+
+        return lz4.frame.decompress(raw)
+    if path.name.endswith(".gz"):
+        return gzip.decompress(raw)
+    if path.name.endswith(".xz"):
+        return lzma.decompress(raw)
+    return raw
+
+
+def _read_file(path: Path) -> tuple[str, str]:
+    """Decoded text of a (possibly compressed) index file and the sha256 of its bytes on disk."""
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        text = _decompress(path, raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"debtags: {path} is not valid UTF-8 ({exc})") from None
+    return text, digest
+
+
+def _signature(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for p in paths:
+        st = p.stat()
+        out.append((str(p.resolve()), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------------------- parsing
+def parse_deb822(text: str, keys: Iterable[str] | None = None) -> Iterator[dict[str, str]]:
+    """Yield the paragraphs of a deb822 text as dicts.
+
+    Parameters
+    ----------
+    text : str
+        The file's content. Lines are separated by ``"\\n"`` only; a line that is empty or blank ends a
+        paragraph; a line starting with a space or a tab continues the previous field, and is appended to
+        its value after a ``"\\n"`` with its indentation kept. A field line is split at its first ``:``;
+        the value (not the name) is stripped.
+    keys : iterable of str, optional
+        Keep only these fields (faster on big files); a paragraph with none of them is yielded as an
+        empty dict.
+    """
+    wanted = None if keys is None else frozenset(keys)
+    rec: dict[str, str] = {}
+    started = False
+    last: str | None = None
+    for line in text.split("\n"):
+        if not line or line[0] in " \t":
+            if not line or line.isspace():
+                if started:
+                    yield rec
+                rec, started, last = {}, False, None
+                continue
+            if last is not None:
+                rec[last] += "\n" + line
+            continue
+        if line.isspace():  # unreachable for ' '/'\t', kept for other blank characters
+            if started:
+                yield rec
+            rec, started, last = {}, False, None
+            continue
+        key, _, value = line.partition(":")
+        started = True
+        if wanted is None or key in wanted:
+            rec[key] = value.strip()
+            last = key
+        else:
+            last = None
+    if started:
+        yield rec
+
+
+def _parse_tags(value: str) -> list[str]:
+    return sorted({t.strip() for t in value.replace("\n", " ").split(",") if t.strip()})
+
+
+def description_text(value: str) -> str:
+    """Document text from a ``Description[-<lang>]`` field value (as returned by :func:`parse_deb822`).
+
+    The short description, ``"\\n"``, then the long description with one leading space removed from each
+    line, ``"."`` lines made blank, trailing blanks removed and leading/trailing blank lines dropped.
+    A description with no long part gives ``short + "\\n"``.
+    """
+    lines = value.split("\n")
+    short = lines[0].strip()
+    body = []
+    for line in lines[1:]:
+        if line[:1] == " ":
+            line = line[1:]
+        line = line.rstrip()
+        body.append("" if line == "." else line)
+    long_desc = "\n".join(body).strip("\n")
+    return f"{short}\n{long_desc}" if long_desc else short + "\n"
+
+
+@dataclass
+class _Package:
+    tags: list[str]
+    source: str
+    md5s: set[str]
+
+
+@dataclass
+class _Doc:
+    id: str
+    lang: str
+    source: str
+    md5: str | None
+    text: str
+    tags: list[str]
+
+
+_CACHE: dict[Any, Any] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def clear_debtags_cache() -> None:
+    """Forget the parsed archive files kept by :func:`load_debtags`."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def _load_packages(directory: Path) -> tuple[dict[str, _Package], dict[str, str], Any]:
+    """Tagged packages (name -> tags, source, description md5s), file checksums and a cache key."""
+    paths = _find_files(directory, "Packages")
+    sig = _signature(paths)
+    key = ("packages", sig)
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            return *_CACHE[key], sig
+    t0 = time.perf_counter()
+    pkgs: dict[str, _Package] = {}
+    checksums: dict[str, str] = {}
+    for path in paths:
+        text, digest = _read_file(path)
+        checksums[path.name] = digest
+        for rec in parse_deb822(text, ("Package", "Source", "Tag", "Description-md5")):
+            name = rec.get("Package")
+            if not name:
+                continue
+            tags = _parse_tags(rec.get("Tag", ""))
+            source = (rec.get("Source") or name).split()[0]
+            md5 = rec.get("Description-md5")
+            prev = pkgs.get(name)
+            md5s = set(prev.md5s) if prev is not None else set()
+            if md5:
+                md5s.add(md5)
+            if not tags and prev is not None:
+                tags = prev.tags  # a later record without tags keeps the earlier ones
+            pkgs[name] = _Package(tags, source, md5s)
+    tagged = {k: v for k, v in pkgs.items() if v.tags}
+    logger.info("debtags: %d packages, %d tagged, read from %s in %.1fs", len(pkgs), len(tagged),
+                ", ".join(p.name for p in paths), time.perf_counter() - t0)
+    with _CACHE_LOCK:
+        _CACHE[key] = (tagged, checksums)
+    return tagged, checksums, sig
+
+
+def _load_language(directory: Path, lang: str, tagged: dict[str, _Package],
+                   pkg_sig: Any) -> tuple[list[_Doc], dict[str, str]]:
+    """Eligible documents of one language, sorted by package name, deduplicated by md5 and text."""
+    paths = _find_files(directory, f"Translation-{lang}")
+    key = ("lang", lang, pkg_sig, _signature(paths))
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+    t0 = time.perf_counter()
+    fld = f"Description-{lang}"
+    cands: dict[str, _Doc] = {}
+    checksums: dict[str, str] = {}
+    for path in paths:
+        text, digest = _read_file(path)
+        checksums[path.name] = digest
+        for rec in parse_deb822(text, ("Package", "Description-md5", fld)):
+            name = rec.get("Package")
+            if name is None or name in cands or fld not in rec:
+                continue
+            pkg = tagged.get(name)
+            if pkg is None:
+                continue
+            md5 = rec.get("Description-md5")
+            if pkg.md5s and md5 not in pkg.md5s:
+                continue  # translates another version of the description
+            cands[name] = _Doc(name, lang, pkg.source, md5, description_text(rec[fld]), pkg.tags)
+    docs: list[_Doc] = []
+    seen_md5: set[str | None] = set()
+    seen_text: set[str] = set()
+    for name in sorted(cands):
+        doc = cands[name]
+        if doc.md5 in seen_md5 or doc.text in seen_text:
+            continue
+        seen_md5.add(doc.md5)
+        seen_text.add(doc.text)
+        docs.append(doc)
+    logger.info("debtags: %s: %d eligible documents (%d candidates) in %.1fs", lang, len(docs), len(cands),
+                time.perf_counter() - t0)
+    with _CACHE_LOCK:
+        _CACHE[key] = (docs, checksums)
+    return docs, checksums
+
+
+# ---------------------------------------------------------------------------------------- protocol
+@dataclass
+class DebtagsRun:
+    """One run of the debtags protocol.
+
+    Attributes
+    ----------
+    train, test : MultilingualCorpus
+        Many-shot training and test documents. Ids are binary package names (unique within a language:
+        test sets of different languages may describe the same package); ``extra["source"]`` holds the
+        source package.
+    test_zeroshot : MultilingualCorpus
+        Test documents of the zero-shot languages (no training data in those languages).
+    classes : list of str
+        The codeframe, shared by the three corpora (the columns of their ``Y``).
+    run : int
+        The run index, which is also the random seed.
+    info : dict
+        ``protocol``, ``params``, ``data_dir``, ``order`` (the processing order, scarcest first),
+        ``eligible`` (eligible documents per language), ``class_df_train`` (training document frequency
+        of each class), ``checksums`` (file name -> sha256 of the input files), ``n_tagged_packages``.
+    """
+
+    train: MultilingualCorpus
+    test: MultilingualCorpus
+    test_zeroshot: MultilingualCorpus
+    classes: list[str]
+    run: int
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def many_shot(self) -> list[str]:
+        """The many-shot languages, in protocol order."""
+        return list(self.info.get("params", {}).get("many_shot", DEBTAGS_MANY_SHOT))
+
+    @property
+    def zero_shot(self) -> list[str]:
+        """The zero-shot languages, in protocol order."""
+        return list(self.info.get("params", {}).get("zero_shot", DEBTAGS_ZERO_SHOT))
+
+
+def _split_language(docs: list[_Doc], perm: np.ndarray, lang: str, train_src: dict[str, str],
+                    test_src: set[str], max_train: int, max_test: int) -> tuple[list[_Doc], list[_Doc]]:
+    """Training and test documents of one language (updates ``train_src``; not ``test_src``)."""
+    n_usable = sum(1 for d in docs if d.source not in train_src)
+    n_train = min(max_train, n_usable // 2)
+    taken = np.zeros(len(docs), dtype=bool)
+    train: list[_Doc] = []
+    if n_train > 0:
+        for pos, i in enumerate(perm):
+            d = docs[i]
+            if d.source in test_src or train_src.get(d.source, lang) != lang:
+                continue
+            train.append(d)
+            taken[pos] = True
+            train_src[d.source] = lang
+            if len(train) >= n_train:
+                break
+    test: list[_Doc] = []
+    if max_test > 0:
+        for pos, i in enumerate(perm):
+            d = docs[i]
+            if taken[pos] or d.source in train_src:
+                continue
+            test.append(d)
+            if len(test) >= max_test:
+                break
+    return sorted(train, key=lambda d: d.id), sorted(test, key=lambda d: d.id)
+
+
+def _corpus(docs: list[_Doc], classes: list[str]) -> MultilingualCorpus:
+    cset = set(classes)
+    return MultilingualCorpus(
+        [d.id for d in docs], [d.lang for d in docs], [d.text for d in docs],
+        [[t for t in d.tags if t in cset] for d in docs], classes,
+        extra={"source": [d.source for d in docs]})
+
+
+def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *, n_classes: int = 73,
+                 max_train: int = 1000, max_test: int = 1000,
+                 many_shot: Sequence[str] = DEBTAGS_MANY_SHOT,
+                 zero_shot: Sequence[str] = DEBTAGS_ZERO_SHOT) -> DebtagsRun:
+    """Build run ``run`` of the debtags protocol (see the module docstring).
+
+    Parameters
+    ----------
+    run : int
+        Run index and random seed (the paper's protocol averages runs 0..9).
+    data_dir : path, optional
+        Folder with ``Packages`` and ``Translation-<lang>`` files; by default ``$GFUN_DATA/debtags``, else
+        apt's ``/var/lib/apt/lists``.
+    n_classes : int
+        Number of classes (the most frequent tags in the training documents).
+    max_train, max_test : int
+        Maximum number of training / test documents per many-shot language.
+    many_shot, zero_shot : sequences of str
+        Languages with training and test data / with test data only.
+
+    Returns
+    -------
+    DebtagsRun
+
+    Raises
+    ------
+    FileNotFoundError
+        When the directory, the Packages file or a Translation file is missing.
+
+    Notes
+    -----
+    Parsed files are kept in a module-level cache (keyed by path, mtime and size), so that loading
+    further runs from the same files costs only the sampling; :func:`clear_debtags_cache` empties it.
+    """
+    many_shot, zero_shot = tuple(many_shot), tuple(zero_shot)
+    overlap = set(many_shot) & set(zero_shot)
+    if overlap or len(set(many_shot)) != len(many_shot) or len(set(zero_shot)) != len(zero_shot):
+        raise ValueError(f"languages must be distinct; many_shot={many_shot}, zero_shot={zero_shot}")
+    if not many_shot:
+        raise ValueError("at least one many-shot language is needed")
+    if n_classes < 1 or max_train < 0 or max_test < 0:
+        raise ValueError(f"invalid sizes: n_classes={n_classes}, max_train={max_train}, max_test={max_test}")
+    directory = dataset_dir("debtags", data_dir, fallback=APT_LISTS_DIR)
+    t0 = time.perf_counter()
+    tagged, pkg_sums, pkg_sig = _load_packages(directory)
+    checksums = dict(pkg_sums)
+    ldocs: dict[str, list[_Doc]] = {}
+    for lang in many_shot + zero_shot:
+        ldocs[lang], sums = _load_language(directory, lang, tagged, pkg_sig)
+        checksums.update(sums)
+
+    rng = np.random.RandomState(run)
+    order = sorted(many_shot, key=lambda g: (len(ldocs[g]), g))
+    train_src: dict[str, str] = {}
+    test_src: set[str] = set()
+    train: dict[str, list[_Doc]] = {}
+    test: dict[str, list[_Doc]] = {}
+    for lang in order:
+        perm = rng.permutation(len(ldocs[lang]))
+        train[lang], test[lang] = _split_language(ldocs[lang], perm, lang, train_src, test_src, max_train,
+                                                  max_test)
+        test_src.update(d.source for d in test[lang])
+    zeroshot = {lang: [d for d in ldocs[lang] if d.source not in train_src] for lang in zero_shot}
+
+    df: Counter[str] = Counter()
+    for lang in many_shot:
+        for d in train[lang]:
+            df.update(t for t in d.tags if "TODO" not in t)
+    classes = [t for t, _ in sorted(df.items(), key=lambda kv: (-kv[1], kv[0]))[:n_classes]]
+
+    _check_invariants(train, test, zeroshot)
+    params = {"n_classes": n_classes, "max_train": max_train, "max_test": max_test,
+              "many_shot": list(many_shot), "zero_shot": list(zero_shot)}
+    is_default = all(params[k] == (list(v) if isinstance(v, tuple) else v) for k, v in _DEFAULTS.items())
+    info = {
+        "protocol": PROTOCOL if is_default else PROTOCOL + "-custom",
+        "params": params,
+        "data_dir": str(directory),
+        "order": order,
+        "eligible": {lang: len(ldocs[lang]) for lang in many_shot + zero_shot},
+        "class_df_train": {c: df[c] for c in classes},
+        "checksums": checksums,
+        "n_tagged_packages": len(tagged),
+    }
+    result = DebtagsRun(
+        train=_corpus([d for lang in many_shot for d in train[lang]], classes),
+        test=_corpus([d for lang in many_shot for d in test[lang]], classes),
+        test_zeroshot=_corpus([d for lang in zero_shot for d in zeroshot[lang]], classes),
+        classes=classes, run=run, info=info)
+    logger.info("debtags run %d: %d training, %d test, %d zero-shot test documents, %d classes (%.1fs)",
+                run, len(result.train), len(result.test), len(result.test_zeroshot), len(classes),
+                time.perf_counter() - t0)
+    return result
+
+
+def _check_invariants(train: dict[str, list[_Doc]], test: dict[str, list[_Doc]],
+                      zeroshot: dict[str, list[_Doc]]) -> None:
+    owner: dict[str, str] = {}
+    for lang, docs in train.items():
+        for d in docs:
+            if owner.setdefault(d.source, lang) != lang:
+                raise AssertionError(
+                    f"source {d.source!r} is in the training sets of {owner[d.source]} and {lang}")
+    for split in (test, zeroshot):
+        for lang, docs in split.items():
+            for d in docs:
+                if d.source in owner:
+                    raise AssertionError(
+                        f"{lang} test document {d.id!r} shares its source with training data")
+
+
+# ------------------------------------------------------------------------------------------ output
+def _records(corpus: MultilingualCorpus) -> Iterator[dict[str, Any]]:
+    sources = corpus.extra["source"]
+    for i in range(len(corpus)):
+        yield {"id": corpus.ids[i], "lang": corpus.langs[i], "source": sources[i], "text": corpus.texts[i],
+               "labels": list(corpus.labels[i])}
+
+
+def _card(labels: Sequence[Sequence[str]]) -> float:
+    return float(np.mean([len(x) for x in labels])) if len(labels) else float("nan")
+
+
+def _stats_json(r: DebtagsRun) -> dict[str, Any]:
+    """The content of ``stats.json`` (same layout as the reference builder's)."""
+    many, zero = r.many_shot, r.zero_shot
+    rows = []
+    for lang in many + zero:
+        is_many = lang in many
+        tr = r.train.select(lang) if is_many else None
+        te = (r.test if is_many else r.test_zeroshot).select(lang)
+        rows.append({
+            "lang": lang, "eligible": r.info["eligible"][lang], "train": 0 if tr is None else len(tr),
+            "test": len(te), "card_train": float("nan") if tr is None else _card(tr.labels),
+            "card_test": _card(te.labels), "train_sources": 0 if tr is None else len(set(tr.extra["source"])),
+            "test_sources": len(set(te.extra["source"])),
+        })
+    all_labels = r.train.labels + r.test.labels
+    overall = {
+        "protocol": r.info["protocol"], "run": r.run, "seed": r.run, "languages": list(many),
+        "zero_shot": list(zero), "n_classes": len(r.classes), "n_train": len(r.train), "n_test": len(r.test),
+        "n_test_zeroshot": len(r.test_zeroshot), "card_train": _card(r.train.labels),
+        "card_test": _card(r.test.labels), "card_all": _card(all_labels),
+        "density_all": _card(all_labels) / len(r.classes),
+        "no_label_train": sum(1 for x in r.train.labels if not x),
+        "no_label_test": sum(1 for x in r.test.labels if not x),
+        "no_label_test_zeroshot": sum(1 for x in r.test_zeroshot.labels if not x),
+        "classes_without_train_positive": [c for c in r.classes if not any(c in x for x in r.train.labels)],
+        "processing_order": list(r.info["order"]), "n_tagged_packages": r.info["n_tagged_packages"],
+    }
+    return {"overall": overall, "languages": rows, "class_df_train": dict(r.info["class_df_train"]),
+            "inputs_sha256": dict(r.info["checksums"])}
+
+
+def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str]) -> Path:
+    """Write a run as JSONL files and its class list and statistics as JSON.
+
+    Files: ``train.jsonl``, ``test.jsonl``, ``test_zeroshot.jsonl``, ``classes.json``, ``stats.json``.
+
+    JSONL records have the fields ``id, lang, source, text, labels`` in this order (UTF-8, not
+    ASCII-escaped), ``id`` being the package name (unique within a language only); ``classes.json`` is
+    the class list in column order. The files are byte-identical to those of the reference builder for
+    the same inputs and run.
+
+    Returns
+    -------
+    Path
+        ``out_dir``, created if needed.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, corpus in (("train", r.train), ("test", r.test), ("test_zeroshot", r.test_zeroshot)):
+        with open(out / f"{name}.jsonl", "w", encoding="utf-8", newline="\n") as fh:
+            for rec in _records(corpus):
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    (out / "classes.json").write_text(json.dumps(list(r.classes), ensure_ascii=False, indent=1) + "\n",
+                                      encoding="utf-8", newline="\n")
+    (out / "stats.json").write_text(json.dumps(_stats_json(r), ensure_ascii=False, indent=1) + "\n",
+                                    encoding="utf-8", newline="\n")
+    logger.info("debtags run %d written to %s", r.run, out)
+    return out
+
+
+# -------------------------------------------------------------------------------------- statistics
+_WORD = re.compile(r"\w+")
+
+
+def _n_features(texts: Iterable[str]) -> int:
+    vocab: set[str] = set()
+    for t in texts:
+        vocab.update(_WORD.findall(t.lower()))
+    return len(vocab)
+
+
+def _label_stats(Y: Any) -> dict[str, float]:
+    """Ave/min/max classes per document and min/max positives per class of a binary label matrix."""
+    if Y.shape[0] == 0:
+        nan = float("nan")
+        return {"ave_cls": nan, "min_cls": nan, "max_cls": nan, "min_pos": nan, "max_pos": nan}
+    per_doc = np.asarray(Y.sum(axis=1)).ravel()
+    per_class = np.asarray(Y.sum(axis=0)).ravel()
+    return {"ave_cls": float(per_doc.mean()), "min_cls": int(per_doc.min()), "max_cls": int(per_doc.max()),
+            "min_pos": int(per_class.min()), "max_pos": int(per_class.max())}
+
+
+def debtags_stats(r: DebtagsRun) -> pd.DataFrame:
+    """Statistics of a run, in the spirit of the paper's Table 1.
+
+    One row per language (many-shot first, then zero-shot) and a last row ``"all"``. Columns: ``role``
+    (``many-shot``/``zero-shot``/``all``), ``eligible``, ``train``, ``test`` (zero-shot test documents for
+    zero-shot languages), ``train_sources``, ``test_sources``, ``ave_cls``/``min_cls``/``max_cls``
+    (labels per training document; over the test documents for zero-shot languages), ``card_test``,
+    ``min_pos``/``max_pos`` (positives per class in the same documents), ``no_label_train``,
+    ``no_label_test`` and ``feats`` (distinct lower-cased words in the training documents, test documents
+    for zero-shot languages). The ``all`` row sums the counts over the many-shot languages, gives the
+    label statistics of the whole training set and the mean of ``feats`` over many-shot languages
+    (the paper's Ave.Feats). ``df.attrs`` holds ``run``, ``n_classes``, ``n_test_zeroshot``,
+    ``processing_order`` and ``protocol``.
+    """
+    rows = []
+    for lang in r.many_shot + r.zero_shot:
+        many = lang in r.many_shot
+        tr = r.train.select(lang) if many else None
+        te = (r.test if many else r.test_zeroshot).select(lang)
+        base = tr if tr is not None else te
+        row: dict[str, Any] = {"lang": lang, "role": "many-shot" if many else "zero-shot",
+                               "eligible": r.info["eligible"][lang], "train": 0 if tr is None else len(tr),
+                               "test": len(te),
+                               "train_sources": 0 if tr is None else len(set(tr.extra["source"])),
+                               "test_sources": len(set(te.extra["source"]))}
+        row.update(_label_stats(base.Y))
+        row["card_test"] = _card(te.labels)
+        row["no_label_train"] = 0 if tr is None else sum(1 for x in tr.labels if not x)
+        row["no_label_test"] = sum(1 for x in te.labels if not x)
+        row["feats"] = _n_features(base.texts)
+        rows.append(row)
+    many_rows = [x for x in rows if x["role"] == "many-shot"]
+    total: dict[str, Any] = {"lang": "all", "role": "all",
+                             "eligible": sum(x["eligible"] for x in many_rows), "train": len(r.train),
+                             "test": len(r.test), "train_sources": len(set(r.train.extra["source"])),
+                             "test_sources": len(set(r.test.extra["source"]))}
+    total.update(_label_stats(r.train.Y))
+    total["card_test"] = _card(r.test.labels)
+    total["no_label_train"] = sum(1 for x in r.train.labels if not x)
+    total["no_label_test"] = sum(1 for x in r.test.labels if not x)
+    total["feats"] = float(np.mean([x["feats"] for x in many_rows]))
+    rows.append(total)
+    df = pd.DataFrame(rows).set_index("lang")
+    df.attrs.update({"run": r.run, "n_classes": len(r.classes), "n_test_zeroshot": len(r.test_zeroshot),
+                     "processing_order": list(r.info["order"]), "protocol": r.info["protocol"]})
+    return df
+
+
+def format_stats_table(df: pd.DataFrame) -> str:
+    """Plain-text rendering of :func:`debtags_stats` for terminals and logs."""
+    cols = [("eligible", "elig", "d"), ("train", "#tr", "d"), ("test", "#te", "d"),
+            ("train_sources", "src_tr", "d"), ("test_sources", "src_te", "d"), ("ave_cls", "ave.cls", ".2f"),
+            ("min_cls", "min", "d"), ("max_cls", "max", "d"), ("min_pos", "min.pos", "d"),
+            ("max_pos", "max.pos", "d"), ("card_test", "card.te", ".2f"), ("feats", "feats", "d")]
+    cols = [c for c in cols if c[0] in df.columns]
+    header = f"{'lang':<5} {'role':<9}" + "".join(f" {h:>8}" for _, h, _ in cols)
+    lines = [header, "-" * len(header)]
+    for lang, row in df.iterrows():
+        cells = []
+        for name, _, fmt in cols:
+            v = row[name]
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                cells.append(f" {'-':>8}")
+            elif fmt == "d":
+                cells.append(f" {round(float(v)):>8d}")
+            else:
+                cells.append(f" {float(v):>8{fmt}}")
+        lines.append(f"{lang!s:<5} {row.get('role', ''):<9}" + "".join(cells))
+    a = df.attrs
+    if a:
+        order = " ".join(a.get("processing_order", []))
+        lines.append(f"run {a.get('run')}: {a.get('n_classes')} classes; zero-shot test documents "
+                     f"{a.get('n_test_zeroshot')}; processing order {order}")
+    return "\n".join(lines)

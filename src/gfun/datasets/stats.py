@@ -1,0 +1,179 @@
+"""Dataset statistics in the manner of Table 1 of the gFun paper.
+
+:func:`dataset_stats` returns one row per language and a last row ``all``:
+
+=========  =================================================================================
+column     meaning
+=========  =================================================================================
+``L``      languages (1 on a language row; on ``all``, the languages of any split)
+``Y``      classes: on ``all`` the size of the class list; on a language row the classes with
+           at least one positive training document of that language
+``Tr``     training documents
+``Dev``    development documents (only when the dataset has a dev split)
+``Te``     test documents
+``Te0``    zero-shot test documents (only when the dataset has them)
+``AveCls`` average number of classes per training document
+``MinCls`` minimum number of classes of a training document
+``MaxCls`` maximum number of classes of a training document
+``MinPos`` minimum number of positive training documents of a class (over the class list)
+``MaxPos`` maximum number of positive training documents of a class
+``Feats``  distinct features: the TF-IDF vocabulary of the language's training documents
+           (terms of :class:`gfun.text.Analyzer` in at least ``min_df`` documents); on ``all``
+           the average over the languages with training documents (Ave.Feats)
+=========  =================================================================================
+
+As in the paper, label statistics are computed on the training documents. Languages with no training
+documents (zero-shot) have empty label and feature statistics.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gfun.corpus import MultilingualCorpus
+
+__all__ = ["dataset_stats", "label_stats", "vocabulary_size"]
+
+logger = logging.getLogger(__name__)
+
+_SPLIT_COLUMNS = (("train", "Tr"), ("dev", "Dev"), ("test", "Te"), ("test_zeroshot", "Te0"))
+_FALLBACK_TOKEN = re.compile(r"\w\w+")
+
+
+def _analyzer(lang: str) -> Callable[[str], list[str]]:
+    try:
+        from gfun.text import Analyzer
+    except ImportError:  # pragma: no cover - text.py is part of the package
+        logger.warning("gfun.text is not available; counting lower-cased word tokens instead")
+        return lambda text: _FALLBACK_TOKEN.findall(text.lower())
+    return Analyzer(lang)
+
+
+def vocabulary_size(texts: Iterable[str], lang: str, *, min_df: int = 1,
+                    analyzer: Callable[[str], list[str]] | None = None) -> int:
+    """Number of distinct terms that occur in at least ``min_df`` of ``texts``.
+
+    Parameters
+    ----------
+    texts : iterable of str
+        The documents.
+    lang : str
+        Their language (selects the :class:`gfun.text.Analyzer`).
+    min_df : int
+        Minimum document frequency of a counted term.
+    analyzer : callable, optional
+        ``text -> list of terms``; by default ``gfun.text.Analyzer(lang)``.
+    """
+    analyze = analyzer or _analyzer(lang)
+    df: Counter[str] = Counter()
+    for text in texts:
+        df.update(set(analyze(text)))
+    return sum(1 for n in df.values() if n >= min_df)
+
+
+def label_stats(corpus: MultilingualCorpus) -> dict[str, Any]:
+    """Classes per document (average, min, max) and positives per class (min, max) of a labelled corpus.
+
+    Returns NaN / missing values for an empty corpus; ``Y`` counts the classes with a positive.
+    """
+    if len(corpus) == 0:
+        return {"Y": 0, "AveCls": np.nan, "MinCls": pd.NA, "MaxCls": pd.NA, "MinPos": pd.NA, "MaxPos": pd.NA}
+    Y = corpus.Y
+    per_doc = np.asarray(Y.sum(axis=1)).ravel()
+    per_class = np.asarray(Y.sum(axis=0)).ravel()
+    return {"Y": int((per_class > 0).sum()), "AveCls": float(per_doc.mean()), "MinCls": int(per_doc.min()),
+            "MaxCls": int(per_doc.max()),
+            "MinPos": int(per_class.min()) if per_class.size else pd.NA,
+            "MaxPos": int(per_class.max()) if per_class.size else pd.NA}
+
+
+def _splits_of(splits: Any) -> dict[str, MultilingualCorpus]:
+    if isinstance(splits, tuple | list):
+        if len(splits) != 2:
+            raise TypeError("a tuple of splits must be (train, test)")
+        return {"train": splits[0], "test": splits[1]}
+    out = {}
+    for name, _ in _SPLIT_COLUMNS:
+        corpus = getattr(splits, name, None)
+        if corpus is not None:
+            out[name] = corpus
+    if "train" not in out or "test" not in out:
+        raise TypeError(f"expected an object with train and test corpora, got {type(splits).__name__}")
+    return out
+
+
+def dataset_stats(splits: Any, *, features: bool = True, min_df: int = 1,
+                  languages: Sequence[str] | None = None) -> pd.DataFrame:
+    """A Table-1-style statistics table of a dataset (see the module docstring for the columns).
+
+    Parameters
+    ----------
+    splits : DatasetSplits or similar
+        Any object with ``train`` and ``test`` corpora (and optionally ``dev`` and ``test_zeroshot``),
+        e.g. :class:`~gfun.datasets.registry.DatasetSplits`, ``DebtagsRun``, or a ``(train, test)`` pair.
+    features : bool
+        Compute ``Feats`` (analyses every training text once; the slowest column).
+    min_df : int
+        Minimum document frequency of a feature.
+    languages : sequence of str, optional
+        Row order; by default the sorted languages of all splits.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: the languages, then ``all``. Integer columns use the nullable ``Int64`` dtype.
+    """
+    parts = _splits_of(splits)
+    train = parts["train"]
+    if languages is not None:
+        langs = list(languages)
+    else:
+        langs = sorted({g for c in parts.values() for g in c.languages})
+    columns = [col for name, col in _SPLIT_COLUMNS if name in parts]
+    train_by_lang = train.by_language()
+    rows: dict[str, dict[str, Any]] = {}
+    feats: dict[str, int] = {}
+    for lang in langs:
+        row: dict[str, Any] = {"L": 1}
+        for name, col in _SPLIT_COLUMNS:
+            if name in parts:
+                row[col] = parts[name].lang_counts().get(lang, 0)
+        idx = train_by_lang.get(lang)
+        if idx is not None and len(idx):
+            sub = train.subset(idx)
+            row.update(label_stats(sub))
+            if features:
+                feats[lang] = vocabulary_size(sub.texts, lang, min_df=min_df)
+                row["Feats"] = feats[lang]
+        else:
+            row.update({k: v for k, v in label_stats(train.subset([])).items() if k != "Y"})
+            row["Y"] = 0
+        rows[lang] = row
+    total: dict[str, Any] = {"L": len(langs)}
+    for name, col in _SPLIT_COLUMNS:
+        if name in parts:
+            total[col] = sum(parts[name].lang_counts().get(g, 0) for g in langs)
+    total.update(label_stats(train.select(langs) if languages is not None else train))
+    total["Y"] = len(train.classes)
+    if features:
+        total["Feats"] = int(round(float(np.mean(list(feats.values()))))) if feats else pd.NA
+    rows["all"] = total
+    order = ["L", "Y", *columns, "AveCls", "MinCls", "MaxCls", "MinPos", "MaxPos"]
+    if features:
+        order.append("Feats")
+    df = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=order)
+    for col in order:
+        df[col] = df[col].astype("Float64" if col == "AveCls" else "Int64")
+    df["AveCls"] = df["AveCls"].round(2)
+    df.index.name = "lang"
+    name = getattr(splits, "name", "")
+    if name:
+        df.attrs["name"] = name
+    return df

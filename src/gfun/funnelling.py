@@ -1,0 +1,380 @@
+"""Generalized Funnelling: view-generating functions -> normalise -> aggregate -> meta-classifier.
+
+Tier 1 fits every view-generating function (VGF) on the training documents of all languages.
+Tier 2 normalises the views (L2 per view, z-score per column with training statistics),
+aggregates them (``concat``: juxtaposition; ``mean``: each non-posterior view is mapped to |Y|
+calibrated posteriors by one RBF SVM trained on all languages, then the available views of
+each document are averaged) and trains the meta-classifier (one-vs-rest RBF SVMs with C chosen
+by 5-fold cross-validation) on the documents of all languages at once.
+
+Fun, the 2019 method, is the same estimator with the Posteriors view only and no
+normalisation (see :func:`gfun.baselines.make_fun`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from gfun.inputs import as_label_matrix, unpack
+from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
+from gfun.normalization import ZScore, l2_normalize
+from gfun.views import VIEW_CLASSES, make_view
+from gfun.views.base import UnseenLanguageError, ViewGenerator
+
+__all__ = ["GeneralizedFunnelling"]
+
+logger = logging.getLogger(__name__)
+
+
+def parse_views(spec: str | Sequence[Any]) -> list[str]:
+    """View letters from a configuration such as ``"xmw"`` (order-insensitive, no repeats)."""
+    if isinstance(spec, str):
+        letters = [c for c in spec.lower() if not c.isspace()]
+        unknown = [c for c in letters if c not in VIEW_CLASSES]
+        if unknown:
+            raise ValueError(f"unknown view letter(s) {unknown} in {spec!r}; available: {''.join(VIEW_CLASSES)}")
+        if len(set(letters)) != len(letters):
+            raise ValueError(f"view letters repeat in {spec!r}")
+        if not letters:
+            raise ValueError("at least one view is needed")
+        return letters
+    raise TypeError(f"views must be a string of letters such as 'xmw', got {type(spec).__name__}")
+
+
+class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
+    """Cross-lingual multilabel classifier: the two-tier gFun ensemble.
+
+    Parameters
+    ----------
+    views : str or list of ViewGenerator
+        The VGFs, as the paper's letters (``"x"``, ``"xm"``, ``"xmw"``, ...) or as unfitted view objects.
+    aggregation : {"mean", "concat"}
+        How the views of a document are combined before the meta-classifier.
+    normalize : bool
+        L2-normalise each view and z-score the columns before every classifier that reads views
+        (section 3.6). ``False`` gives the original Funnelling.
+    train_posteriors : {"in-sample", "cv"}
+        How tier-1 produces the posteriors of the training documents (in-sample is the paper's choice).
+    first_tier_C : float
+        C of the Posteriors view's linear SVMs.
+    cv : int
+        Folds used by tier-1 calibration and by the mappers of the averaging aggregation.
+    meta_C : float or "cv"
+        C of the meta-classifier's RBF SVMs; ``"cv"`` chooses it by ``meta_cv``-fold cross-validation over
+        ``meta_C_grid``.
+    meta_C_grid : sequence of float
+    meta_C_selection : {"per-class", "global"}
+    meta_cv : int
+    gamma : float or "scale"
+        RBF width of the meta-classifier and of the mappers.
+    view_params : dict, optional
+        Extra parameters per view letter, e.g. ``{"x": {"min_df": 2}}``.
+    probability : bool
+        Calibrate the meta-classifier so that :meth:`predict_proba` works.
+    n_jobs : int, optional
+        Parallel jobs (languages in tier 1, classes in tier 2).
+    random_state : int, optional
+        Seed for every fold split and solver.
+    verbose : bool
+        Log progress at INFO level.
+
+    Attributes
+    ----------
+    classes_ : list of str
+    languages_ : list of str
+        Languages seen in training.
+    views_ : list of ViewGenerator
+    mappers_ : dict of str to RBFSVMOvR
+        Per-view mappers to posteriors (``mean`` aggregation, non-posterior views).
+    meta_ : RBFSVMOvR
+    timings_ : dict of str to float
+        Seconds spent in each phase of the last fit.
+    """
+
+    def __init__(self, views: str | Sequence[ViewGenerator] = "x", aggregation: Literal["mean", "concat"] = "mean",
+                 normalize: bool = True, train_posteriors: Literal["in-sample", "cv"] = "in-sample",
+                 first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = "cv",
+                 meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
+                 meta_cv: int = 5, gamma: float | str = "scale", view_params: dict | None = None,
+                 probability: bool = True, n_jobs: int | None = None, random_state: int | None = None,
+                 verbose: bool = False) -> None:
+        self.views = views
+        self.aggregation = aggregation
+        self.normalize = normalize
+        self.train_posteriors = train_posteriors
+        self.first_tier_C = first_tier_C
+        self.cv = cv
+        self.meta_C = meta_C
+        self.meta_C_grid = meta_C_grid
+        self.meta_C_selection = meta_C_selection
+        self.meta_cv = meta_cv
+        self.gamma = gamma
+        self.view_params = view_params
+        self.probability = probability
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ construction helpers
+    def _build_views(self) -> list[ViewGenerator]:
+        from sklearn.base import clone
+
+        if isinstance(self.views, str):
+            extra = self.view_params or {}
+            common = {"n_jobs": self.n_jobs, "random_state": self.random_state}
+            built = []
+            for letter in parse_views(self.views):
+                params = dict(common)
+                if letter == "x":
+                    params.update(C=self.first_tier_C, cv=self.cv, train_posteriors=self.train_posteriors)
+                params.update(extra.get(letter, {}))
+                built.append(make_view(letter, **params))
+            return built
+        views = [clone(v) for v in self.views]
+        if not views:
+            raise ValueError("at least one view is needed")
+        return views
+
+    def _mapper(self) -> RBFSVMOvR:
+        return RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=self.cv,
+                         gamma=self.gamma, probability=True, n_jobs=self.n_jobs, random_state=self.random_state,
+                         verbose=self.verbose)
+
+    def _check_params(self) -> None:
+        if self.aggregation not in ("mean", "concat"):
+            raise ValueError(f"aggregation must be 'mean' or 'concat', got {self.aggregation!r}")
+        if self.train_posteriors not in ("in-sample", "cv"):
+            raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> GeneralizedFunnelling:
+        """Fit both tiers.
+
+        Parameters
+        ----------
+        X : MultilingualCorpus or list of str
+            Training documents. A corpus carries its languages and labels.
+        y : array-like (n_docs, n_classes) binary, or list of label lists, optional
+            Labels; taken from ``X`` when it is a labelled corpus.
+        langs : list of str, optional
+            Language of each text when ``X`` is a list of texts.
+        """
+        self._check_params()
+        texts, lang_arr = unpack(X, langs)
+        if y is None:
+            if not getattr(X, "labelled", False):
+                raise ValueError("no labels: pass y, or a labelled MultilingualCorpus")
+            Y, classes = as_label_matrix(X.Y, len(texts), X.classes)
+        else:
+            Y, classes = as_label_matrix(y, len(texts))
+        if len(texts) == 0:
+            raise ValueError("no training documents")
+        self.classes_ = classes
+        self.languages_ = sorted(set(lang_arr.tolist()))
+        self.timings_ = {}
+        empty = [lang for lang in self.languages_ if not Y[lang_arr == lang].any()]
+        if empty:
+            logger.warning("language(s) %s have no positive label in any class", empty)
+        no_pos = [classes[j] for j in np.flatnonzero(Y.sum(axis=0) == 0)]
+        if no_pos:
+            logger.warning("%d class(es) have no positive training document: %s", len(no_pos), no_pos[:10])
+
+        self.views_ = self._build_views()
+        outputs = []
+        for view in self.views_:
+            t0 = time.perf_counter()
+            Z = view.fit_transform(texts, lang_arr, Y)
+            self.timings_[f"view_{view.letter}"] = time.perf_counter() - t0
+            if self.verbose:
+                logger.info("view %s fitted in %.1fs (%d x %d)", view.letter.upper(), self.timings_[
+                    f"view_{view.letter}"], *Z.shape)
+            outputs.append(Z)
+        t0 = time.perf_counter()
+        self.mappers_: dict[str, RBFSVMOvR] = {}
+        self.mapper_scalers_: dict[str, ZScore] = {}
+        train_mapped = []
+        for view, Z in zip(self.views_, outputs, strict=True):
+            if self.normalize:
+                Z = l2_normalize(Z)
+            if self.aggregation == "mean" and view.output != "posteriors":
+                scaler = ZScore.fit(Z) if self.normalize else None
+                Zs = scaler.transform(Z) if scaler else Z
+                mapper = self._mapper().fit(Zs, Y)
+                if self.train_posteriors == "cv" and mapper.oof_decision_ is not None:
+                    from gfun.calibration import platt_posteriors
+                    Z = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
+                else:
+                    Z = mapper.predict_proba(Zs)
+                self.mappers_[view.letter] = mapper
+                if scaler is not None:
+                    self.mapper_scalers_[view.letter] = scaler
+                if self.normalize:
+                    Z = l2_normalize(Z)
+            train_mapped.append(np.asarray(Z, dtype=np.float32))
+        self.timings_["mappers"] = time.perf_counter() - t0
+        Zmeta = self._aggregate(train_mapped, [np.ones(len(texts), dtype=bool)] * len(train_mapped))
+        self.scaler_ = ZScore.fit(Zmeta) if self.normalize else None
+        if self.scaler_ is not None:
+            Zmeta = self.scaler_.transform(Zmeta)
+        t0 = time.perf_counter()
+        self.meta_ = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection,
+                               cv=self.meta_cv, gamma=self.gamma, probability=self.probability,
+                               n_jobs=self.n_jobs, random_state=self.random_state,
+                               verbose=self.verbose).fit(Zmeta, Y)
+        self.timings_["meta"] = time.perf_counter() - t0
+        self.n_meta_features_ = Zmeta.shape[1]
+        return self
+
+    # ------------------------------------------------------------------ inference
+    def _aggregate(self, views: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
+        if self.aggregation == "concat":
+            return np.hstack(views).astype(np.float32)
+        total = np.zeros_like(views[0], dtype=np.float64)
+        count = np.zeros((views[0].shape[0], 1))
+        for Z, m in zip(views, masks, strict=True):
+            total[m] += Z[m]
+            count[m, 0] += 1
+        return (total / np.maximum(count, 1)).astype(np.float32)
+
+    def transform(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Meta-level representation of documents: aggregated, normalised views (the meta-classifier's input).
+
+        Raises
+        ------
+        UnseenLanguageError
+            For a language that no configured view covers (with ``concat``, one that any view does not cover).
+        """
+        check_is_fitted(self, "meta_")
+        texts, lang_arr = unpack(X, langs)
+        n = len(texts)
+        present = sorted(set(lang_arr.tolist()))
+        covering = {lang: [v.letter for v in self.views_ if v.covers(lang)] for lang in present}
+        for lang, letters in covering.items():
+            if not letters or (self.aggregation == "concat" and len(letters) < len(self.views_)):
+                names = "".join(v.letter.upper() for v in self.views_)
+                raise UnseenLanguageError(
+                    f"language {lang!r} was not seen in training (languages: {self.languages_}) and "
+                    + ("no view of this model" if not letters else f"only view(s) {letters} of {names}")
+                    + f" can represent it ({self.aggregation} aggregation); views that serve languages without "
+                    "training documents: M (aligned word embeddings), B (multilingual transformer)")
+        mapped, masks = [], []
+        for view in self.views_:
+            mask = np.asarray([view.covers(lang) for lang in lang_arr], dtype=bool)
+            Z = np.zeros((n, self._view_dim(view)), dtype=np.float32)
+            if mask.any():
+                idx = np.flatnonzero(mask)
+                Zv = view.transform([texts[i] for i in idx], lang_arr[idx])
+                if self.normalize:
+                    Zv = l2_normalize(Zv)
+                if view.letter in self.mappers_:
+                    scaler = self.mapper_scalers_.get(view.letter)
+                    Zv = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
+                    if self.normalize:
+                        Zv = l2_normalize(Zv)
+                Z = np.zeros((n, Zv.shape[1]), dtype=np.float32)
+                Z[idx] = Zv
+            mapped.append(Z)
+            masks.append(mask)
+        Zmeta = self._aggregate(mapped, masks)
+        return self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
+
+    def _view_dim(self, view: ViewGenerator) -> int:
+        if view.letter in self.mappers_ or view.output == "posteriors":
+            return len(self.classes_)
+        return int(getattr(view, "n_features_out_", len(self.classes_)))
+
+    def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Meta-classifier decision scores (n_docs, n_classes); positive means predicted."""
+        return self.meta_.decision_function(self.transform(X, langs=langs))
+
+    def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Binary label matrix (n_docs, n_classes), int8, columns in the order of :attr:`classes_`."""
+        return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
+
+    def predict_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Calibrated posterior of each class (n_docs, n_classes)."""
+        return self.meta_.predict_proba(self.transform(X, langs=langs))
+
+    def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
+        """Predicted class names of each document."""
+        pred = self.predict(X, langs=langs)
+        return [[self.classes_[j] for j in np.flatnonzero(row)] for row in pred]
+
+    def save(self, path: str) -> None:
+        """Save the fitted model to directory ``path`` (see :mod:`gfun.persistence`)."""
+        from gfun.persistence import save_model
+
+        save_model(self, path)
+
+    # ------------------------------------------------------------------ persistence
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        check_is_fitted(self, "meta_")
+        if not isinstance(self.views, str):
+            raise ValueError("saving is supported for models configured with view letters (views='xmw')")
+        meta: dict = {"params": _jsonable(self.get_params()), "classes_": self.classes_,
+                      "languages_": self.languages_, "n_meta_features_": self.n_meta_features_, "views": [],
+                      "mappers": {}, "mapper_scalers": sorted(self.mapper_scalers_)}
+        arrays: dict[str, np.ndarray] = {}
+        for view in self.views_:
+            vmeta, varr = view.get_state()
+            meta["views"].append({"letter": view.letter, "state": vmeta})
+            arrays.update({f"view/{view.letter}/{k}": v for k, v in varr.items()})
+        for letter, mapper in self.mappers_.items():
+            mmeta, marr = mapper.get_state()
+            meta["mappers"][letter] = mmeta
+            arrays.update({f"mapper/{letter}/{k}": v for k, v in marr.items()})
+        for letter, sc in self.mapper_scalers_.items():
+            arrays[f"mapper_scaler/{letter}/mean"] = sc.mean
+            arrays[f"mapper_scaler/{letter}/scale"] = sc.scale
+        if self.scaler_ is not None:
+            arrays["scaler/mean"] = self.scaler_.mean
+            arrays["scaler/scale"] = self.scaler_.scale
+        mmeta, marr = self.meta_.get_state()
+        meta["meta"] = mmeta
+        arrays.update({f"meta/{k}": v for k, v in marr.items()})
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> GeneralizedFunnelling:
+        params = dict(meta["params"])
+        params["meta_C_grid"] = tuple(params["meta_C_grid"])
+        obj = cls(**params)
+        obj.classes_ = list(meta["classes_"])
+        obj.languages_ = list(meta["languages_"])
+        obj.n_meta_features_ = int(meta["n_meta_features_"])
+        obj.views_ = []
+        for entry in meta["views"]:
+            letter = entry["letter"]
+            prefix = f"view/{letter}/"
+            obj.views_.append(VIEW_CLASSES[letter].from_state(entry["state"], _sub(arrays, prefix)))
+        obj.mappers_ = {letter: RBFSVMOvR.from_state(m, _sub(arrays, f"mapper/{letter}/"))
+                        for letter, m in meta["mappers"].items()}
+        obj.mapper_scalers_ = {letter: ZScore(arrays[f"mapper_scaler/{letter}/mean"],
+                                              arrays[f"mapper_scaler/{letter}/scale"])
+                               for letter in meta["mapper_scalers"]}
+        obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
+        obj.meta_ = RBFSVMOvR.from_state(meta["meta"], _sub(arrays, "meta/"))
+        obj.timings_ = {}
+        return obj
+
+
+def _sub(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+
+def _jsonable(params: dict) -> dict:
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, tuple):
+            v = list(v)
+        elif isinstance(v, np.generic):
+            v = v.item()
+        out[k] = v
+    return out

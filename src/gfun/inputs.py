@@ -1,0 +1,62 @@
+"""Turning what users pass to ``fit``/``predict`` into texts, languages and a label matrix."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from gfun.corpus import MultilingualCorpus, binarize_labels
+
+__all__ = ["as_label_matrix", "unpack"]
+
+
+def as_label_matrix(y: Any, n_docs: int, classes: Sequence[str] | None = None
+                    ) -> tuple[np.ndarray, list[str]]:
+    """A dense int8 label matrix and its class names from a binary matrix or lists of labels."""
+    if sp.issparse(y):
+        Y = np.asarray(y.toarray())
+    elif isinstance(y, np.ndarray) and y.ndim == 2:
+        Y = y
+    elif isinstance(y, Sequence) and (len(y) == 0 or not np.isscalar(y[0])):
+        lists = [list(labs) for labs in y]
+        if classes is None:
+            classes = sorted({lab for labs in lists for lab in labs})
+        Y = binarize_labels(lists, classes).toarray()
+    else:
+        Y = np.asarray(y)
+        if Y.ndim == 1:
+            Y = Y[:, None]
+    if Y.shape[0] != n_docs:
+        raise ValueError(f"got {n_docs} documents but {Y.shape[0]} rows of labels")
+    values = np.unique(Y)
+    if not np.isin(values, (0, 1)).all():
+        raise ValueError(f"the label matrix must be binary (0/1), found values {values[:5].tolist()}")
+    names = list(classes) if classes is not None else [str(j) for j in range(Y.shape[1])]
+    if len(names) != Y.shape[1]:
+        raise ValueError(f"{len(names)} class names for a label matrix with {Y.shape[1]} columns")
+    return Y.astype(np.int8), names
+
+
+def unpack(X: Any, langs: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+    """Texts and languages from a :class:`MultilingualCorpus` or from a list of texts plus ``langs``."""
+    if isinstance(X, MultilingualCorpus):
+        if langs is not None:
+            raise ValueError("langs is taken from the corpus; do not pass it as well")
+        return list(X.texts), np.asarray(X.langs, dtype=object)
+    if isinstance(X, str):
+        raise TypeError("expected a list of texts (or a MultilingualCorpus), got a single string")
+    texts = list(X)
+    if langs is None:
+        raise ValueError("langs (one language code per text) is required when X is a list of texts")
+    langs_arr = np.asarray([str(lang) for lang in langs], dtype=object)
+    if len(langs_arr) != len(texts):
+        raise ValueError(f"got {len(texts)} texts but {len(langs_arr)} languages")
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"text {i} ({langs_arr[i]}) is a {type(t).__name__}, expected str")
+        if not langs_arr[i]:
+            raise ValueError(f"text {i} has an empty language code")
+    return texts, langs_arr

@@ -1,0 +1,325 @@
+"""One-vs-rest RBF SVMs that share one Gram matrix across classes, folds and C values.
+
+This is gFun's meta-classifier (and, with ``probability=True``, the mapper of a view to
+calibrated posteriors in the averaging aggregation). Every class of a one-vs-rest RBF SVM
+sees the same training vectors, so the kernel matrix is computed once and each binary SVM
+is trained by libsvm on the precomputed kernel; cross-validation folds are slices of the
+same matrix. C is chosen by k-fold cross-validation (per class, or one C for all classes),
+and the out-of-fold decision scores at the chosen C are reused to fit Platt sigmoids, so
+posteriors cost no extra training.
+
+Above ``max_gram_samples`` training vectors the Gram matrix would not fit in memory and the
+estimator falls back to libsvm computing the kernel itself (same models, slower).
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted
+
+from gfun.calibration import fit_platt, platt_posteriors
+from gfun.linear_svm import CONSTANT_SCORE, make_folds
+from gfun.metrics import f1_from_counts
+
+__all__ = ["DEFAULT_C_GRID", "RBFSVMOvR"]
+
+logger = logging.getLogger(__name__)
+
+#: The paper's grid: C = 10^i for i in {-1, ..., 4}.
+DEFAULT_C_GRID: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0)
+
+
+def _as_dense_labels(Y: object) -> np.ndarray:
+    Y = Y.toarray() if hasattr(Y, "toarray") else np.asarray(Y)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    return Y.astype(bool)
+
+
+class _Kernel:
+    """Access to kernel blocks between training rows, from a Gram matrix or computed on demand."""
+
+    def __init__(self, X: np.ndarray, gamma: float, precompute: bool) -> None:
+        self.X = X
+        self.gamma = gamma
+        self.gram = rbf_kernel(X, X, gamma=gamma) if precompute else None
+
+    @property
+    def precomputed(self) -> bool:
+        return self.gram is not None
+
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """K(X[rows], X[cols]) when precomputed, else the raw rows X[rows] (libsvm computes the kernel)."""
+        if self.gram is None:
+            return self.X[rows]
+        return self.gram[np.ix_(rows, cols)]
+
+
+def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomputed: bool,
+                class_weight: str | None, tol: float, cache_size: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Train one binary SVM; returns (support indices, dual coefficients, intercept)."""
+    n_pos = int(y.sum())
+    if n_pos == 0 or n_pos == y.size:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), (1.0 if n_pos else -1.0) * CONSTANT_SCORE
+    svm = SVC(C=C, kernel="precomputed" if precomputed else "rbf", gamma=gamma, class_weight=class_weight,
+              tol=tol, cache_size=cache_size)
+    svm.fit(Kx, y)
+    # sklearn exposes binary dual coefficients and intercept with the sign of decision_function
+    return svm.support_.astype(np.int64), svm.dual_coef_[0].copy(), float(svm.intercept_[0])
+
+
+def _decision_from(K_te: np.ndarray, support: np.ndarray, dual: np.ndarray, intercept: float) -> np.ndarray:
+    if support.size == 0:
+        return np.full(K_te.shape[0], intercept)
+    return K_te[:, support] @ dual + intercept
+
+
+class RBFSVMOvR(BaseEstimator):
+    """One-vs-rest RBF-kernel SVMs for multilabel data, sharing one kernel matrix.
+
+    Parameters
+    ----------
+    C : float or "cv"
+        Regularisation. ``"cv"`` chooses it by ``cv``-fold cross-validation over ``C_grid``.
+    C_grid : sequence of float
+        Candidate values of C (the paper's ``10^-1 ... 10^4`` by default).
+    C_selection : {"per-class", "global"}
+        ``"per-class"``: each class keeps the C with the best cross-validated F1 (ties to the smaller C);
+        ``"global"``: one C for all classes, the one with the best cross-validated macro-F1.
+    cv : int
+        Number of folds for choosing C and for the out-of-fold scores the Platt sigmoids are fitted on.
+    gamma : float or "scale"
+        RBF width; ``"scale"`` is ``1 / (n_features * X.var())`` as in scikit-learn.
+    probability : bool
+        Fit Platt sigmoids on out-of-fold decision scores so that :meth:`predict_proba` works.
+    class_weight : {None, "balanced"}
+    tol : float
+        libsvm stopping tolerance.
+    max_gram_samples : int
+        Largest training set for which the Gram matrix is precomputed.
+    n_jobs : int, optional
+        Threads training binary SVMs in parallel (libsvm releases the GIL; the Gram matrix is shared).
+    random_state : int, optional
+        Seed of the cross-validation folds.
+    verbose : bool
+        Log progress.
+
+    Attributes
+    ----------
+    support_vectors_ : ndarray (n_support, n_features)
+        Union of the support vectors of all classes.
+    dual_coef_ : ndarray (n_support, n_classes)
+    intercept_ : ndarray (n_classes,)
+    C_ : ndarray (n_classes,)
+        The C used by each class.
+    gamma_ : float
+    cv_scores_ : ndarray (len(C_grid), n_classes) or None
+        Cross-validated F1 of each candidate C.
+    platt_A_, platt_B_ : ndarray (n_classes,) or None
+    """
+
+    def __init__(self, C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID,
+                 C_selection: str = "per-class", cv: int = 5, gamma: float | str = "scale",
+                 probability: bool = True, class_weight: str | None = None, tol: float = 1e-3,
+                 max_gram_samples: int = 30000, n_jobs: int | None = None, random_state: int | None = None,
+                 verbose: bool = False) -> None:
+        self.C = C
+        self.C_grid = C_grid
+        self.C_selection = C_selection
+        self.cv = cv
+        self.gamma = gamma
+        self.probability = probability
+        self.class_weight = class_weight
+        self.tol = tol
+        self.max_gram_samples = max_gram_samples
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fitting
+    def _check_params(self) -> list[float]:
+        if isinstance(self.C, str):
+            if self.C != "cv":
+                raise ValueError(f"C must be a positive number or 'cv', got {self.C!r}")
+            grid = sorted(float(c) for c in self.C_grid)
+            if not grid or min(grid) <= 0:
+                raise ValueError(f"C_grid must hold positive values, got {self.C_grid!r}")
+            return grid
+        if not isinstance(self.C, numbers.Real) or self.C <= 0:
+            raise ValueError(f"C must be a positive number or 'cv', got {self.C!r}")
+        if self.C_selection not in ("per-class", "global"):
+            raise ValueError(f"C_selection must be 'per-class' or 'global', got {self.C_selection!r}")
+        return [float(self.C)]
+
+    def _gamma(self, X: np.ndarray) -> float:
+        if self.gamma == "scale":
+            var = float(X.var())
+            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        if isinstance(self.gamma, numbers.Real) and self.gamma > 0:
+            return float(self.gamma)
+        raise ValueError(f"gamma must be a positive number or 'scale', got {self.gamma!r}")
+
+    def _fit_many(self, Kx: np.ndarray, Y: np.ndarray, Cs: np.ndarray, precomputed: bool) -> list:
+        cache = 200.0 if precomputed else 500.0
+        jobs = (delayed(_fit_binary)(Kx, Y[:, j], float(Cs[j]), self.gamma_, precomputed, self.class_weight,
+                                     self.tol, cache) for j in range(Y.shape[1]))
+        return Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
+
+    def fit(self, X: np.ndarray, Y: object) -> RBFSVMOvR:
+        """Fit one RBF SVM per column of the binary label matrix ``Y``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+        Y : array-like or sparse matrix of shape (n_samples, n_classes)
+        """
+        grid = self._check_params()
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        Y = _as_dense_labels(Y)
+        if X.ndim != 2 or X.shape[0] != Y.shape[0]:
+            raise ValueError(f"X has shape {X.shape} but Y has {Y.shape[0]} rows")
+        if not np.isfinite(X).all():
+            raise ValueError("X contains NaN or infinite values")
+        n, k = Y.shape
+        self.gamma_ = self._gamma(X)
+        self.n_features_in_ = X.shape[1]
+        kern = _Kernel(X, self.gamma_, precompute=n <= self.max_gram_samples)
+        need_cv = len(grid) > 1 or self.probability
+        folds = make_folds(n, self.cv, self.random_state) if need_cv else []
+        oof = np.zeros((len(grid), n, k))
+        if folds:
+            for f, (tr, te) in enumerate(folds):
+                Ktr = kern.block(tr, tr)
+                Kte = kern.block(te, tr) if kern.precomputed else None
+                for g, c in enumerate(grid):
+                    models = self._fit_many(Ktr, Y[tr], np.full(k, c), kern.precomputed)
+                    for j, (sup, dual, b) in enumerate(models):
+                        if kern.precomputed:
+                            oof[g, te, j] = _decision_from(Kte, sup, dual, b)
+                        else:
+                            oof[g, te, j] = _decision_from(rbf_kernel(X[te], X[tr][sup], gamma=self.gamma_)
+                                                           if sup.size else np.zeros((te.size, 0)),
+                                                           np.arange(sup.size), dual, b)
+                if self.verbose:
+                    logger.info("RBF SVM: fold %d/%d done (%d classes x %d C values)", f + 1, len(folds), k,
+                                len(grid))
+        # choose C
+        scores = None
+        if len(grid) > 1 and folds:
+            pred = oof > 0
+            tp = (pred & Y).sum(axis=1)
+            fp = (pred & ~Y).sum(axis=1)
+            fn = (~pred & Y).sum(axis=1)
+            scores = f1_from_counts(tp, fp, fn, np.zeros_like(tp))  # (n_grid, k)
+            if self.C_selection == "global":
+                best = np.full(k, int(np.argmax(scores.mean(axis=1))))
+            else:
+                best = np.argmax(scores >= scores.max(axis=0, keepdims=True) - 1e-12, axis=0)
+        else:
+            best = np.zeros(k, dtype=int)
+        self.cv_scores_ = scores
+        self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
+        # final models on all data
+        all_idx = np.arange(n)
+        models = self._fit_many(kern.block(all_idx, all_idx), Y, self.C_, kern.precomputed)
+        support = np.unique(np.concatenate([m[0] for m in models] + [np.zeros(0, dtype=np.int64)]))
+        pos = np.searchsorted(support, np.arange(n))
+        dual = np.zeros((support.size, k))
+        for j, (sup, d, _b) in enumerate(models):
+            dual[pos[sup], j] = d
+        self.support_ = support
+        self.support_vectors_ = X[support]
+        self.dual_coef_ = dual
+        self.intercept_ = np.asarray([m[2] for m in models], dtype=np.float64)
+        self.oof_decision_ = oof[best, :, np.arange(k)].T if folds else None  # transient, not persisted
+        if self.probability:
+            if folds:
+                self.platt_A_, self.platt_B_ = fit_platt(self.oof_decision_, Y)
+            else:  # too few samples to cross-validate: smoothed priors
+                n_pos = Y.sum(axis=0)
+                self.platt_A_ = np.zeros(k)
+                self.platt_B_ = np.log((n - n_pos + 1.0) / (n_pos + 1.0))
+        else:
+            self.platt_A_ = self.platt_B_ = None
+        if self.verbose:
+            logger.info("RBF SVM: %d classes fitted, %d support vectors in all, C chosen %s", k, support.size,
+                        dict(zip(*np.unique(self.C_, return_counts=True), strict=True)))
+        return self
+
+    # ------------------------------------------------------------------ inference
+    def decision_function(self, X: np.ndarray, batch_size: int = 4096) -> np.ndarray:
+        """Decision scores (n_samples, n_classes); positive means the class is predicted."""
+        check_is_fitted(self, "dual_coef_")
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"expected {self.n_features_in_} features, got array of shape {X.shape}")
+        out = np.empty((X.shape[0], self.dual_coef_.shape[1]))
+        for start in range(0, X.shape[0], batch_size):
+            chunk = X[start:start + batch_size]
+            if self.support_vectors_.shape[0]:
+                K = rbf_kernel(chunk, self.support_vectors_, gamma=self.gamma_)
+                out[start:start + batch_size] = K @ self.dual_coef_ + self.intercept_
+            else:
+                out[start:start + batch_size] = self.intercept_
+        return out
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Binary predictions (n_samples, n_classes), int8."""
+        return (self.decision_function(X) > 0).astype(np.int8)
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Platt-calibrated posteriors P(class | x), shape (n_samples, n_classes)."""
+        check_is_fitted(self, "dual_coef_")
+        if self.platt_A_ is None:
+            raise AttributeError("predict_proba needs probability=True at fit time")
+        return platt_posteriors(self.decision_function(X), self.platt_A_, self.platt_B_)
+
+    # ------------------------------------------------------------------ persistence
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """JSON-able metadata and numpy arrays describing the fitted model (no pickle)."""
+        check_is_fitted(self, "dual_coef_")
+        meta = {"params": _jsonable_params(self.get_params()), "gamma_": self.gamma_,
+                "n_features_in_": self.n_features_in_, "probability_fitted": self.platt_A_ is not None}
+        arrays = {"support_vectors_": self.support_vectors_, "dual_coef_": self.dual_coef_,
+                  "intercept_": self.intercept_, "C_": self.C_, "support_": self.support_}
+        if self.platt_A_ is not None:
+            arrays["platt_A_"] = self.platt_A_
+            arrays["platt_B_"] = self.platt_B_
+        if self.cv_scores_ is not None:
+            arrays["cv_scores_"] = self.cv_scores_
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> RBFSVMOvR:
+        """Rebuild a fitted model from :meth:`get_state` output."""
+        params = dict(meta["params"])
+        params["C_grid"] = tuple(params["C_grid"])
+        obj = cls(**params)
+        obj.gamma_ = float(meta["gamma_"])
+        obj.n_features_in_ = int(meta["n_features_in_"])
+        for key in ("support_vectors_", "dual_coef_", "intercept_", "C_", "support_"):
+            setattr(obj, key, arrays[key])
+        obj.platt_A_ = arrays.get("platt_A_")
+        obj.platt_B_ = arrays.get("platt_B_")
+        obj.cv_scores_ = arrays.get("cv_scores_")
+        obj.oof_decision_ = None
+        return obj
+
+
+def _jsonable_params(params: dict) -> dict:
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, tuple | list):
+            v = [float(x) if isinstance(x, numbers.Real) else x for x in v]
+        elif isinstance(v, np.generic):
+            v = v.item()
+        out[k] = v
+    return out

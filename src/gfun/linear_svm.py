@@ -1,0 +1,145 @@
+"""One-vs-rest linear SVMs on sparse features, with cross-validated decision scores.
+
+Shared by the Posteriors view (tier 1) and the Naive baseline. Each class gets its own binary
+liblinear SVM; a class whose training labels are all negative (or all positive) gets a
+constant decision score instead of an error, as libsvm does in its internal cross-validation.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold
+from sklearn.svm import LinearSVC
+
+from gfun.metrics import f1_from_counts
+
+try:  # private but stable for years; LinearSVC is the fallback
+    from sklearn.svm._base import _fit_liblinear
+except ImportError:  # pragma: no cover
+    _fit_liblinear = None
+
+__all__ = ["LinearOvR", "cross_val_decision", "fit_linear_ovr", "make_folds", "select_C"]
+
+logger = logging.getLogger(__name__)
+
+#: Decision score given to documents by a class that had only negative (positive) training labels.
+CONSTANT_SCORE = 1.0
+
+
+@dataclass
+class LinearOvR:
+    """Fitted one-vs-rest linear SVMs: ``scores = X @ coef.T + intercept``.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_classes, n_features), float32
+    intercept : ndarray of shape (n_classes,), float64
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+
+    def decision_function(self, X: sp.spmatrix | np.ndarray) -> np.ndarray:
+        """Decision scores, shape (n_samples, n_classes)."""
+        out = X @ self.coef.T
+        out = np.asarray(out, dtype=np.float64)
+        return out + self.intercept
+
+
+def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: str | None,
+             random_state: int | None, max_iter: int) -> tuple[np.ndarray, float]:
+    n_pos = int(y.sum())
+    if n_pos == 0 or n_pos == y.size:
+        sign = 1.0 if n_pos else -1.0
+        return np.zeros(X.shape[1], dtype=np.float32), sign * CONSTANT_SCORE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        if _fit_liblinear is not None and class_weight is None:
+            # liblinear directly: LinearSVC.fit re-validates X and y on every call, which costs more than
+            # the solve itself for the small per-class problems of tier 1
+            coef, b, _ = _fit_liblinear(X, y.astype(np.float64), C, True, 1.0, None, "l2", True, 0, max_iter,
+                                        1e-4, random_state, "ovr", loss)
+            return coef[0].astype(np.float32), float(np.ravel(b)[0]) if np.ndim(b) else float(b)
+        svm = LinearSVC(C=C, loss=loss, class_weight=class_weight, dual=True, max_iter=max_iter,
+                        random_state=random_state)
+        svm.fit(X, y)
+    return svm.coef_[0].astype(np.float32), float(svm.intercept_[0])
+
+
+def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | np.ndarray = 1.0, *,
+                   loss: str = "squared_hinge", class_weight: str | None = None,
+                   random_state: int | None = None, max_iter: int = 2000) -> LinearOvR:
+    """Fit one binary linear SVM per column of ``Y``.
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_samples, n_features)
+    Y : ndarray of shape (n_samples, n_classes), binary
+    C : float or array of shape (n_classes,)
+        Regularisation, shared or per class.
+    loss : {"squared_hinge", "hinge"}
+        liblinear loss.
+    class_weight : {None, "balanced"}
+    random_state, max_iter
+        Passed to :class:`sklearn.svm.LinearSVC`.
+    """
+    Y = np.asarray(Y)
+    if sp.issparse(X) and X.dtype != np.float64:
+        X = X.astype(np.float64)  # liblinear works in float64: convert once, not once per class
+    Cs = np.broadcast_to(np.asarray(C, dtype=np.float64), (Y.shape[1],))
+    coef = np.zeros((Y.shape[1], X.shape[1]), dtype=np.float32)
+    intercept = np.zeros(Y.shape[1])
+    for j in range(Y.shape[1]):
+        coef[j], intercept[j] = _fit_one(X, Y[:, j], float(Cs[j]), loss, class_weight, random_state, max_iter)
+    return LinearOvR(coef, intercept)
+
+
+def make_folds(n_samples: int, n_splits: int, random_state: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Shuffled K folds over ``n_samples`` (fewer when there are fewer samples; none below 2)."""
+    k = min(n_splits, n_samples)
+    if k < 2:
+        return []
+    return list(KFold(n_splits=k, shuffle=True, random_state=random_state).split(np.zeros(n_samples)))
+
+
+def cross_val_decision(X: sp.spmatrix, Y: np.ndarray, C: float | np.ndarray,
+                       folds: list[tuple[np.ndarray, np.ndarray]], **fit_kw: object) -> np.ndarray:
+    """Out-of-fold decision scores (n_samples, n_classes) of :func:`fit_linear_ovr` models."""
+    Y = np.asarray(Y)
+    if sp.issparse(X) and X.dtype != np.float64:
+        X = X.astype(np.float64)
+    out = np.zeros(Y.shape, dtype=np.float64)
+    for tr, te in folds:
+        model = fit_linear_ovr(X[tr], Y[tr], C, **fit_kw)  # type: ignore[arg-type]
+        out[te] = model.decision_function(X[te])
+    return out
+
+
+def select_C(X: sp.spmatrix, Y: np.ndarray, grid: Sequence[float],
+             folds: list[tuple[np.ndarray, np.ndarray]], **fit_kw: object) -> np.ndarray:
+    """Per-class C maximising the cross-validated F1 (contingency pooled over folds).
+
+    Ties go to the smaller C. Returns an array of shape (n_classes,).
+    """
+    Y = np.asarray(Y).astype(bool)
+    best = np.full(Y.shape[1], float(grid[0]))
+    if not folds:
+        return best
+    best_f1 = np.full(Y.shape[1], -1.0)
+    for c in grid:
+        pred = cross_val_decision(X, Y, c, folds, **fit_kw) > 0
+        tp = (pred & Y).sum(axis=0)
+        fp = (pred & ~Y).sum(axis=0)
+        fn = (~pred & Y).sum(axis=0)
+        f1 = f1_from_counts(tp, fp, fn, np.zeros_like(tp))
+        better = f1 > best_f1 + 1e-12
+        best[better] = c
+        best_f1[better] = f1[better]
+    return best

@@ -1,0 +1,68 @@
+"""The contract every view-generating function (VGF) follows.
+
+A VGF maps a document written in language ``lang`` to a language-independent vector (its
+"view"). It is fitted on the training documents of all languages, produces the views of the
+training documents (:meth:`ViewGenerator.fit_transform`, in-sample or cross-validated as the
+view decides) and of new documents (:meth:`ViewGenerator.transform`). Every view of one VGF
+has the same dimensionality whatever the language.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar, Literal
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+__all__ = ["UnseenLanguageError", "ViewGenerator"]
+
+
+class UnseenLanguageError(ValueError):
+    """Documents of a language that no configured view can represent."""
+
+
+class ViewGenerator(BaseEstimator, ABC):
+    """Base class of view-generating functions.
+
+    Subclasses set :attr:`letter` (the paper's configuration letter) and :attr:`output`
+    (``"posteriors"`` when the view already is a vector of |Y| calibrated posteriors, which the
+    averaging aggregation can use as is; ``"features"`` otherwise).
+    """
+
+    letter: ClassVar[str] = "?"
+    output: ClassVar[Literal["posteriors", "features"]] = "features"
+
+    @abstractmethod
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """Fit on the training documents and return their views, shape (n_docs, dim)."""
+
+    def fit(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> ViewGenerator:
+        """Fit on the training documents."""
+        self.fit_transform(texts, langs, Y)
+        return self
+
+    @abstractmethod
+    def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
+        """Views of new documents, shape (n_docs, dim); rows in input order."""
+
+    @abstractmethod
+    def covers(self, lang: str) -> bool:
+        """Whether documents of ``lang`` can be represented by this (fitted) view."""
+
+    @abstractmethod
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """JSON-able metadata and numpy arrays describing the fitted view (no pickle)."""
+
+    @classmethod
+    @abstractmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> ViewGenerator:
+        """Rebuild a fitted view from :meth:`get_state` output."""
+
+    def _check_languages(self, langs: np.ndarray) -> None:
+        unseen = sorted({str(lang) for lang in np.unique(langs) if not self.covers(str(lang))})
+        if unseen:
+            raise UnseenLanguageError(
+                f"view {self.letter.upper()} ({type(self).__name__}) cannot represent language(s) {unseen}: "
+                f"it was fitted on {sorted(getattr(self, 'languages_', []))}")

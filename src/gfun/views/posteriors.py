@@ -1,0 +1,184 @@
+"""The Posteriors view (X): per-language TF-IDF, linear SVMs and Platt calibration.
+
+For each language, one linear SVM per class is trained on that language's TF-IDF vectors; its
+decision scores are mapped to calibrated posteriors by a Platt sigmoid fitted on
+cross-validated decision scores (as libsvm's ``probability=True`` does internally). The view of
+a document is the vector of |Y| posteriors, comparable across languages.
+
+The posteriors of the training documents are produced either in-sample, by the classifiers
+trained on them (the paper's Fun(TAT), the default), or out-of-fold (``train_posteriors="cv"``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from gfun.calibration import fit_platt, platt_posteriors
+from gfun.linear_svm import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
+from gfun.text import TfidfVectorizer
+from gfun.views.base import ViewGenerator
+
+__all__ = ["PosteriorsView"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _LanguageModel:
+    vectorizer: TfidfVectorizer
+    svm: LinearOvR
+    platt_A: np.ndarray
+    platt_B: np.ndarray
+
+    def posteriors(self, texts: Sequence[str]) -> np.ndarray:
+        X = self.vectorizer.transform(texts)
+        return platt_posteriors(self.svm.decision_function(X), self.platt_A, self.platt_B)
+
+
+def _fit_language(lang: str, texts: list[str], Y: np.ndarray, *, C: float, loss: str, class_weight: str | None,
+                  cv: int, train_posteriors: str, vectorizer_params: dict, random_state: int | None,
+                  ) -> tuple[_LanguageModel, np.ndarray]:
+    vec = TfidfVectorizer(lang, **vectorizer_params)
+    X = vec.fit_transform(texts)
+    fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state}
+    svm = fit_linear_ovr(X, Y, C, **fit_kw)
+    folds = make_folds(X.shape[0], cv, random_state)
+    in_sample = svm.decision_function(X)
+    if folds:
+        held_out = cross_val_decision(X, Y, C, folds, **fit_kw)
+    else:
+        logger.warning("language %r has %d training document(s): too few to cross-validate; the Platt "
+                       "sigmoids are fitted on in-sample scores", lang, X.shape[0])
+        held_out = in_sample
+    A, B = fit_platt(held_out, Y)
+    n_pos = Y.sum(axis=0)
+    constant = (n_pos == 0) | (n_pos == Y.shape[0])
+    if constant.any():  # classes without positive (or negative) documents here: smoothed prior
+        A[constant] = 0.0
+        B[constant] = np.log((Y.shape[0] - n_pos[constant] + 1.0) / (n_pos[constant] + 1.0))
+    scores = in_sample if train_posteriors == "in-sample" else held_out
+    model = _LanguageModel(vec, svm, A, B)
+    logger.info("X view: language %s fitted (%d docs, %d terms, %d constant classes)", lang, X.shape[0],
+                X.shape[1], int(constant.sum()))
+    return model, platt_posteriors(scores, A, B).astype(np.float32)
+
+
+class PosteriorsView(ViewGenerator):
+    """Posteriors VGF (letter X): per-language TF-IDF -> linear SVMs -> calibrated posteriors.
+
+    Parameters
+    ----------
+    C : float
+        Regularisation of the linear SVMs.
+    loss : {"squared_hinge", "hinge"}
+        liblinear loss of the linear SVMs.
+    class_weight : {None, "balanced"}
+    cv : int
+        Folds for the out-of-fold decision scores the Platt sigmoids are fitted on.
+    train_posteriors : {"in-sample", "cv"}
+        How the posteriors of the training documents are produced: by the classifiers trained on
+        them (Fun(TAT), the paper's choice) or out-of-fold.
+    min_df : int
+        Minimum document frequency of a term, per language.
+    stopwords, stem : bool
+        Analyser options (see :class:`gfun.text.Analyzer`).
+    n_jobs : int, optional
+        Languages fitted in parallel (joblib processes).
+    random_state : int, optional
+        Seed of the folds and of liblinear.
+
+    Attributes
+    ----------
+    languages_ : list of str
+    n_classes_ : int
+    models_ : dict of str to fitted per-language models
+    """
+
+    letter = "x"
+    output = "posteriors"
+
+    def __init__(self, C: float = 1.0, loss: str = "squared_hinge", class_weight: str | None = None,
+                 cv: int = 5, train_posteriors: Literal["in-sample", "cv"] = "in-sample", min_df: int = 1,
+                 stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
+                 random_state: int | None = None) -> None:
+        self.C = C
+        self.loss = loss
+        self.class_weight = class_weight
+        self.cv = cv
+        self.train_posteriors = train_posteriors
+        self.min_df = min_df
+        self.stopwords = stopwords
+        self.stem = stem
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _vectorizer_params(self) -> dict:
+        return {"min_df": self.min_df, "stopwords": self.stopwords, "stem": self.stem}
+
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        if self.train_posteriors not in ("in-sample", "cv"):
+            raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
+        langs = np.asarray(langs, dtype=object)
+        Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int8)
+        languages = sorted(set(langs.tolist()))
+        groups = {lang: np.flatnonzero(langs == lang) for lang in languages}
+        jobs = (delayed(_fit_language)(lang, [texts[i] for i in idx], Y[idx], C=self.C, loss=self.loss,
+                                       class_weight=self.class_weight, cv=self.cv,
+                                       train_posteriors=self.train_posteriors,
+                                       vectorizer_params=self._vectorizer_params(),
+                                       random_state=self.random_state)
+                for lang, idx in groups.items())
+        results = Parallel(n_jobs=self.n_jobs)(jobs)
+        self.languages_ = languages
+        self.n_classes_ = Y.shape[1]
+        self.models_ = {lang: model for lang, (model, _) in zip(languages, results, strict=True)}
+        out = np.zeros(Y.shape, dtype=np.float32)
+        for idx, (_, post) in zip(groups.values(), results, strict=True):
+            out[idx] = post
+        return out
+
+    def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
+        langs = np.asarray(langs, dtype=object)
+        self._check_languages(langs)
+        out = np.zeros((len(texts), self.n_classes_), dtype=np.float32)
+        for lang in np.unique(langs):
+            idx = np.flatnonzero(langs == lang)
+            out[idx] = self.models_[lang].posteriors([texts[i] for i in idx])
+        return out
+
+    def covers(self, lang: str) -> bool:
+        return lang in getattr(self, "models_", {})
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        meta: dict = {"params": self.get_params(), "languages_": self.languages_, "n_classes_": self.n_classes_,
+                      "vectorizers": {}}
+        arrays: dict[str, np.ndarray] = {}
+        for lang, m in self.models_.items():
+            vmeta, varrays = m.vectorizer.get_state()
+            meta["vectorizers"][lang] = vmeta
+            arrays.update({f"{lang}/vec/{k}": v for k, v in varrays.items()})
+            arrays[f"{lang}/coef"] = m.svm.coef
+            arrays[f"{lang}/intercept"] = m.svm.intercept
+            arrays[f"{lang}/platt_A"] = m.platt_A
+            arrays[f"{lang}/platt_B"] = m.platt_B
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> PosteriorsView:
+        obj = cls(**meta["params"])
+        obj.languages_ = list(meta["languages_"])
+        obj.n_classes_ = int(meta["n_classes_"])
+        obj.models_ = {}
+        for lang in obj.languages_:
+            prefix = f"{lang}/vec/"
+            varrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+            vec = TfidfVectorizer.from_state(meta["vectorizers"][lang], varrays)
+            obj.models_[lang] = _LanguageModel(vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]),
+                                               arrays[f"{lang}/platt_A"], arrays[f"{lang}/platt_B"])
+        return obj

@@ -1,0 +1,442 @@
+"""Tests of gfun.metrics against contingency tables and scores worked out by hand.
+
+Every expected number below is a literal computed by hand (the arithmetic is in the comments),
+never by calling the code under test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from gfun.metrics import (
+    DISPLAY_NAMES,
+    MEASURES,
+    contingency,
+    evaluate,
+    f1_from_counts,
+    f1_macro_present,
+    f1_score,
+    format_table,
+    k_from_counts,
+    k_score,
+    paired_ttest,
+    per_class_contingency,
+)
+
+# -------------------------------------------------------------------------------------------
+# A 4-document, 3-class example used throughout (classes a, b, c; languages en, it).
+#
+#        y_true   y_pred   lang
+#   d1   1 0 1    1 0 0    en
+#   d2   0 1 0    1 1 0    it
+#   d3   1 1 0    0 1 0    en
+#   d4   0 0 0    0 0 0    it
+#
+# Class a: true {d1, d3}, pred {d1, d2} -> TP=1 (d1) FP=1 (d2) FN=1 (d3) TN=1 (d4)
+# Class b: true {d2, d3}, pred {d2, d3} -> TP=2 FP=0 FN=0 TN=2
+# Class c: true {d1},     pred {}       -> TP=0 FP=0 FN=1 TN=3
+# -------------------------------------------------------------------------------------------
+Y_TRUE = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 0]])
+Y_PRED = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 0]])
+LANGS = ["en", "it", "en", "it"]
+CLASSES = ["a", "b", "c"]
+EXPECTED_TABLE = np.array([[1, 1, 1, 1], [2, 0, 0, 2], [0, 0, 1, 3]])
+
+
+# ---------------------------------------------------------------------------------- eq. 4
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        # TP+FP+FN > 0: 2*3 / (2*3 + 1 + 2) = 6/9
+        ((3, 1, 2, 4), 6 / 9),
+        # TP=0 but FP>0: 0 / (0 + 2 + 0) = 0
+        ((0, 2, 0, 5), 0.0),
+        # TP=0 but FN>0: 0 / (0 + 0 + 4) = 0
+        ((0, 0, 4, 1), 0.0),
+        # perfect, with negatives: 2*5 / (2*5) = 1
+        ((5, 0, 0, 7), 1.0),
+        # TP=FP=FN=0 (class absent and never predicted): second branch, 1
+        ((0, 0, 0, 5), 1.0),
+        # no documents at all: still TP=FP=FN=0, 1
+        ((0, 0, 0, 0), 1.0),
+    ],
+)
+def test_f1_from_counts_branches(counts: tuple[int, int, int, int], expected: float) -> None:
+    assert f1_from_counts(*counts) == pytest.approx(expected)
+
+
+# ---------------------------------------------------------------------------------- eq. 5
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        # both classes: 3/(3+1) + 4/(4+2) - 1 = 0.75 + 0.666... - 1 = 5/12
+        ((3, 2, 1, 4), 5 / 12),
+        # both classes, perfect: 1 + 1 - 1 = 1
+        ((2, 0, 0, 3), 1.0),
+        # both classes, all wrong: 0 + 0 - 1 = -1
+        ((0, 3, 2, 0), -1.0),
+        # TP+FN = 0 (no positives): 2 * 3/(3+1) - 1 = 0.5
+        ((0, 1, 0, 3), 0.5),
+        # TP+FN = 0, nothing predicted: 2 * 5/5 - 1 = 1
+        ((0, 0, 0, 5), 1.0),
+        # TP+FN = 0, everything predicted: 2 * 0/4 - 1 = -1
+        ((0, 4, 0, 0), -1.0),
+        # TN+FP = 0 (no negatives): 2 * 1/(1+3) - 1 = -0.5
+        ((1, 0, 3, 0), -0.5),
+        # TN+FP = 0, all found: 2 * 4/4 - 1 = 1
+        ((4, 0, 0, 0), 1.0),
+        # zero documents: documented convention K = 1
+        ((0, 0, 0, 0), 1.0),
+    ],
+)
+def test_k_from_counts_branches(counts: tuple[int, int, int, int], expected: float) -> None:
+    assert k_from_counts(*counts) == pytest.approx(expected)
+
+
+def test_from_counts_vectorised_and_types() -> None:
+    tp = np.array([3, 0, 1, 0])
+    fp = np.array([2, 1, 0, 0])
+    fn = np.array([1, 0, 3, 0])
+    tn = np.array([4, 3, 0, 0])
+    # F1: 6/(6+2+1)=6/9 ; 0/(0+1)=0 ; 2/(2+3)=0.4 ; empty -> 1
+    np.testing.assert_allclose(f1_from_counts(tp, fp, fn, tn), [6 / 9, 0.0, 0.4, 1.0])
+    # K: 3/4+4/6-1=5/12 ; 2*3/4-1=0.5 ; 2*1/4-1=-0.5 ; empty -> 1
+    np.testing.assert_allclose(k_from_counts(tp, fp, fn, tn), [5 / 12, 0.5, -0.5, 1.0])
+    assert isinstance(f1_from_counts(1, 1, 1, 1), float)
+    assert isinstance(k_from_counts(1, 1, 1, 1), float)
+    # broadcasting a scalar TN=2 against vectors:
+    # (TP1 FP0 FN0 TN2) -> 1/1 + 2/2 - 1 = 1 ; (TP0 FP0 FN1 TN2) -> 0/1 + 2/2 - 1 = 0
+    np.testing.assert_allclose(k_from_counts([1, 0], [0, 0], [0, 1], 2), [1.0, 0.0])
+
+
+def test_from_counts_rejects_negative() -> None:
+    with pytest.raises(ValueError, match="non-negative"):
+        f1_from_counts(-1, 0, 0, 0)
+    with pytest.raises(ValueError, match="non-negative"):
+        k_from_counts(1, 0, 0, [0, -2])
+
+
+# --------------------------------------------------------------------- contingency and scores
+
+
+def test_contingency_by_hand() -> None:
+    table = contingency(Y_TRUE, Y_PRED)
+    assert table.dtype == np.int64
+    assert table.shape == (3, 4)
+    np.testing.assert_array_equal(table, EXPECTED_TABLE)
+
+
+def test_each_branch_from_label_matrices() -> None:
+    # One column per branch, 4 documents.
+    # col 0: true 1100, pred 1010 -> TP=1 FP=1 FN=1 TN=1 : F1 = 2/4 = .5, K = .5+.5-1 = 0
+    # col 1: true 0000, pred 0000 -> TN=4             : F1 = 1 (eq.4 2nd), K = 2*4/4-1 = 1
+    # col 2: true 0000, pred 1000 -> FP=1 TN=3        : F1 = 0,   K = 2*3/4-1 = .5
+    # col 3: true 1111, pred 1000 -> TP=1 FN=3        : F1 = 2/5, K = 2*1/4-1 = -.5
+    y_true = np.array([[1, 0, 0, 1], [1, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1]])
+    y_pred = np.array([[1, 0, 1, 1], [0, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(
+        contingency(y_true, y_pred), [[1, 1, 1, 1], [0, 0, 0, 4], [0, 1, 0, 3], [1, 0, 3, 0]]
+    )
+    np.testing.assert_allclose(f1_score(y_true, y_pred, average=None), [0.5, 1.0, 0.0, 0.4])
+    np.testing.assert_allclose(k_score(y_true, y_pred, average=None), [0.0, 1.0, 0.5, -0.5])
+
+
+def test_micro_vs_macro_by_hand() -> None:
+    # Per class F1: a = 2/(2+1+1) = .5 ; b = 4/4 = 1 ; c = 0/(0+0+1) = 0 -> macro = 1.5/3 = .5
+    # Micro counts: TP=1+2+0=3 FP=1 FN=2 TN=1+2+3=6 -> F1 = 6/(6+1+2) = 2/3
+    assert f1_score(Y_TRUE, Y_PRED, average="macro") == pytest.approx(0.5)
+    assert f1_score(Y_TRUE, Y_PRED, average="micro") == pytest.approx(2 / 3)
+    np.testing.assert_allclose(f1_score(Y_TRUE, Y_PRED, average=None), [0.5, 1.0, 0.0])
+    # Per class K: a = 1/2 + 1/2 - 1 = 0 ; b = 1 + 1 - 1 = 1 ; c = 0/1 + 3/3 - 1 = 0 -> macro 1/3
+    # Micro K: 3/(3+2) + 6/(6+1) - 1 = .6 + .857142... - 1 = 16/35
+    assert k_score(Y_TRUE, Y_PRED, average="macro") == pytest.approx(1 / 3)
+    assert k_score(Y_TRUE, Y_PRED, average="micro") == pytest.approx(16 / 35)
+    np.testing.assert_allclose(k_score(Y_TRUE, Y_PRED, average=None), [0.0, 1.0, 0.0])
+    assert f1_score(Y_TRUE, Y_PRED) == pytest.approx(0.5)  # default is macro
+    assert isinstance(f1_score(Y_TRUE, Y_PRED, average="micro"), float)
+
+
+def test_f1_macro_present() -> None:
+    # all three classes occur in Y_TRUE -> same as macro (.5)
+    assert f1_macro_present(Y_TRUE, Y_PRED) == pytest.approx(0.5)
+    # class 1 absent and never predicted: macro counts it as F1 = 1, "present" drops it.
+    # col 0: TP=1 FN=1 -> 2/3 ; col 1: F1 = 1 (absent)
+    y_true = np.array([[1, 0], [1, 0], [0, 0]])
+    y_pred = np.array([[1, 0], [0, 0], [0, 0]])
+    assert f1_score(y_true, y_pred) == pytest.approx((2 / 3 + 1) / 2)
+    assert f1_macro_present(y_true, y_pred) == pytest.approx(2 / 3)
+    assert math.isnan(f1_macro_present(np.zeros((2, 2)), np.ones((2, 2))))
+
+
+def test_single_class_vector_input() -> None:
+    # 1-D vectors are one class: TP=1 FP=1 FN=0 TN=1 -> F1 = 2/3, K = 1/1 + 1/2 - 1 = .5
+    y_true = [1, 0, 0]
+    y_pred = [1, 1, 0]
+    np.testing.assert_array_equal(contingency(y_true, y_pred), [[1, 1, 0, 1]])
+    assert f1_score(y_true, y_pred, average="micro") == pytest.approx(2 / 3)
+    assert k_score(y_true, y_pred, average="macro") == pytest.approx(0.5)
+
+
+def test_zero_documents() -> None:
+    empty = np.zeros((0, 3), dtype=int)
+    np.testing.assert_array_equal(contingency(empty, empty), np.zeros((3, 4)))
+    assert f1_score(empty, empty) == 1.0
+    assert k_score(empty, empty, average="micro") == 1.0
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int8, np.int64, np.float32, np.float64])
+def test_dtypes(dtype: type) -> None:
+    np.testing.assert_array_equal(
+        contingency(Y_TRUE.astype(dtype), Y_PRED.astype(dtype)), EXPECTED_TABLE
+    )
+
+
+SPARSE_FORMATS = [sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.lil_matrix, sp.csr_array, sp.coo_array]
+
+
+@pytest.mark.parametrize("fmt", SPARSE_FORMATS)
+def test_sparse_equals_dense(fmt: type) -> None:
+    t, p = fmt(Y_TRUE), fmt(Y_PRED)
+    for a, b in [(t, p), (t, Y_PRED), (Y_TRUE, p)]:
+        np.testing.assert_array_equal(contingency(a, b), EXPECTED_TABLE)
+        for avg in ("macro", "micro"):
+            assert f1_score(a, b, average=avg) == f1_score(Y_TRUE, Y_PRED, average=avg)
+            assert k_score(a, b, average=avg) == k_score(Y_TRUE, Y_PRED, average=avg)
+    pd.testing.assert_frame_equal(evaluate(t, p, LANGS), evaluate(Y_TRUE, Y_PRED, LANGS))
+    pd.testing.assert_frame_equal(
+        per_class_contingency(t, p, LANGS, CLASSES), per_class_contingency(Y_TRUE, Y_PRED, LANGS, CLASSES)
+    )
+
+
+def test_sparse_bool_and_explicit_zeros_and_duplicates() -> None:
+    np.testing.assert_array_equal(
+        contingency(sp.csr_matrix(Y_TRUE.astype(bool)), sp.csr_matrix(Y_PRED.astype(bool))), EXPECTED_TABLE
+    )
+    # an explicitly stored zero at (3, 0) must count as a 0
+    rows, cols = np.nonzero(Y_TRUE)
+    data = np.append(np.ones(len(rows), dtype=np.int64), 0)
+    t_explicit = sp.csr_matrix((data, (np.append(rows, 3), np.append(cols, 0))), shape=Y_TRUE.shape)
+    assert t_explicit.nnz == len(rows) + 1
+    np.testing.assert_array_equal(contingency(t_explicit, Y_PRED), EXPECTED_TABLE)
+    # duplicate COO entries summing to 2 are not binary
+    dup = sp.coo_matrix(([1, 1], ([0, 0], [0, 0])), shape=(4, 3))
+    with pytest.raises(ValueError, match="binary"):
+        contingency(dup, Y_PRED)
+
+
+# --------------------------------------------------------------------------- invalid input
+
+
+@pytest.mark.parametrize(
+    ("y_true", "y_pred", "match"),
+    [
+        (np.zeros((3, 2)), np.zeros((3, 3)), "different shapes"),
+        (np.zeros((3, 2)), np.zeros((2, 2)), "different shapes"),
+        (np.zeros((2, 2, 2)), np.zeros((2, 2, 2)), "2-D"),
+        (np.array([[0, 2]]), np.array([[0, 1]]), "binary"),
+        (np.array([[0, 1]]), np.array([[0, -1]]), "binary"),
+        (np.array([[0.5, 1.0]]), np.array([[0, 1]]), "binary"),
+        (np.array([[np.nan, 1.0]]), np.array([[0, 1]]), "binary"),
+        (np.array([["a", "b"]]), np.array([[0, 1]]), "dtype"),
+        (np.zeros((3, 0)), np.zeros((3, 0)), "no columns"),
+        (sp.csr_matrix(np.array([[0, 3]])), np.array([[0, 1]]), "binary"),
+    ],
+)
+def test_invalid_labels(y_true: object, y_pred: object, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        contingency(y_true, y_pred)
+
+
+def test_invalid_average() -> None:
+    with pytest.raises(ValueError, match="average"):
+        f1_score(Y_TRUE, Y_PRED, average="weighted")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="average"):
+        k_score(Y_TRUE, Y_PRED, average="samples")  # type: ignore[arg-type]
+
+
+def test_invalid_langs_and_classes() -> None:
+    with pytest.raises(ValueError, match="langs"):
+        evaluate(Y_TRUE, Y_PRED, ["en", "it"])
+    with pytest.raises(ValueError, match="average"):
+        evaluate(Y_TRUE, Y_PRED, ["en", "average", "en", "it"])
+    with pytest.raises(ValueError, match="classes"):
+        per_class_contingency(Y_TRUE, Y_PRED, LANGS, ["a", "b"])
+    with pytest.raises(ValueError, match="langs"):
+        per_class_contingency(Y_TRUE, Y_PRED, ["en"], CLASSES)
+
+
+# ----------------------------------------------------------------------- per-language table
+
+
+def test_evaluate_two_languages_by_hand() -> None:
+    # en = {d1, d3}:
+    #   a: true d1,d3 pred d1 -> TP1 FP0 FN1 TN0 : F1 2/3,          K (TN+FP=0) 2*1/2-1 = 0
+    #   b: true d3    pred d3 -> TP1 FP0 FN0 TN1 : F1 1,            K 1+1-1 = 1
+    #   c: true d1    pred -  -> TP0 FP0 FN1 TN1 : F1 0,            K 0+1-1 = 0
+    #   macro F1 = 5/9 ; micro TP2 FP0 FN2 TN2 -> F1 4/6 = 2/3 ; K macro 1/3 ; K micro 2/4+2/2-1 = .5
+    #   present: a, b, c all occur -> 5/9
+    # it = {d2, d4}:
+    #   a: true -     pred d2 -> TP0 FP1 FN0 TN1 : F1 0,            K (TP+FN=0) 2*1/2-1 = 0
+    #   b: true d2    pred d2 -> TP1 FP0 FN0 TN1 : F1 1,            K 1
+    #   c: true -     pred -  -> TN2             : F1 1 (eq.4 2nd), K 2*2/2-1 = 1
+    #   macro F1 = 2/3 ; micro TP1 FP1 FN0 TN4 -> 2/3 ; K macro 2/3 ; K micro 1/1 + 4/5 - 1 = .8
+    #   present: only b -> 1
+    # average: F1M (5/9+2/3)/2 = 11/18 ; F1µ 2/3 ; KM (1/3+2/3)/2 = .5 ; Kµ (.5+.8)/2 = .65 ;
+    #          present (5/9+1)/2 = 7/9 ; n_docs 4
+    df = evaluate(Y_TRUE, Y_PRED, LANGS)
+    assert list(df.index) == ["en", "it", "average"]
+    assert df.index.name == "lang"
+    assert list(df.columns) == [*MEASURES, "F1_macro_present", "n_docs"]
+    expected = pd.DataFrame(
+        {
+            "F1_macro": [5 / 9, 2 / 3, 11 / 18],
+            "F1_micro": [2 / 3, 2 / 3, 2 / 3],
+            "K_macro": [1 / 3, 2 / 3, 0.5],
+            "K_micro": [0.5, 0.8, 0.65],
+            "F1_macro_present": [5 / 9, 1.0, 7 / 9],
+            "n_docs": np.array([2, 2, 4], dtype=np.int64),
+        },
+        index=pd.Index(["en", "it", "average"], name="lang"),
+    )
+    pd.testing.assert_frame_equal(df, expected)
+
+
+def test_evaluate_languages_sorted_and_numpy_langs() -> None:
+    langs = np.array(["it", "en", "it", "en"])
+    df = evaluate(Y_TRUE, Y_PRED, langs)
+    assert list(df.index) == ["en", "it", "average"]
+    # en here is {d2, d4}: the "it" subset of the previous test -> F1M 2/3, Kµ .8
+    assert df.loc["en", "F1_macro"] == pytest.approx(2 / 3)
+    assert df.loc["en", "K_micro"] == pytest.approx(0.8)
+
+
+def test_evaluate_without_langs() -> None:
+    # same numbers as test_micro_vs_macro_by_hand
+    df = evaluate(Y_TRUE, Y_PRED)
+    assert list(df.index) == ["all"]
+    row = df.loc["all"]
+    assert row["F1_macro"] == pytest.approx(0.5)
+    assert row["F1_micro"] == pytest.approx(2 / 3)
+    assert row["K_macro"] == pytest.approx(1 / 3)
+    assert row["K_micro"] == pytest.approx(16 / 35)
+    assert row["F1_macro_present"] == pytest.approx(0.5)
+    assert df["n_docs"].dtype == np.int64
+    assert df.loc["all", "n_docs"] == 4
+
+
+def test_evaluate_average_skips_nan_present() -> None:
+    # language x has no positive at all -> F1_macro_present NaN; the average uses y only.
+    # y: one class, TP=1 -> F1 1 ; present 1
+    y_true = np.array([[0], [0], [1]])
+    y_pred = np.array([[0], [1], [1]])
+    df = evaluate(y_true, y_pred, ["x", "x", "y"])
+    assert math.isnan(df.loc["x", "F1_macro_present"])
+    assert df.loc["average", "F1_macro_present"] == pytest.approx(1.0)
+    # x: TP0 FP1 FN0 TN1 -> F1 0, K 2*1/2-1 = 0 ; average F1M (0+1)/2 = .5
+    assert df.loc["average", "F1_macro"] == pytest.approx(0.5)
+
+
+def test_per_class_contingency_long_form() -> None:
+    df = per_class_contingency(Y_TRUE, Y_PRED, LANGS, CLASSES)
+    assert list(df.columns) == ["lang", "class", "TP", "FP", "FN", "TN"]
+    # counts worked out in test_evaluate_two_languages_by_hand
+    expected = pd.DataFrame(
+        {
+            "lang": ["en", "en", "en", "it", "it", "it"],
+            "class": ["a", "b", "c", "a", "b", "c"],
+            "TP": [1, 1, 0, 0, 1, 0],
+            "FP": [0, 0, 0, 1, 0, 0],
+            "FN": [1, 0, 1, 0, 0, 0],
+            "TN": [0, 1, 1, 1, 1, 2],
+        }
+    )
+    expected[["TP", "FP", "FN", "TN"]] = expected[["TP", "FP", "FN", "TN"]].astype(np.int64)
+    pd.testing.assert_frame_equal(df, expected)
+    # summing over languages gives the overall table
+    summed = df.groupby("class")[["TP", "FP", "FN", "TN"]].sum().to_numpy()
+    np.testing.assert_array_equal(summed, EXPECTED_TABLE)
+
+
+def test_per_class_contingency_defaults() -> None:
+    df = per_class_contingency(Y_TRUE, Y_PRED, None)
+    assert list(df["lang"]) == ["all"] * 3
+    assert list(df["class"]) == [0, 1, 2]
+    np.testing.assert_array_equal(df[["TP", "FP", "FN", "TN"]].to_numpy(), EXPECTED_TABLE)
+
+
+# ----------------------------------------------------------------------------------- t-test
+
+
+def test_paired_ttest_known_value() -> None:
+    # differences d = [1, 3]: mean 2, sd sqrt(2), se sqrt(2)/sqrt(2) = 1 -> t = 2 with 1 df.
+    # Student's t with 1 df is Cauchy: two-tailed p = 1 - (2/pi) * arctan(2) = 0.2951672...
+    p = paired_ttest([1.0, 3.0], [0.0, 0.0])
+    assert p == pytest.approx(1 - 2 / math.pi * math.atan(2))
+    assert paired_ttest([0.0, 0.0], [1.0, 3.0]) == pytest.approx(p)  # two-tailed: symmetric
+
+
+def test_paired_ttest_edge_cases() -> None:
+    assert paired_ttest([0.5, 0.6, 0.7], [0.5, 0.6, 0.7]) == 1.0  # all differences zero
+    assert paired_ttest([0.5, 0.6], [0.5 + 1e-15, 0.6]) == 1.0  # float noise counts as zero
+    assert paired_ttest([0.6, 0.7, 0.8], [0.5, 0.6, 0.7]) == 0.0  # constant non-zero difference
+    with pytest.raises(ValueError, match="at least 2"):
+        paired_ttest([0.5], [0.4])
+    with pytest.raises(ValueError, match="at least 2"):
+        paired_ttest([], [])
+    with pytest.raises(ValueError, match="same number"):
+        paired_ttest([0.5, 0.6], [0.5, 0.6, 0.7])
+    with pytest.raises(ValueError, match="finite"):
+        paired_ttest([0.5, np.nan], [0.5, 0.6])
+    with pytest.raises(ValueError, match="1-D"):
+        paired_ttest([[0.5, 0.6]], [[0.5, 0.6]])
+
+
+def test_paired_ttest_range() -> None:
+    p = paired_ttest([0.41, 0.43, 0.40, 0.45], [0.40, 0.44, 0.38, 0.41])
+    assert 0.0 < p < 1.0
+
+
+# ---------------------------------------------------------------------------------- printing
+
+
+def test_format_table() -> None:
+    df = pd.DataFrame(
+        {"F1_macro": [0.5, 0.25], "K_micro": [1.0, math.nan], "n_docs": np.array([3, 10], dtype=np.int64)},
+        index=pd.Index(["en", "average"], name="lang"),
+    )
+    text = format_table(df)
+    expected = "\n".join(
+        [
+            "lang       F1M     Kµ  n_docs",
+            "-------  -----  -----  ------",
+            "en       0.500  1.000       3",
+            "average  0.250      -      10",
+        ]
+    )
+    assert text == expected
+    assert format_table(df, floatfmt=".1f").splitlines()[2] == "en       0.5  1.0       3"
+
+
+def test_format_table_of_evaluate_uses_display_names() -> None:
+    text = format_table(evaluate(Y_TRUE, Y_PRED, LANGS))
+    header = text.splitlines()[0]
+    for name in MEASURES:
+        assert DISPLAY_NAMES[name] in header
+    assert DISPLAY_NAMES == {
+        "F1_macro": "F1M",
+        "F1_micro": "F1µ",
+        "K_macro": "KM",
+        "K_micro": "Kµ",
+        "F1_macro_present": "F1M(present)",
+    }
+    assert len(text.splitlines()) == 2 + 3
+    assert "0.611" in text  # average F1M 11/18
