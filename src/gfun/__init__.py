@@ -1,24 +1,45 @@
 """gfun: Generalized Funnelling for cross-lingual multilabel text classification.
 
 The main entry points are :class:`gfun.GeneralizedFunnelling` (the two-tier ensemble),
-:class:`gfun.NaiveClassifier` (one monolingual classifier per language),
-:class:`gfun.MultilingualCorpus` (documents, languages, labels) and :func:`gfun.evaluate`.
+:class:`gfun.NaiveClassifier` (one monolingual classifier per language), :func:`gfun.make_fun`
+(Funnelling, 2019), :class:`gfun.MultilingualCorpus` (documents, languages, labels),
+:func:`gfun.evaluate` (F1/K per language) and :func:`gfun.load_model`.
+Heavy modules are imported lazily, on first use of these names.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
-
-from gfun.corpus import CorpusFormatError, Document, MultilingualCorpus, read_corpus
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "CorpusFormatError",
-    "Document",
-    "MultilingualCorpus",
-    "__version__",
-    "read_corpus",
-]
+_LAZY = {
+    "CorpusFormatError": "gfun.corpus",
+    "Document": "gfun.corpus",
+    "MultilingualCorpus": "gfun.corpus",
+    "read_corpus": "gfun.corpus",
+    "GeneralizedFunnelling": "gfun.funnelling",
+    "NaiveClassifier": "gfun.baselines",
+    "make_fun": "gfun.baselines",
+    "evaluate": "gfun.metrics",
+    "load_model": "gfun.persistence",
+    "save_model": "gfun.persistence",
+}
+
+__all__ = ["__version__", *sorted(_LAZY)]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gfun' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -17,7 +17,8 @@ Tokenisation rules (the same for every language)
 ------------------------------------------------
 * The text is NFKC-normalised (ligatures such as ``ﬁ`` become ``fi``, full-width letters become
   ASCII, decomposed accents are composed), case-folded with :meth:`str.casefold` (``ß -> ss``)
-  and normalised again.
+  and normalised again; the dotted capital ``İ`` (which case-folds to ``i`` + U+0307) becomes
+  plain ``i``.
 * A token is a maximal run of Unicode letters and digits (``str.isalnum``), starting with a
   letter or digit; combining marks (categories ``Mn``, ``Mc``, ``Me``: Indic vowel signs,
   accents that have no precomposed form) and the zero-width (non-)joiners U+200C/U+200D are

@@ -1,0 +1,268 @@
+"""The ``gfun`` command line: train, predict, evaluate, demo, datasets.
+
+Examples
+--------
+::
+
+    gfun train --train train.jsonl --method gfun --views x --model model/
+    gfun predict --model model/ --input new.jsonl --output predictions.jsonl
+    gfun evaluate --model model/ --test test.jsonl
+    gfun demo
+    GFUN_DATA=../shared/data gfun datasets stats exceptius
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gfun import __version__
+
+__all__ = ["build_parser", "main"]
+
+logger = logging.getLogger("gfun.cli")
+
+METHODS = ("gfun", "fun", "naive")
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _setup_logging(verbosity: int) -> None:
+    level = logging.WARNING if verbosity < 0 else logging.INFO if verbosity == 0 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S",
+                        stream=sys.stderr, force=True)
+
+
+def _parse_C(value: str) -> float | str:
+    if value == "cv":
+        return "cv"
+    try:
+        c = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'cv', got {value!r}") from None
+    if c <= 0:
+        raise argparse.ArgumentTypeError(f"C must be positive, got {value}")
+    return c
+
+
+def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "error") -> Any:
+    from gfun.corpus import read_corpus
+
+    return read_corpus(path, classes, on_unknown_label=on_unknown_label)
+
+
+def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", meta_C: float | str = "cv",
+                   first_tier_C: float = 1.0, train_posteriors: str = "in-sample", normalize: bool = True,
+                   n_jobs: int | None = None, random_state: int | None = 0, verbose: bool = False) -> Any:
+    """The estimator behind ``--method`` (``gfun``, ``fun`` or ``naive``)."""
+    from gfun.baselines import NaiveClassifier, make_fun
+    from gfun.funnelling import GeneralizedFunnelling
+
+    if method == "naive":
+        return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+    common = {"meta_C": meta_C, "first_tier_C": first_tier_C, "train_posteriors": train_posteriors,
+              "n_jobs": n_jobs, "random_state": random_state, "verbose": verbose}
+    if method == "fun":
+        return make_fun(**common)
+    if method == "gfun":
+        return GeneralizedFunnelling(views=views, aggregation=aggregation, normalize=normalize, **common)
+    raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+
+
+# ---------------------------------------------------------------------------------------------- commands
+def cmd_train(args: argparse.Namespace) -> int:
+    from gfun.corpus import read_classes
+
+    classes = read_classes(args.classes) if args.classes else None
+    train = _read(args.train, classes, "ignore" if args.ignore_unknown_labels else "error")
+    if not train.labelled:
+        raise ValueError(f"{args.train}: the training documents carry no 'labels' field")
+    logger.info("training %s on %s", args.method, train)
+    est = make_estimator(args.method, views=args.views, aggregation=args.aggregation, meta_C=args.meta_C,
+                         first_tier_C=args.first_tier_C, train_posteriors=args.train_posteriors,
+                         normalize=not args.no_normalize, n_jobs=args.n_jobs, random_state=args.seed,
+                         verbose=True)
+    t0 = time.perf_counter()
+    est.fit(train)
+    logger.info("fitted in %.1f s", time.perf_counter() - t0)
+    est.save(args.model)
+    _out(f"model saved to {args.model} ({args.method}, {len(train.classes)} classes, languages "
+         f"{', '.join(train.languages)}, fitted in {time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from gfun.persistence import load_model
+
+    model = load_model(args.model)
+    docs = _read(args.input, list(model.classes_), "ignore")
+    t0 = time.perf_counter()
+    pred = model.predict(docs)
+    proba = None
+    if not args.no_proba and hasattr(model, "predict_proba") and getattr(model.meta_, "platt_A_", None) is not None:
+        proba = model.predict_proba(docs)
+    logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for i in range(len(docs)):
+            rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i],
+                                   "labels": [model.classes_[j] for j in np.flatnonzero(pred[i])]}
+            if proba is not None:
+                rec["probabilities"] = {c: round(float(p), 6) for c, p in zip(model.classes_, proba[i], strict=True)}
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    tmp.replace(out)
+    _out(f"wrote predictions for {len(docs)} documents to {out}")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from gfun.metrics import evaluate, format_table
+    from gfun.persistence import load_model
+
+    model = load_model(args.model)
+    test = _read(args.test, list(model.classes_), "ignore")
+    if not test.labelled:
+        raise ValueError(f"{args.test}: the test documents carry no 'labels' field")
+    pred = model.predict(test)
+    df = evaluate(test.Y, pred, test.langs)
+    if args.json:
+        _out(json.dumps({str(k): {c: (None if v != v else float(v)) for c, v in row.items()}
+                         for k, row in df.to_dict(orient="index").items()}, indent=1))
+    else:
+        _out(format_table(df))
+    return 0
+
+
+def run_demo(*, seed: int = 0, n_jobs: int | None = None) -> Any:
+    """Train Naive, Fun and gFun-X on the bundled demo sample; returns the results table."""
+    import pandas as pd
+
+    from gfun.datasets.demo import load_demo
+    from gfun.metrics import MEASURES, evaluate
+
+    train, test = load_demo()
+    logger.info("demo data: train %s; test %s", train, test)
+    rows = {}
+    configs = [("Naive", "naive", {}), ("Fun", "fun", {}), ("gFun-X", "gfun", {"views": "x"})]
+    for name, method, kw in configs:
+        est = make_estimator(method, n_jobs=n_jobs, random_state=seed, **kw)
+        t0 = time.perf_counter()
+        est.fit(train)
+        fit_s = time.perf_counter() - t0
+        pred = est.predict(test)
+        res = evaluate(test.Y, pred, test.langs).loc["average"]
+        rows[name] = {**{m: res[m] for m in MEASURES}, "fit_s": fit_s}
+        logger.info("%s: F1M %.3f (fit %.1f s)", name, res["F1_macro"], fit_s)
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("method")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from gfun.metrics import format_table
+
+    t0 = time.perf_counter()
+    df = run_demo(seed=args.seed, n_jobs=args.n_jobs)
+    _out("gfun demo: Debian package descriptions (5 languages, 30 debtags), averages over languages")
+    _out(format_table(df))
+    _out(f"total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The ``gfun`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="gfun", description="Generalized Funnelling: cross-lingual multilabel text classification.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"gfun {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (repeatable)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    p = sub.add_parser("train", help="train a model on labelled documents and save it", formatter_class=fmt,
+                       description="Train Naive, Fun or gFun on a JSONL/TSV file of labelled documents.")
+    p.add_argument("--train", required=True, help="training documents (.jsonl or .tsv, optionally .gz)")
+    p.add_argument("--model", required=True, help="directory the fitted model is saved to")
+    p.add_argument("--method", choices=METHODS, default="gfun",
+                   help="gfun: Generalized Funnelling; fun: Funnelling (2019); naive: one classifier per language")
+    p.add_argument("--views", default="x", help="gFun view letters, e.g. x (Posteriors)")
+    p.add_argument("--aggregation", choices=("mean", "concat"), default="mean", help="how views are combined")
+    p.add_argument("--classes", default=None, help="JSON list of the class names, in column order "
+                   "(default: every label found in the training file, sorted)")
+    p.add_argument("--ignore-unknown-labels", action="store_true",
+                   help="drop labels outside --classes instead of failing")
+    p.add_argument("--meta-C", type=_parse_C, default="cv",
+                   help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4")
+    p.add_argument("--first-tier-C", type=float, default=1.0, help="C of the first-tier linear SVMs")
+    p.add_argument("--train-posteriors", choices=("in-sample", "cv"), default="in-sample",
+                   help="how first-tier posteriors of training documents are produced")
+    p.add_argument("--no-normalize", action="store_true", help="disable L2 and z-score normalisation")
+    p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (-1: all cores)")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("predict", help="label new documents with a saved model", formatter_class=fmt,
+                       description="Write one JSON line per document: id, lang, predicted labels and the "
+                                   "posterior probability of every class.")
+    p.add_argument("--model", required=True, help="directory of a saved model")
+    p.add_argument("--input", required=True, help="documents to label (.jsonl/.tsv; labels ignored)")
+    p.add_argument("--output", required=True, help="output JSONL file")
+    p.add_argument("--no-proba", action="store_true", help="do not write per-class probabilities")
+    p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("evaluate", help="F1/K per language and on average", formatter_class=fmt,
+                       description="Evaluate a saved model on labelled documents: F1 and K, macro and micro, "
+                                   "per language and averaged over languages.")
+    p.add_argument("--model", required=True, help="directory of a saved model")
+    p.add_argument("--test", required=True, help="labelled test documents (.jsonl/.tsv)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("demo", help="train Naive, Fun and gFun on the bundled demo data and print the table",
+                       formatter_class=fmt)
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
+    p.set_defaults(func=cmd_demo)
+
+    from gfun.datasets.cli import add_datasets_parser
+
+    add_datasets_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``gfun`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(-1 if args.quiet else args.verbose)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    from gfun.corpus import CorpusFormatError
+    from gfun.persistence import ModelFormatError
+    from gfun.views.base import UnseenLanguageError
+
+    try:
+        return int(args.func(args))
+    except (CorpusFormatError, ModelFormatError, UnseenLanguageError, FileNotFoundError, FileExistsError,
+            ValueError) as exc:
+        sys.stderr.write(f"gfun {args.command}: error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
