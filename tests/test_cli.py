@@ -1,0 +1,129 @@
+"""The ``gfun`` command line, end to end on a sample of the bundled demo data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gfun.cli import build_parser, main
+from gfun.corpus import MultilingualCorpus
+from gfun.datasets.demo import load_demo
+
+
+def _sample(corpus: MultilingualCorpus, n: int, langs: tuple[str, ...]) -> MultilingualCorpus:
+    idx = np.concatenate([ix[:n] for lang, ix in corpus.by_language().items() if lang in langs])
+    return corpus.subset(np.sort(idx))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    train, test = load_demo()
+    langs = ("de", "en", "it")
+    folder = tmp_path_factory.mktemp("cli")
+    paths = {"train": folder / "train.jsonl", "test": folder / "test.jsonl.gz", "classes": folder / "classes.json",
+             "folder": folder}
+    _sample(train, 120, langs).to_jsonl(paths["train"])
+    _sample(test, 40, langs).to_jsonl(paths["test"])
+    train.save_classes(paths["classes"])
+    return paths
+
+
+@pytest.fixture(scope="module")
+def gfun_model(files: dict[str, Path]) -> Path:
+    model = files["folder"] / "model-gfun"
+    code = main(["-q", "train", "--train", str(files["train"]), "--classes", str(files["classes"]),
+                 "--method", "gfun", "--views", "x", "--meta-C", "1", "--model", str(model)])
+    assert code == 0
+    return model
+
+
+def test_train_writes_a_loadable_model(gfun_model: Path) -> None:
+    manifest = json.loads((gfun_model / "manifest.json").read_text())
+    assert manifest["estimator"] == "GeneralizedFunnelling"
+    assert manifest["languages"] == ["de", "en", "it"]
+    assert len(manifest["classes"]) == 30
+
+
+def test_predict_writes_labels_and_probabilities(files: dict[str, Path], gfun_model: Path) -> None:
+    out = files["folder"] / "pred.jsonl"
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(files["test"]), "--output", str(out)]) == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    test = MultilingualCorpus.from_jsonl(files["test"])
+    assert [r["id"] for r in lines] == test.ids
+    classes = json.loads(files["classes"].read_text())
+    for rec in lines:
+        assert set(rec["probabilities"]) == set(classes)
+        assert all(0.0 <= p <= 1.0 for p in rec["probabilities"].values())
+        assert set(rec["labels"]) <= set(classes)
+    assert any(rec["labels"] for rec in lines)
+
+
+def test_evaluate_json_matches_table(files: dict[str, Path], gfun_model: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-q", "evaluate", "--model", str(gfun_model), "--test", str(files["test"]), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert set(res) == {"de", "en", "it", "average"}
+    avg = np.mean([res[lang]["F1_macro"] for lang in ("de", "en", "it")])
+    assert res["average"]["F1_macro"] == pytest.approx(avg)
+    assert 0.0 < res["average"]["F1_micro"] <= 1.0
+    assert main(["-q", "evaluate", "--model", str(gfun_model), "--test", str(files["test"])]) == 0
+    table = capsys.readouterr().out
+    assert "F1M" in table and "average" in table
+
+
+@pytest.mark.parametrize("method", ["naive", "fun"])
+def test_train_baselines(files: dict[str, Path], method: str, capsys: pytest.CaptureFixture[str]) -> None:
+    model = files["folder"] / f"model-{method}"
+    assert main(["-q", "train", "--train", str(files["train"]), "--method", method, "--meta-C", "1",
+                 "--model", str(model)]) == 0
+    assert main(["-q", "evaluate", "--model", str(model), "--test", str(files["test"]), "--json"]) == 0
+    out = capsys.readouterr().out
+    res = json.loads(out[out.index("{"):])
+    assert res["average"]["F1_micro"] > 0
+
+
+def test_malformed_input_is_reported_with_line(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    bad = files["folder"] / "bad.jsonl"
+    bad.write_text('{"id": "a", "lang": "en", "text": "ok", "labels": []}\n{"id": "b", "lang": "en"}\n')
+    code = main(["-q", "train", "--train", str(bad), "--model", str(files["folder"] / "never")])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "bad.jsonl" in err and "line 2" in err and "'text'" in err
+    assert not (files["folder"] / "never").exists()
+
+
+def test_unseen_language_is_an_error(files: dict[str, Path], gfun_model: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    doc = files["folder"] / "fi.jsonl"
+    doc.write_text(json.dumps({"id": "x", "lang": "fi", "text": "tekstieditori"}) + "\n")
+    code = main(["-q", "predict", "--model", str(gfun_model), "--input", str(doc), "--output",
+                 str(files["folder"] / "fi-pred.jsonl")])
+    assert code == 1
+    assert "'fi'" in capsys.readouterr().err
+
+
+def test_missing_model_is_an_error(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["-q", "evaluate", "--model", str(files["folder"] / "nope"), "--test", str(files["test"])])
+    assert code == 1
+    assert "not a saved gfun model" in capsys.readouterr().err
+
+
+def test_every_command_has_help() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name in ("train", "predict", "evaluate", "demo", "datasets"):
+        text = sub.choices[name].format_help()
+        assert name in text
+        if name == "train":
+            for opt in ("--train", "--method", "--views", "--model", "--meta-C", "--aggregation"):
+                assert opt in text
+
+
+def test_console_script_runs() -> None:
+    out = subprocess.run([sys.executable, "-m", "gfun.cli", "--help"], capture_output=True, text=True, check=True)
+    assert "train" in out.stdout and "predict" in out.stdout and "evaluate" in out.stdout
