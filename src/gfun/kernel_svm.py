@@ -173,6 +173,29 @@ class RBFSVMOvR(BaseEstimator):
                                      self.tol, cache) for j in range(Y.shape[1]))
         return Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
 
+    def _path(self, Ktr: np.ndarray, Kte: np.ndarray | None, Xte: np.ndarray | None, Xtr: np.ndarray | None,
+              y: np.ndarray, grid: list[float], precomputed: bool) -> np.ndarray:
+        """Held-out decision scores of one class for every C of the (ascending) grid.
+
+        Once a solution has no bounded support vector (every dual coefficient below C), it is also the
+        optimum for every larger C, so the remaining C values reuse it instead of retraining.
+        """
+        n_te = Kte.shape[0] if Kte is not None else Xte.shape[0]
+        out = np.zeros((len(grid), n_te))
+        for g, c in enumerate(grid):
+            sup, dual, b = _fit_binary(Ktr, y, c, self.gamma_, precomputed, self.class_weight, self.tol,
+                                       200.0 if precomputed else 500.0)
+            if Kte is not None:
+                out[g] = _decision_from(Kte, sup, dual, b)
+            elif sup.size:
+                out[g] = rbf_kernel(Xte, Xtr[sup], gamma=self.gamma_) @ dual + b
+            else:
+                out[g] = b
+            if self.class_weight is None and (sup.size == 0 or np.abs(dual).max() < c * (1 - 1e-8)):
+                out[g + 1:] = out[g]
+                break
+        return out
+
     def fit(self, X: np.ndarray, Y: object) -> RBFSVMOvR:
         """Fit one RBF SVM per column of the binary label matrix ``Y``.
 
@@ -198,16 +221,15 @@ class RBFSVMOvR(BaseEstimator):
         if folds:
             for f, (tr, te) in enumerate(folds):
                 Ktr = kern.block(tr, tr)
-                Kte = kern.block(te, tr) if kern.precomputed else None
-                for g, c in enumerate(grid):
-                    models = self._fit_many(Ktr, Y[tr], np.full(k, c), kern.precomputed)
-                    for j, (sup, dual, b) in enumerate(models):
-                        if kern.precomputed:
-                            oof[g, te, j] = _decision_from(Kte, sup, dual, b)
-                        else:
-                            oof[g, te, j] = _decision_from(rbf_kernel(X[te], X[tr][sup], gamma=self.gamma_)
-                                                           if sup.size else np.zeros((te.size, 0)),
-                                                           np.arange(sup.size), dual, b)
+                if kern.precomputed:
+                    Kte = kern.block(te, tr)
+                else:
+                    Kte = None
+                jobs = (delayed(self._path)(Ktr, Kte, X[te] if Kte is None else None,
+                                            X[tr] if Kte is None else None, Y[tr, j], grid, kern.precomputed)
+                        for j in range(k))
+                for j, dec in enumerate(Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)):
+                    oof[:, te, j] = dec
                 if self.verbose:
                     logger.info("RBF SVM: fold %d/%d done (%d classes x %d C values)", f + 1, len(folds), k,
                                 len(grid))

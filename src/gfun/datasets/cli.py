@@ -147,7 +147,12 @@ def cmd_build(args: argparse.Namespace) -> int:
         return _error(str(exc))
     except (FileNotFoundError, CorpusFormatError, ImportError, TypeError) as exc:
         return _error(str(exc))
-    sys.stdout.write(f"{out}\n")
+    from gfun.datasets.registry import load_dataset, resolve_dataset_name
+    from gfun.datasets.stats import dataset_stats
+
+    name = resolve_dataset_name(args.name)
+    splits = load_dataset(name, data_dir=args.data_dir, run=args.run, **_loader_kw(args))  # cached: cheap
+    sys.stdout.write(f"{name} run {args.run} written to {out}\n{dataset_stats(splits).to_string()}\n")
     return 0
 
 
