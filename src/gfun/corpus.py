@@ -328,7 +328,7 @@ class MultilingualCorpus:
         extra: dict[str, list[Any]] = {}
         any_labels = False
         recs = list(records)
-        extra_keys = sorted({k for r in recs for k in r} - {"id", "lang", "text", "labels"})
+        extra_keys = sorted({k for r in recs for k in r} - {"id", "lang", "text", "labels", "__line__"})
         for i, rec in enumerate(recs):
             line = rec.pop("__line__", i + 1) if isinstance(rec, dict) else i + 1
             for key in _REQUIRED:
@@ -380,7 +380,7 @@ class MultilingualCorpus:
                 raise CorpusFormatError(f"expected a JSON object, got {type(rec).__name__}", path=path,
                                         line=lineno)
             if rec.get("id") is not None:
-                key = (str(rec.get("lang")), str(rec["id"]))
+                key = (str(rec.get("lang")).strip(), str(rec["id"]))
                 if key in seen:
                     raise CorpusFormatError(f"duplicated id {key[1]!r} in language {key[0]!r} (first seen on "
                                             f"line {seen[key]})", path=path, line=lineno, field="id")
@@ -414,6 +414,7 @@ class MultilingualCorpus:
         """Read a TSV file with header ``id, lang, labels, text`` (other columns become extra fields)."""
         header: list[str] | None = None
         records = []
+        seen: dict[tuple[str, str], int] = {}
         for lineno, line in _iter_lines(path):
             if header is None:
                 header = line.split("\t")
@@ -432,10 +433,15 @@ class MultilingualCorpus:
             for col, cell in zip(header, cells, strict=True):
                 if col == "labels":
                     rec[col] = [x for x in cell.split(TSV_LABEL_SEP) if x] if cell else []
-                elif col == "text":
-                    rec[col] = _unescape(cell)
-                else:
+                elif col in ("id", "lang"):
                     rec[col] = cell
+                else:
+                    rec[col] = _unescape(cell)
+            key = (str(rec.get("lang")).strip(), str(rec.get("id")))
+            if rec.get("id") and key in seen:
+                raise CorpusFormatError(f"duplicated id {key[1]!r} in language {key[0]!r} (first seen on line "
+                                        f"{seen[key]})", path=path, line=lineno, field="id")
+            seen[key] = lineno
             rec["__line__"] = lineno
             records.append(rec)
         if header is None:

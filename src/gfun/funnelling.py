@@ -292,6 +292,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Meta-classifier decision scores (n_docs, n_classes); positive means predicted."""
+        check_is_fitted(self, "meta_")
         return self.meta_.decision_function(self.transform(X, langs=langs))
 
     def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
@@ -300,6 +301,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Calibrated posterior of each class (n_docs, n_classes)."""
+        check_is_fitted(self, "meta_")
         return self.meta_.predict_proba(self.transform(X, langs=langs))
 
     def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:

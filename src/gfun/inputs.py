@@ -13,6 +13,12 @@ from gfun.corpus import MultilingualCorpus, binarize_labels
 __all__ = ["as_label_matrix", "unpack"]
 
 
+def _is_numeric_row(row: Any) -> bool:
+    """A row of a 0/1 matrix given as nested lists (numbers or bools), not a list of label names."""
+    return isinstance(row, Sequence | np.ndarray) and len(row) > 0 and all(
+        isinstance(v, bool | int | float | np.number | np.bool_) for v in row)
+
+
 def as_label_matrix(y: Any, n_docs: int, classes: Sequence[str] | None = None
                     ) -> tuple[np.ndarray, list[str]]:
     """A dense int8 label matrix and its class names from a binary matrix or lists of labels."""
@@ -20,7 +26,7 @@ def as_label_matrix(y: Any, n_docs: int, classes: Sequence[str] | None = None
         Y = np.asarray(y.toarray())
     elif isinstance(y, np.ndarray) and y.ndim == 2:
         Y = y
-    elif isinstance(y, Sequence) and (len(y) == 0 or not np.isscalar(y[0])):
+    elif isinstance(y, Sequence) and (len(y) == 0 or (not np.isscalar(y[0]) and not _is_numeric_row(y[0]))):
         lists = [list(labs) for labs in y]
         if classes is None:
             classes = sorted({lab for labs in lists for lab in labs})

@@ -146,6 +146,8 @@ class RBFSVMOvR(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _check_params(self) -> list[float]:
+        if self.C_selection not in ("per-class", "global"):
+            raise ValueError(f"C_selection must be 'per-class' or 'global', got {self.C_selection!r}")
         if isinstance(self.C, str):
             if self.C != "cv":
                 raise ValueError(f"C must be a positive number or 'cv', got {self.C!r}")

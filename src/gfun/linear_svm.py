@@ -128,6 +128,7 @@ def select_C(X: sp.spmatrix, Y: np.ndarray, grid: Sequence[float],
 
     Ties go to the smaller C. Returns an array of shape (n_classes,).
     """
+    grid = sorted(float(c) for c in grid)
     Y = np.asarray(Y).astype(bool)
     best = np.full(Y.shape[1], float(grid[0]))
     if not folds:

@@ -1,0 +1,234 @@
+"""RBFSVMOvR: one-vs-rest RBF SVMs sharing one Gram matrix, checked against scikit-learn's SVC.
+
+The inputs are real meta-level vectors: Posteriors-view outputs of demo documents.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.svm import SVC
+
+from gfun.datasets.demo import load_demo
+from gfun.kernel_svm import RBFSVMOvR
+from gfun.linear_svm import CONSTANT_SCORE, make_folds
+from gfun.views.posteriors import PosteriorsView
+
+GRID = (0.1, 1.0, 10.0)
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(Ztr, Ytr, Zte, Yte): 30-dim posteriors of 150 training / 60 test documents, 6 classes + 2 constant."""
+    train, test = load_demo()
+    rng = np.random.RandomState(0)
+    tr = np.concatenate([rng.choice(ix, 50, replace=False) for ix in train.select(["en", "it", "de"])
+                         .by_language().values()])
+    te = np.concatenate([rng.choice(ix, 20, replace=False) for ix in test.select(["en", "it", "de"])
+                         .by_language().values()])
+    train, test = train.select(["en", "it", "de"]).subset(np.sort(tr)), test.select(["en", "it", "de"]).subset(
+        np.sort(te))
+    view = PosteriorsView(random_state=0, train_posteriors="cv")
+    Ztr = view.fit_transform(train.texts, np.asarray(train.langs, dtype=object), train.Y.toarray())
+    Zte = view.transform(test.texts, np.asarray(test.langs, dtype=object))
+    Ytr, Yte = train.Y.toarray(), test.Y.toarray()
+    top = np.argsort(-Ytr.sum(axis=0), kind="stable")[:6]
+    n, m = len(Ytr), len(Yte)
+    Ytr = np.column_stack([Ytr[:, top], np.zeros(n, dtype=int), np.ones(n, dtype=int)])
+    Yte = np.column_stack([Yte[:, top], np.zeros(m, dtype=int), np.ones(m, dtype=int)])
+    return Ztr.astype(np.float64), Ytr, Zte.astype(np.float64), Yte
+
+
+@pytest.fixture(scope="module")
+def cv_model(data) -> RBFSVMOvR:
+    Ztr, Ytr, _, _ = data
+    return RBFSVMOvR(C="cv", C_grid=GRID, cv=4, random_state=0).fit(Ztr, Ytr)
+
+
+@pytest.mark.parametrize("C", [1.0, 10.0])
+def test_decision_function_equals_sklearn_svc(data, C: float) -> None:
+    Ztr, Ytr, Zte, _ = data
+    model = RBFSVMOvR(C=C, probability=False).fit(Ztr, Ytr)
+    assert model.cv_scores_ is None and model.platt_A_ is None and model.oof_decision_ is None
+    assert model.C_.tolist() == [C] * Ytr.shape[1]
+    ref_gamma = SVC(gamma="scale").fit(Ztr, Ytr[:, 0])._gamma
+    assert model.gamma_ == pytest.approx(ref_gamma)
+    D = model.decision_function(Zte)
+    assert D.shape == (len(Zte), Ytr.shape[1])
+    for j in range(6):
+        ref = SVC(kernel="rbf", gamma=model.gamma_, C=C).fit(Ztr, Ytr[:, j])
+        np.testing.assert_allclose(D[:, j], ref.decision_function(Zte), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(model.predict(Zte)[:, j], ref.predict(Zte))
+    assert model.support_vectors_.shape == (model.support_.size, Ztr.shape[1])
+    np.testing.assert_array_equal(model.support_vectors_, Ztr[model.support_])
+
+
+def test_fixed_gamma(data) -> None:
+    Ztr, Ytr, Zte, _ = data
+    model = RBFSVMOvR(C=1.0, gamma=0.7, probability=False).fit(Ztr, Ytr)
+    assert model.gamma_ == 0.7
+    ref = SVC(kernel="rbf", gamma=0.7, C=1.0).fit(Ztr, Ytr[:, 1])
+    np.testing.assert_allclose(model.decision_function(Zte)[:, 1], ref.decision_function(Zte), rtol=1e-5, atol=1e-5)
+
+
+def test_constant_classes(data, cv_model: RBFSVMOvR) -> None:
+    _, _, Zte, _ = data
+    D = cv_model.decision_function(Zte)
+    np.testing.assert_array_equal(D[:, 6], -CONSTANT_SCORE)
+    np.testing.assert_array_equal(D[:, 7], CONSTANT_SCORE)
+    assert not cv_model.dual_coef_[:, 6:].any()
+    P = cv_model.predict(Zte)
+    assert not P[:, 6].any() and P[:, 7].all()
+    proba = cv_model.predict_proba(Zte)
+    assert np.isfinite(proba).all()
+    assert proba[:, 6].max() < 0.05 and proba[:, 7].min() > 0.95
+
+
+def test_only_constant_classes_and_a_single_sample() -> None:
+    X = np.array([[0.2, 0.4, 0.1]])
+    model = RBFSVMOvR(C="cv", C_grid=GRID).fit(X, np.array([[1, 0]]))
+    assert model.support_vectors_.shape == (0, 3) and model.cv_scores_ is None
+    np.testing.assert_array_equal(model.decision_function(np.ones((2, 3))), [[1.0, -1.0], [1.0, -1.0]])
+    proba = model.predict_proba(np.ones((2, 3)))
+    assert np.isfinite(proba).all() and (proba[:, 0] > 0.5).all() and (proba[:, 1] < 0.5).all()
+
+
+def test_gram_fallback_gives_the_same_models(data, cv_model: RBFSVMOvR) -> None:
+    Ztr, Ytr, Zte, _ = data
+    fallback = RBFSVMOvR(C="cv", C_grid=GRID, cv=4, random_state=0, max_gram_samples=0).fit(Ztr, Ytr)
+    np.testing.assert_array_equal(fallback.C_, cv_model.C_)
+    np.testing.assert_allclose(fallback.cv_scores_, cv_model.cv_scores_, atol=1e-12)
+    np.testing.assert_array_equal(fallback.support_, cv_model.support_)
+    np.testing.assert_allclose(fallback.decision_function(Zte), cv_model.decision_function(Zte), rtol=1e-6,
+                               atol=1e-6)
+    np.testing.assert_array_equal(fallback.predict(Zte), cv_model.predict(Zte))
+    np.testing.assert_allclose(fallback.oof_decision_, cv_model.oof_decision_, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fallback.predict_proba(Zte), cv_model.predict_proba(Zte), atol=1e-5)
+
+
+def test_C_by_cross_validation(data, cv_model: RBFSVMOvR) -> None:
+    _, Ytr, _, _ = data
+    k = Ytr.shape[1]
+    assert cv_model.cv_scores_.shape == (len(GRID), k)
+    assert ((cv_model.cv_scores_ >= 0) & (cv_model.cv_scores_ <= 1)).all()
+    assert set(cv_model.C_.tolist()) <= set(GRID) and cv_model.C_.shape == (k,)
+    for j in range(k):
+        col = cv_model.cv_scores_[:, j]
+        assert cv_model.C_[j] == GRID[int(np.argmax(col >= col.max() - 1e-12))]  # best F1, ties to smaller C
+    assert cv_model.C_[6] == GRID[0] and cv_model.C_[7] == GRID[0]  # constant classes: all C tie
+    assert cv_model.oof_decision_.shape == Ytr.shape
+    # the out-of-fold scores of the chosen C are what the F1 of cv_scores_ was computed from
+    pred = cv_model.oof_decision_ > 0
+    Yb = Ytr.astype(bool)
+    tp, fp, fn = (pred & Yb).sum(0), (pred & ~Yb).sum(0), (~pred & Yb).sum(0)
+    f1 = np.where(tp + fp + fn > 0, 2 * tp / np.maximum(2 * tp + fp + fn, 1), 1.0)
+    np.testing.assert_allclose(f1, cv_model.cv_scores_.max(axis=0))
+
+
+def test_cv_scores_equal_brute_force_svc_cross_validation(data, cv_model: RBFSVMOvR) -> None:
+    """Every (C, class) cell of cv_scores_ is the pooled out-of-fold F1 of plain SVCs on the same folds."""
+    Ztr, Ytr, _, _ = data
+    oof = np.zeros((len(GRID), *Ytr.shape))
+    for tr, te in make_folds(len(Ztr), 4, 0):
+        for j in range(6):
+            for g, c in enumerate(GRID):
+                if 0 < Ytr[tr, j].sum() < tr.size:
+                    svc = SVC(kernel="rbf", gamma=cv_model.gamma_, C=c).fit(Ztr[tr], Ytr[tr, j])
+                    oof[g, te, j] = svc.decision_function(Ztr[te])
+                else:
+                    oof[g, te, j] = CONSTANT_SCORE if Ytr[tr, j].all() else -CONSTANT_SCORE
+    pred, Yb = oof[:, :, :6] > 0, Ytr[:, :6].astype(bool)
+    tp, fp, fn = (pred & Yb).sum(1), (pred & ~Yb).sum(1), (~pred & Yb).sum(1)
+    f1 = np.where(tp + fp + fn > 0, 2 * tp / np.maximum(2 * tp + fp + fn, 1), 1.0)
+    np.testing.assert_allclose(cv_model.cv_scores_[:, :6], f1, atol=0.02)
+    chosen = oof[[GRID.index(c) for c in cv_model.C_[:6]], :, np.arange(6)].T
+    np.testing.assert_allclose(cv_model.oof_decision_[:, :6], chosen, rtol=1e-4, atol=1e-4)
+
+
+def test_global_C_selection(data, cv_model: RBFSVMOvR) -> None:
+    Ztr, Ytr, _, _ = data
+    model = RBFSVMOvR(C="cv", C_grid=GRID, C_selection="global", cv=4, random_state=0).fit(Ztr, Ytr)
+    assert len(set(model.C_.tolist())) == 1
+    np.testing.assert_allclose(model.cv_scores_, cv_model.cv_scores_)  # same folds, same candidates
+    assert model.C_[0] == GRID[int(np.argmax(model.cv_scores_.mean(axis=1)))]
+
+
+def test_predict_proba_in_unit_interval_and_monotone_in_decision(data, cv_model: RBFSVMOvR) -> None:
+    Ztr, Ytr, Zte, _ = data
+    Z = np.vstack([Ztr, Zte])
+    D = cv_model.decision_function(Z)
+    P = cv_model.predict_proba(Z)
+    assert P.shape == D.shape and ((P >= 0) & (P <= 1)).all()
+    oof = cv_model.oof_decision_
+    informative = 0
+    for j in range(Ytr.shape[1]):
+        step = np.diff(P[np.argsort(D[:, j], kind="stable"), j])
+        assert (step >= -1e-12).all() or (step <= 1e-12).all()  # a monotone function of the decision score
+        # where the out-of-fold scores rank positives higher, the posterior increases with the score
+        pos = Ytr[:, j] == 1
+        if 0 < pos.sum() < pos.size and oof[pos, j].mean() - oof[~pos, j].mean() > 0.1:
+            informative += 1
+            assert cv_model.platt_A_[j] < 0
+            assert (step >= -1e-12).all() and step.sum() > 0.1
+    assert informative >= 3
+    np.testing.assert_array_equal(cv_model.predict(Z), (D > 0).astype(np.int8))
+    assert cv_model.predict(Z).dtype == np.int8
+
+
+def test_deterministic_and_thread_parallel_equal(data, cv_model: RBFSVMOvR) -> None:
+    Ztr, Ytr, Zte, _ = data
+    again = RBFSVMOvR(C="cv", C_grid=GRID, cv=4, random_state=0, n_jobs=2).fit(Ztr, Ytr)
+    np.testing.assert_array_equal(again.C_, cv_model.C_)
+    np.testing.assert_allclose(again.predict_proba(Zte), cv_model.predict_proba(Zte), rtol=0, atol=1e-12)
+
+
+def test_state_round_trip_through_json(data, cv_model: RBFSVMOvR) -> None:
+    _, _, Zte, _ = data
+    meta, arrays = cv_model.get_state()
+    meta = json.loads(json.dumps(meta))
+    assert all(isinstance(a, np.ndarray) and a.dtype != object for a in arrays.values())
+    back = RBFSVMOvR.from_state(meta, {k: np.array(v) for k, v in arrays.items()})
+    assert back.get_params() == cv_model.get_params()
+    np.testing.assert_array_equal(back.decision_function(Zte), cv_model.decision_function(Zte))
+    np.testing.assert_array_equal(back.predict_proba(Zte), cv_model.predict_proba(Zte))
+    np.testing.assert_array_equal(back.C_, cv_model.C_)
+    np.testing.assert_array_equal(back.cv_scores_, cv_model.cv_scores_)
+    plain = RBFSVMOvR(C=1.0, probability=False).fit(data[0], data[1])
+    back = RBFSVMOvR.from_state(*plain.get_state())
+    assert back.platt_A_ is None and back.cv_scores_ is None
+    np.testing.assert_array_equal(back.predict(Zte), plain.predict(Zte))
+
+
+def test_sklearn_contract_and_errors(data) -> None:
+    Ztr, Ytr, Zte, _ = data
+    est = RBFSVMOvR(C=2.0, cv=3)
+    assert clone(est).get_params() == est.get_params()
+    with pytest.raises(NotFittedError):
+        est.decision_function(Zte)
+    with pytest.raises(NotFittedError):
+        est.get_state()
+    no_proba = RBFSVMOvR(C=1.0, probability=False).fit(Ztr, Ytr)
+    with pytest.raises(AttributeError, match="probability"):
+        no_proba.predict_proba(Zte)
+    with pytest.raises(ValueError, match="features"):
+        no_proba.decision_function(Zte[:, :5])
+    bad_X = Ztr.copy()
+    bad_X[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        RBFSVMOvR(C=1.0).fit(bad_X, Ytr)
+    with pytest.raises(ValueError, match="rows"):
+        RBFSVMOvR(C=1.0).fit(Ztr, Ytr[:-1])
+    for params in ({"C": -1.0}, {"C": "auto"}, {"C": "cv", "C_grid": ()}, {"C": "cv", "C_grid": (0.0, 1.0)},
+                   {"C": 1.0, "gamma": -2.0}, {"C": 1.0, "C_selection": "best"}):
+        with pytest.raises(ValueError):
+            RBFSVMOvR(**params).fit(Ztr, Ytr)
+
+
+def test_bad_C_selection_rejected_with_cv(data) -> None:
+    Ztr, Ytr, _, _ = data
+    with pytest.raises(ValueError, match="C_selection"):
+        RBFSVMOvR(C="cv", C_grid=GRID, C_selection="globl", cv=3).fit(Ztr[:40], Ytr[:40])
