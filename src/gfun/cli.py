@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="train Naive, Fun and gFun on the bundled demo data and print the table",
                        formatter_class=fmt)
     p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
+    p.add_argument("--n-jobs", type=int, default=-1, help="parallel jobs (-1: all cores)")
     p.set_defaults(func=cmd_demo)
 
     from gfun.datasets.cli import add_datasets_parser
