@@ -54,6 +54,9 @@ def _one(config: str, run: int, data_dir: str | None, n_jobs: int) -> dict:
     pred = est.predict(r.test)
     predict_s = time.perf_counter() - t1
     cpu_self = time.process_time() - c0
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)  # reap the worker processes so that their usage is counted
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = evaluate(r.test.Y, pred, r.test.langs).loc["average"]
     return {"config": config, "fit_s": fit_s, "predict_s": predict_s,

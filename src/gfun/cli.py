@@ -62,7 +62,8 @@ def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "
 
 def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", meta_C: float | str = "cv",
                    first_tier_C: float = 1.0, train_posteriors: str = "in-sample", normalize: bool = True,
-                   n_jobs: int | None = None, random_state: int | None = 0, verbose: bool = False) -> Any:
+                   word_vectors: str | None = None, n_jobs: int | None = None, random_state: int | None = 0,
+                   verbose: bool = False) -> Any:
     """The estimator behind ``--method`` (``gfun``, ``fun`` or ``naive``)."""
     from gfun.baselines import NaiveClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
@@ -74,7 +75,9 @@ def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", 
     if method == "fun":
         return make_fun(**common)
     if method == "gfun":
-        return GeneralizedFunnelling(views=views, aggregation=aggregation, normalize=normalize, **common)
+        view_params = {"m": {"source": word_vectors}} if word_vectors else None
+        return GeneralizedFunnelling(views=views, aggregation=aggregation, normalize=normalize,
+                                     view_params=view_params, **common)
     raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
 
 
@@ -89,7 +92,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     logger.info("training %s on %s", args.method, train)
     est = make_estimator(args.method, views=args.views, aggregation=args.aggregation, meta_C=args.meta_C,
                          first_tier_C=args.first_tier_C, train_posteriors=args.train_posteriors,
-                         normalize=not args.no_normalize, n_jobs=args.n_jobs, random_state=args.seed,
+                         normalize=not args.no_normalize, word_vectors=args.word_vectors, n_jobs=args.n_jobs,
+                         random_state=args.seed,
                          verbose=True)
     t0 = time.perf_counter()
     est.fit(train)
@@ -196,7 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="directory the fitted model is saved to")
     p.add_argument("--method", choices=METHODS, default="gfun",
                    help="gfun: Generalized Funnelling; fun: Funnelling (2019); naive: one classifier per language")
-    p.add_argument("--views", default="x", help="gFun view letters, e.g. x (Posteriors)")
+    p.add_argument("--views", default="x", help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
+                   "w (word-class embeddings); e.g. xmw")
+    p.add_argument("--word-vectors", default=None,
+                   help="source of aligned word vectors for the m view: a folder of MUSE/fastText "
+                   "wiki.multi.<lang>.vec files ('vec:DIR'), or 'e5' (vectors from the offline multilingual-e5-small "
+                   "encoder; needs gfun[torch])")
     p.add_argument("--aggregation", choices=("mean", "concat"), default="mean", help="how views are combined")
     p.add_argument("--classes", default=None, help="JSON list of the class names, in column order "
                    "(default: every label found in the training file, sorted)")
@@ -245,23 +254,32 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gfun`` command."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
     _setup_logging(-1 if args.quiet else args.verbose)
-    if not getattr(args, "func", None):
-        parser.print_help(sys.stderr)
-        return 2
-    from gfun.corpus import CorpusFormatError
-    from gfun.persistence import ModelFormatError
-    from gfun.views.base import UnseenLanguageError
-
     try:
-        return int(args.func(args))
-    except (CorpusFormatError, ModelFormatError, UnseenLanguageError, FileNotFoundError, FileExistsError,
-            ValueError) as exc:
-        sys.stderr.write(f"gfun {args.command}: error: {exc}\n")
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        return 130
+        if not getattr(args, "func", None):
+            parser.print_help(sys.stderr)
+            return 2
+        from gfun.corpus import CorpusFormatError
+        from gfun.persistence import ModelFormatError
+        from gfun.views.base import UnseenLanguageError
+
+        try:
+            return int(args.func(args))
+        except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError) as exc:
+            sys.stderr.write(f"gfun {args.command}: error: {exc}\n")
+            return 1
+        except KeyboardInterrupt:
+            sys.stderr.write("interrupted\n")
+            return 130
+    finally:
+        # Called in-process (tests, notebooks): leave no handler bound to this call's stderr behind.
+        for handler in root.handlers[:]:
+            root.removeHandler(handler)
+        root.setLevel(saved[0])
+        for handler in saved[1]:
+            root.addHandler(handler)
 
 
 if __name__ == "__main__":  # pragma: no cover
