@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# tests never write into the user's cache (~/.cache/gfun): converted models, word vectors
+os.environ.setdefault("GFUN_CACHE", tempfile.mkdtemp(prefix="gfun-test-cache-"))
+
 SHARED_DATA = Path(os.environ.get("GFUN_DATA", ROOT.parent / "shared" / "data")).resolve()
 
 

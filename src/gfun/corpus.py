@@ -22,6 +22,7 @@ import gzip
 import io
 import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -103,6 +104,29 @@ def _iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             yield lineno, line.rstrip("\n").rstrip("\r")
 
 
+def _is_missing(value: Any) -> bool:
+    """``None``, a float NaN (a missing value read by pandas) or a blank string."""
+    return value is None or (isinstance(value, float) and value != value) or not str(value).strip()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_in(value: Any) -> str | None:
+    """The first lone surrogate (JSON escapes such as ``\\ud800`` that encode no character) in a record."""
+    if isinstance(value, str):
+        m = _SURROGATE.search(value)
+        return m.group() if m else None
+    if isinstance(value, dict):
+        value = list(value.keys()) + list(value.values())
+    if isinstance(value, list):
+        for v in value:
+            found = _surrogate_in(v)
+            if found:
+                return found
+    return None
+
+
 def binarize_labels(labels: Sequence[Sequence[str]], classes: Sequence[str]) -> sp.csr_matrix:
     """Binary label matrix (documents x classes, ``int8`` CSR); labels not in ``classes`` are dropped."""
     index = {c: j for j, c in enumerate(classes)}
@@ -159,6 +183,11 @@ class MultilingualCorpus:
             lengths[f"extra[{name!r}]"] = len(values)
         if len(set(lengths.values())) > 1:
             raise CorpusFormatError("mismatched lengths: " + ", ".join(f"{k}={v}" for k, v in lengths.items()))
+        for i, (doc_id, lang) in enumerate(zip(ids, langs, strict=True)):
+            if _is_missing(doc_id):
+                raise CorpusFormatError(f"document {i} has no id (got {doc_id!r})", field="id")
+            if _is_missing(lang):
+                raise CorpusFormatError(f"document {i} ({doc_id!r}) has no language (got {lang!r})", field="lang")
         self.ids: list[str] = [str(i) for i in ids]
         self.langs: list[str] = [str(lang) for lang in langs]
         self.texts: list[str] = list(texts)
@@ -176,6 +205,10 @@ class MultilingualCorpus:
             raise CorpusFormatError(f"{len(dup)} duplicated document id(s) within a language, e.g. {examples}",
                                     field="id")
         self.labelled = labels is not None
+        for i, ls in enumerate(labels or []):
+            if isinstance(ls, str | bytes) or not isinstance(ls, Iterable):
+                raise CorpusFormatError(f"document {self.ids[i]!r} ({self.langs[i]}): labels must be a list of "
+                                        f"label names, got {ls!r}", field="labels")
         labs = [tuple(dict.fromkeys(str(x) for x in ls)) for ls in labels] if labels is not None else [()] * n
         if classes is None:
             classes = sorted({lab for ls in labs for lab in ls})
@@ -189,7 +222,8 @@ class MultilingualCorpus:
                 if on_unknown_label == "error":
                     raise CorpusFormatError(
                         f"document {self.ids[i]!r} ({self.langs[i]}) has label(s) {unknown} outside the class "
-                        "list (pass on_unknown_label='ignore' to drop them)", field="labels")
+                        "list (on_unknown_label='ignore', on the command line --ignore-unknown-labels, drops them)",
+                        field="labels")
                 labs[i] = tuple(lab for lab in ls if lab in cset)
         self.labels: list[tuple[str, ...]] = labs
         self.extra: dict[str, list[Any]] = {k: list(v) for k, v in (extra or {}).items()}
@@ -322,12 +356,35 @@ class MultilingualCorpus:
     @classmethod
     def from_records(cls, records: Iterable[dict[str, Any]], classes: Sequence[str] | None = None, *,
                      on_unknown_label: Literal["error", "ignore"] = "error",
-                     path: str | Path | None = None) -> MultilingualCorpus:
-        """Build a corpus from dicts with keys ``id``, ``lang``, ``text`` and optionally ``labels``."""
+                     path: str | Path | None = None,
+                     detect_language: bool | Sequence[str] = False) -> MultilingualCorpus:
+        """Build a corpus from dicts with keys ``id``, ``lang``, ``text`` and optionally ``labels``.
+
+        Parameters
+        ----------
+        records : iterable of dict
+        classes : sequence of str, optional
+        on_unknown_label : {"error", "ignore"}
+        path : path, optional
+            The file the records come from, named in error messages.
+        detect_language : bool or sequence of str
+            Detect the language of records without one (``lang`` absent, null or blank) with
+            :func:`gfun.langid.fill_missing_languages` (needs ``pip install 'gfun[langid]'``): ``True``
+            chooses among every language the detector knows, a list of codes among those only. By
+            default a record without a language is an error.
+        """
         ids, langs, texts, labels = [], [], [], []
         extra: dict[str, list[Any]] = {}
         any_labels = False
         recs = list(records)
+        if isinstance(detect_language, str):
+            raise TypeError("detect_language must be True/False or a list of candidate language codes, not a "
+                            f"single string ({detect_language!r})")
+        if detect_language is not False and detect_language is not None:
+            from gfun.langid import fill_missing_languages
+
+            recs = fill_missing_languages(recs, candidates=None if detect_language is True else detect_language,
+                                          path=None if path is None else str(path))
         extra_keys = sorted({k for r in recs for k in r} - {"id", "lang", "text", "labels", "__line__"})
         for i, rec in enumerate(recs):
             line = rec.pop("__line__", i + 1) if isinstance(rec, dict) else i + 1
@@ -364,8 +421,12 @@ class MultilingualCorpus:
 
     @classmethod
     def from_jsonl(cls, path: str | Path, classes: Sequence[str] | None = None, *,
-                   on_unknown_label: Literal["error", "ignore"] = "error") -> MultilingualCorpus:
-        """Read a JSONL file (``.gz`` allowed); errors name the file, line and field."""
+                   on_unknown_label: Literal["error", "ignore"] = "error",
+                   detect_language: bool | Sequence[str] = False) -> MultilingualCorpus:
+        """Read a JSONL file (``.gz`` allowed); errors name the file, line and field.
+
+        ``detect_language`` fills in missing languages (see :meth:`from_records`).
+        """
         records = []
         seen: dict[tuple[str, str], int] = {}
         for lineno, line in _iter_lines(path):
@@ -379,7 +440,12 @@ class MultilingualCorpus:
             if not isinstance(rec, dict):
                 raise CorpusFormatError(f"expected a JSON object, got {type(rec).__name__}", path=path,
                                         line=lineno)
-            if rec.get("id") is not None:
+            if "\\u" in line:
+                bad = _surrogate_in(rec)
+                if bad:
+                    raise CorpusFormatError(f"not valid Unicode: the escape \\u{ord(bad):04x} is half of a "
+                                            "surrogate pair and encodes no character", path=path, line=lineno)
+            if rec.get("id") is not None and not _is_missing(rec.get("lang")):
                 key = (str(rec.get("lang")).strip(), str(rec["id"]))
                 if key in seen:
                     raise CorpusFormatError(f"duplicated id {key[1]!r} in language {key[0]!r} (first seen on "
@@ -387,7 +453,8 @@ class MultilingualCorpus:
                 seen[key] = lineno
             rec["__line__"] = lineno
             records.append(rec)
-        return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path)
+        return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path,
+                                detect_language=detect_language)
 
     def to_records(self) -> list[dict[str, Any]]:
         """The documents as dicts (the JSONL schema)."""
@@ -410,8 +477,12 @@ class MultilingualCorpus:
 
     @classmethod
     def from_tsv(cls, path: str | Path, classes: Sequence[str] | None = None, *,
-                 on_unknown_label: Literal["error", "ignore"] = "error") -> MultilingualCorpus:
-        """Read a TSV file with header ``id, lang, labels, text`` (other columns become extra fields)."""
+                 on_unknown_label: Literal["error", "ignore"] = "error",
+                 detect_language: bool | Sequence[str] = False) -> MultilingualCorpus:
+        """Read a TSV file with header ``id, lang, labels, text`` (other columns become extra fields).
+
+        ``detect_language`` fills in missing (empty) languages (see :meth:`from_records`).
+        """
         header: list[str] | None = None
         records = []
         seen: dict[tuple[str, str], int] = {}
@@ -438,7 +509,7 @@ class MultilingualCorpus:
                 else:
                     rec[col] = _unescape(cell)
             key = (str(rec.get("lang")).strip(), str(rec.get("id")))
-            if rec.get("id") and key in seen:
+            if rec.get("id") and not _is_missing(rec.get("lang")) and key in seen:
                 raise CorpusFormatError(f"duplicated id {key[1]!r} in language {key[0]!r} (first seen on line "
                                         f"{seen[key]})", path=path, line=lineno, field="id")
             seen[key] = lineno
@@ -446,7 +517,8 @@ class MultilingualCorpus:
             records.append(rec)
         if header is None:
             raise CorpusFormatError("empty file (no header row)", path=path)
-        return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path)
+        return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path,
+                                detect_language=detect_language)
 
     def to_tsv(self, path: str | Path) -> None:
         """Write the corpus as TSV (see the module docstring for the escaping)."""
@@ -495,6 +567,8 @@ def read_classes(path: str | Path) -> list[str]:
         classes = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise CorpusFormatError(f"invalid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    except UnicodeDecodeError as exc:
+        raise CorpusFormatError(f"not valid UTF-8 (byte {exc.start} of the file)", path=path) from None
     if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
         raise CorpusFormatError("expected a JSON array of strings", path=path)
     return classes

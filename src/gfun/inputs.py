@@ -40,6 +40,9 @@ def as_label_matrix(y: Any, n_docs: int, classes: Sequence[str] | None = None
     values = np.unique(Y)
     if not np.isin(values, (0, 1)).all():
         raise ValueError(f"the label matrix must be binary (0/1), found values {values[:5].tolist()}")
+    if Y.shape[1] == 0:
+        raise ValueError("the labels name no class: every document has an empty label list (give the class list, "
+                         "or check the labels field)")
     names = list(classes) if classes is not None else [str(j) for j in range(Y.shape[1])]
     if len(names) != Y.shape[1]:
         raise ValueError(f"{len(names)} class names for a label matrix with {Y.shape[1]} columns")
@@ -57,12 +60,17 @@ def unpack(X: Any, langs: Sequence[str] | None = None) -> tuple[list[str], np.nd
     texts = list(X)
     if langs is None:
         raise ValueError("langs (one language code per text) is required when X is a list of texts")
+    if isinstance(langs, str):
+        raise TypeError("langs must be a sequence with one language code per text, got a single string")
+    langs = list(langs)
+    if len(langs) != len(texts):
+        raise ValueError(f"got {len(texts)} texts but {len(langs)} languages")
+    for i, lang in enumerate(langs):
+        if lang is None or (isinstance(lang, float) and lang != lang) or not str(lang).strip():
+            raise ValueError(f"text {i} has no language code (got {lang!r}); gfun.langid.detect_languages can "
+                             "detect it")
     langs_arr = np.asarray([str(lang) for lang in langs], dtype=object)
-    if len(langs_arr) != len(texts):
-        raise ValueError(f"got {len(texts)} texts but {len(langs_arr)} languages")
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise TypeError(f"text {i} ({langs_arr[i]}) is a {type(t).__name__}, expected str")
-        if not langs_arr[i]:
-            raise ValueError(f"text {i} has an empty language code")
     return texts, langs_arr

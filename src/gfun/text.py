@@ -566,7 +566,8 @@ class TfidfVectorizer(BaseEstimator):
         if len(keep) == 0:
             where = f" occurring in at least min_df={self.min_df} documents" if self.min_df > 1 else ""
             raise ValueError(f"empty vocabulary for language {self.lang!r} ({n_docs} documents): "
-                             f"the documents contain no terms{where}")
+                             f"the documents contain no terms{where} (they are empty, or every token is a stop "
+                             f"word, a number or shorter than {self.min_len} characters)")
         # Remap the columns to the alphabetical order of the kept terms, dropping the others.
         mapping = np.full(len(terms), -1, dtype=np.int64)
         mapping[keep] = np.arange(len(keep))

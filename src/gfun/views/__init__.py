@@ -4,6 +4,8 @@
 letter    view
 ========  ==========================================================
 ``x``     :class:`~gfun.views.posteriors.PosteriorsView` (calibrated posteriors of per-language SVMs)
+``m``     :class:`~gfun.views.embeddings.WordEmbeddingView` (TF-IDF x aligned word vectors, SIF, L2)
+``w``     :class:`~gfun.views.wce.WordClassEmbeddingView` (TF-IDF x word-class embeddings, SIF, L2)
 ========  ==========================================================
 """
 
@@ -13,13 +15,25 @@ import inspect
 from typing import Any
 
 from gfun.views.base import UnseenLanguageError, ViewGenerator
+from gfun.views.embeddings import WordEmbeddingView
 from gfun.views.posteriors import PosteriorsView
+from gfun.views.wce import WordClassEmbeddingView
 
-__all__ = ["VIEW_CLASSES", "PosteriorsView", "UnseenLanguageError", "ViewGenerator", "make_view"]
+__all__ = [
+    "VIEW_CLASSES",
+    "PosteriorsView",
+    "UnseenLanguageError",
+    "ViewGenerator",
+    "WordClassEmbeddingView",
+    "WordEmbeddingView",
+    "make_view",
+]
 
 #: Configuration letter -> view class.
 VIEW_CLASSES: dict[str, type[ViewGenerator]] = {
     "x": PosteriorsView,
+    "m": WordEmbeddingView,
+    "w": WordClassEmbeddingView,
 }
 
 

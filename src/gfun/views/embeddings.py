@@ -1,0 +1,392 @@
+"""The word-embeddings view (M): TF-IDF-weighted averages of aligned multilingual word vectors.
+
+For a language ``L`` with TF-IDF matrix ``X_L`` (documents x the language's vocabulary, the
+weighting of equations 1-3) and aligned word-vector matrix ``E_L`` (one row per vocabulary term,
+a zero row for a term the source has no vector for), the view of the documents is::
+
+    Z = l2(sif(X_L @ E_L))
+
+where ``sif`` removes the first principal component fitted on the training views (see
+:mod:`gfun.views.sif`) and ``l2`` scales each row to unit norm (an all-zero row stays zero).
+Because the word vectors of all languages live in one space, so do the views.
+
+Zero-shot: a language without training documents is covered whenever the word-vector source has
+vectors for it. Its TF-IDF is fitted on the documents being transformed (the paper's footnote 7:
+TF-IDF is unsupervised, so the IDF can be estimated on the test documents themselves), with one
+change: ``idf = ln((N + 1) / df)`` instead of ``ln(N / df)``, so that a term occurring in every
+document of a small batch (in a batch of one document: every term) keeps a positive weight
+instead of zeroing the view. The common component removed from such views is the one fitted on
+the training views of all languages: test documents never change each other's components.
+
+:class:`_TfidfProjectionView` holds what the M and W views (:mod:`gfun.views.wce`) share.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from gfun.normalization import l2_normalize
+from gfun.text import TfidfVectorizer
+from gfun.views.base import ViewGenerator
+from gfun.views.sif import CommonComponents, SIFMode
+
+__all__ = ["WordEmbeddingView", "build_source", "oov_token_share", "source_covers"]
+
+logger = logging.getLogger(__name__)
+
+#: Spec of a word-vector source: see :func:`build_source`.
+SourceSpec = str | os.PathLike | Mapping[str, Any]
+
+_SPEC_KINDS = ("e5", "e5-subword", "encoder", "encoder-subword", "vec")
+
+
+def build_source(spec: Any) -> Any:
+    """Build a :class:`gfun.wordvectors.WordVectorSource` from a JSON-able spec.
+
+    Parameters
+    ----------
+    spec : str, path-like, dict or WordVectorSource
+        * a string understood by :func:`gfun.wordvectors.cli.make_source`: ``"e5"`` (vectors derived
+          from the offline multilingual-e5-small, each word encoded in isolation), ``"e5-subword"``,
+          ``"encoder:<model>"``, ``"encoder-subword:<model>"``, ``"vec:<folder or template>"``;
+        * a folder of ``.vec`` files (``wiki.multi.<lang>.vec``, ``<lang>.vec``) or a path template
+          containing ``{lang}`` (same as ``"vec:<path>"``);
+        * a dict ``{"spec": <one of the above>, **options}``, options going to the source's
+          constructor (e.g. ``{"spec": "vec:/data/muse", "max_rows": 200000, "cache": False}``), or
+          ``{"files": {lang: path, ...}, **options}`` for one explicit ``.vec`` file per language;
+        * an already built source, returned as is (such a view cannot be saved).
+
+    Returns
+    -------
+    WordVectorSource
+    """
+    from gfun.wordvectors import VecFileSource, WordVectorSource
+    from gfun.wordvectors.cli import make_source
+
+    if isinstance(spec, WordVectorSource):
+        return spec
+    if isinstance(spec, Mapping):
+        options = dict(spec)
+        if "files" in options:
+            return VecFileSource(options.pop("files"), **options)
+        if "spec" not in options:
+            raise ValueError(f"a source given as a dict needs a 'spec' or a 'files' entry, got keys {sorted(options)}")
+        inner = options.pop("spec")
+        text = os.fspath(inner)
+        if text.partition(":")[0] not in _SPEC_KINDS:
+            text = f"vec:{text}"
+        return make_source(text, **options)
+    if isinstance(spec, str | os.PathLike):
+        text = os.fspath(spec)
+        if text.partition(":")[0] in _SPEC_KINDS:
+            return make_source(text)
+        if "{lang}" in text or Path(text).is_dir():
+            return make_source(f"vec:{text}")
+        raise ValueError(f"word-vector source {text!r} is neither a known spec ({', '.join(_SPEC_KINDS)}) nor a "
+                         "folder of .vec files nor a template with '{lang}'")
+    raise TypeError(f"cannot build a word-vector source from a {type(spec).__name__}")
+
+
+def source_covers(source: Any, lang: str) -> bool:
+    """Whether a word-vector source can give vectors for ``lang``.
+
+    A source with a ``covers(lang)`` method is asked; a ``.vec`` source covers the languages it
+    finds a file for; a wrapper (Procrustes refinement) covers what its base source covers; any
+    other source (vectors derived from an encoder) covers every language.
+    """
+    covers = getattr(source, "covers", None)
+    if callable(covers):
+        return bool(covers(lang))
+    inner = getattr(source, "source", None)
+    if inner is not None and hasattr(inner, "lookup"):
+        return source_covers(inner, lang)
+    path_for = getattr(source, "path_for", None)
+    if callable(path_for):
+        try:
+            path_for(lang)
+        except FileNotFoundError:
+            return False
+        return True
+    return True
+
+
+def oov_token_share(vectorizer: TfidfVectorizer, texts: Sequence[str], found: np.ndarray) -> float:
+    """Share of the tokens of ``texts`` (terms of the vectorizer's vocabulary) that have no word vector.
+
+    Tokens that the analyser drops (stop words, short tokens) or that are outside the TF-IDF
+    vocabulary do not count.
+    """
+    analyze = vectorizer.analyzer_
+    vocab = vectorizer.vocabulary_
+    total = oov = 0
+    for text in texts:
+        for term in analyze(text):
+            j = vocab.get(term)
+            if j is not None:
+                total += 1
+                oov += not found[j]
+    return oov / total if total else 0.0
+
+
+class _TfidfProjectionView(ViewGenerator):
+    """Shared machinery: per-language TF-IDF, projection ``X_L @ M_L``, SIF, L2.
+
+    Subclasses define :meth:`_vectorizer_params`, :meth:`_fit_matrix` and optionally
+    :meth:`_training_views` and :meth:`_unseen_views`, and carry a ``sif`` parameter.
+    """
+
+    sif: SIFMode
+
+    # -- hooks -------------------------------------------------------------------------------
+    def _vectorizer_params(self) -> dict:
+        raise NotImplementedError
+
+    def _fit_matrix(self, lang: str, vectorizer: TfidfVectorizer, X: sp.csr_matrix, texts: list[str],
+                    Y: np.ndarray) -> np.ndarray:
+        """The (n_terms, dim) matrix of ``lang`` projected on by its TF-IDF."""
+        raise NotImplementedError
+
+    def _training_views(self, lang: str, X: sp.csr_matrix, Y: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+        """Raw (before SIF and L2) views of the training documents of ``lang``."""
+        return np.asarray(X @ matrix, dtype=np.float64)
+
+    def _unseen_views(self, lang: str, texts: list[str]) -> np.ndarray:
+        """Raw views of documents of a language without training documents."""
+        raise NotImplementedError
+
+    def _matrix(self, lang: str) -> np.ndarray:
+        return self.matrices_[lang]
+
+    def _check_fit_params(self) -> None:
+        CommonComponents(self.sif)  # validates the mode
+
+    # -- ViewGenerator -----------------------------------------------------------------------
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        self._check_fit_params()
+        langs = np.asarray(langs, dtype=object)
+        Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int8)
+        if len(texts) != len(langs) or len(texts) != Y.shape[0]:
+            raise ValueError(f"{len(texts)} texts, {len(langs)} languages and {Y.shape[0]} label rows")
+        languages = sorted(set(langs.tolist()))
+        groups = {lang: np.flatnonzero(langs == lang) for lang in languages}
+        self.vectorizers_: dict[str, TfidfVectorizer] = {}
+        self.matrices_: dict[str, np.ndarray] = {}
+        raw: dict[str, np.ndarray] = {}
+        for lang, idx in groups.items():
+            sub = [texts[i] for i in idx]
+            vec = TfidfVectorizer(lang, **self._vectorizer_params())
+            X = vec.fit_transform(sub)
+            matrix = np.asarray(self._fit_matrix(lang, vec, X, sub, Y[idx]), dtype=np.float32)
+            self.vectorizers_[lang] = vec
+            self.matrices_[lang] = matrix
+            raw[lang] = self._training_views(lang, X, Y[idx], matrix)
+        self.languages_ = languages
+        self.n_classes_ = int(Y.shape[1])
+        self.n_features_out_ = int(next(iter(raw.values())).shape[1])
+        self.sif_ = CommonComponents(self.sif).fit(raw)
+        out = np.zeros((len(texts), self.n_features_out_), dtype=np.float32)
+        for lang, idx in groups.items():
+            out[idx] = l2_normalize(self.sif_.transform(raw[lang], lang))
+        return out
+
+    def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
+        langs = np.asarray(langs, dtype=object)
+        if len(texts) != len(langs):
+            raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
+        self._check_languages(langs)
+        out = np.zeros((len(texts), self.n_features_out_), dtype=np.float32)
+        for lang in np.unique(langs):
+            idx = np.flatnonzero(langs == lang)
+            sub = [texts[i] for i in idx]
+            if lang in self.vectorizers_:
+                Z = np.asarray(self.vectorizers_[lang].transform(sub) @ self._matrix(lang), dtype=np.float64)
+            else:
+                Z = self._unseen_views(str(lang), sub)
+            out[idx] = l2_normalize(self.sif_.transform(Z, str(lang)))
+        return out
+
+    # -- persistence -------------------------------------------------------------------------
+    def _state_params(self) -> dict:
+        return self.get_params()
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        smeta, sarrays = self.sif_.get_state()
+        meta: dict = {"params": self._state_params(), "languages_": self.languages_, "n_classes_": self.n_classes_,
+                      "n_features_out_": self.n_features_out_, "vectorizers": {}, "sif": smeta,
+                      "matrices": sorted(self.matrices_)}
+        arrays: dict[str, np.ndarray] = {f"sif/{k}": v for k, v in sarrays.items()}
+        for lang, vec in self.vectorizers_.items():
+            vmeta, varrays = vec.get_state()
+            meta["vectorizers"][lang] = vmeta
+            arrays.update({f"{lang}/vec/{k}": v for k, v in varrays.items()})
+        for lang, matrix in self.matrices_.items():
+            arrays[f"{lang}/matrix"] = matrix
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> _TfidfProjectionView:
+        obj = cls(**meta["params"])
+        obj.languages_ = list(meta["languages_"])
+        obj.n_classes_ = int(meta["n_classes_"])
+        obj.n_features_out_ = int(meta["n_features_out_"])
+        obj.vectorizers_ = {}
+        for lang in obj.languages_:
+            prefix = f"{lang}/vec/"
+            varrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+            obj.vectorizers_[lang] = TfidfVectorizer.from_state(meta["vectorizers"][lang], varrays)
+        obj.matrices_ = {lang: np.asarray(arrays[f"{lang}/matrix"], dtype=np.float32) for lang in meta["matrices"]}
+        obj.sif_ = CommonComponents.from_state(
+            meta["sif"], {k[len("sif/"):]: v for k, v in arrays.items() if k.startswith("sif/")})
+        return obj
+
+
+class WordEmbeddingView(_TfidfProjectionView):
+    """Word-embeddings VGF (letter M): TF-IDF x aligned word vectors -> SIF -> L2.
+
+    Parameters
+    ----------
+    source : str, path-like or dict
+        Where the aligned word vectors come from, as a JSON-able spec (see :func:`build_source`):
+        ``"e5"`` (default: vectors derived from the offline multilingual-e5-small, every word covered),
+        ``"vec:/data/muse"`` or ``"/data/muse"`` (a folder of MUSE/fastText ``wiki.multi.<lang>.vec``
+        files), ``{"spec": "vec:/data/muse", "max_rows": 200000}``. The source is built in ``fit`` (or
+        on first need after loading) and is not part of the saved state. A built source object is
+        accepted too, but then the view cannot be saved.
+    min_df : int
+        Minimum document frequency of a term, per language.
+    stopwords : bool
+        Drop stop words before weighting.
+    stem : bool
+        Stem terms. Off by default: word vectors are looked up by surface form, and a stem such as
+        ``comput`` has none.
+    sif : {"language", "global", "none"}
+        Common-component removal (see :class:`gfun.views.sif.CommonComponents`): one component per
+        training language (default), one for all languages, or none. Zero-shot languages use the
+        component fitted on all training languages.
+    store_vectors : bool
+        Keep the word-vector matrix of every training language in the saved state, so that a
+        loaded model needs the source only for zero-shot languages. With ``False`` the state is
+        smaller and the matrices are fetched from the source again when first needed.
+
+    Attributes
+    ----------
+    languages_ : list of str
+        Training languages.
+    n_features_out_ : int
+        Dimensionality of the word vectors (and of the view).
+    vectorizers_ : dict of str to TfidfVectorizer
+    matrices_ : dict of str to ndarray of shape (n_terms, dim)
+        Word-vector matrix of each training language (rows: TF-IDF vocabulary; zero rows: OOV).
+    oov_token_share_ : dict of str to float
+        Per training language, the share of training tokens without a word vector.
+    sif_ : CommonComponents
+    source_ : WordVectorSource
+        The built source (not saved).
+    """
+
+    letter = "m"
+    output = "features"
+
+    def __init__(self, source: SourceSpec | Any = "e5", min_df: int = 1, stopwords: bool = True, stem: bool = False,
+                 sif: SIFMode = "language", store_vectors: bool = True) -> None:
+        self.source = source
+        self.min_df = min_df
+        self.stopwords = stopwords
+        self.stem = stem
+        self.sif = sif
+        self.store_vectors = store_vectors
+
+    def _vectorizer_params(self) -> dict:
+        return {"min_df": self.min_df, "stopwords": self.stopwords, "stem": self.stem}
+
+    def _get_source(self) -> Any:
+        if getattr(self, "source_", None) is None:
+            self.source_ = build_source(self.source)
+        return self.source_
+
+    def _vectors(self, lang: str, vectorizer: TfidfVectorizer, texts: list[str]) -> np.ndarray:
+        """Word vectors of the vocabulary of ``vectorizer`` (and the OOV token share, logged)."""
+        source = self._get_source()
+        terms = vectorizer.get_feature_names_out().tolist()
+        matrix = np.asarray(source.vectors(lang, terms), dtype=np.float32)
+        if matrix.shape[0] != len(terms):
+            raise ValueError(f"the word-vector source returned {matrix.shape[0]} rows for {len(terms)} terms")
+        found = np.any(matrix != 0, axis=1)
+        share = oov_token_share(vectorizer, texts, found)
+        logger.info("M view [%s]: %d terms, %.1f%% without a vector; %.1f%% of the tokens out of vocabulary",
+                    lang, len(terms), 100 * (1 - found.mean()) if len(terms) else 0.0, 100 * share)
+        if not hasattr(self, "oov_token_share_"):
+            self.oov_token_share_ = {}
+        self.oov_token_share_[lang] = share
+        return matrix
+
+    def _fit_matrix(self, lang: str, vectorizer: TfidfVectorizer, X: sp.csr_matrix, texts: list[str],
+                    Y: np.ndarray) -> np.ndarray:
+        return self._vectors(lang, vectorizer, texts)
+
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        self.source_ = None
+        self.oov_token_share_ = {}
+        return super().fit_transform(texts, langs, Y)
+
+    def _matrix(self, lang: str) -> np.ndarray:
+        if lang not in self.matrices_:  # loaded with store_vectors=False
+            vec = self.vectorizers_[lang]
+            self.matrices_[lang] = np.asarray(
+                self._get_source().vectors(lang, vec.get_feature_names_out().tolist()), dtype=np.float32)
+        return self.matrices_[lang]
+
+    def _unseen_views(self, lang: str, texts: list[str]) -> np.ndarray:
+        vec = TfidfVectorizer(lang, **self._vectorizer_params())
+        try:
+            vec.fit(texts)
+        except ValueError:  # no term at all in these documents
+            logger.warning("M view [%s]: the %d document(s) of this unseen language contain no term", lang,
+                           len(texts))
+            return np.zeros((len(texts), self.n_features_out_))
+        vec.idf_ = vec.idf_ + np.log1p(1.0 / vec.n_docs_)  # ln((N + 1) / df)
+        X = vec.transform(texts)
+        matrix = self._vectors(lang, vec, texts)
+        if matrix.shape[1] != self.n_features_out_:
+            raise ValueError(f"word vectors of {lang!r} have {matrix.shape[1]} dimensions, the view was fitted "
+                             f"with {self.n_features_out_}")
+        logger.info("M view [%s]: zero-shot, TF-IDF fitted on the %d documents being transformed", lang,
+                    len(texts))
+        return np.asarray(X @ matrix, dtype=np.float64)
+
+    def covers(self, lang: str) -> bool:
+        if not hasattr(self, "vectorizers_"):
+            return False
+        if lang in self.vectorizers_:
+            return True
+        try:
+            source = self._get_source()
+        except (ImportError, OSError, ValueError) as exc:
+            logger.warning("M view: word-vector source %r unavailable (%s): language %r not covered",
+                           self.source, exc, lang)
+            return False
+        return source_covers(source, lang)
+
+    def _state_params(self) -> dict:
+        params = self.get_params()
+        spec = params["source"]
+        if not isinstance(spec, str | os.PathLike | Mapping):
+            raise ValueError("a WordEmbeddingView built with a source object cannot be saved: pass the source as a "
+                             "spec (e.g. 'e5', 'vec:/data/muse' or {'spec': ..., **options})")
+        if isinstance(spec, os.PathLike):
+            params["source"] = os.fspath(spec)
+        return params
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        meta, arrays = super().get_state()
+        if not self.store_vectors:
+            meta["matrices"] = []
+            arrays = {k: v for k, v in arrays.items() if not k.endswith("/matrix")}
+        return meta, arrays

