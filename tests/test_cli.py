@@ -127,3 +127,23 @@ def test_every_command_has_help() -> None:
 def test_console_script_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "gfun.cli", "--help"], capture_output=True, text=True, check=True)
     assert "train" in out.stdout and "predict" in out.stdout and "evaluate" in out.stdout
+
+
+def test_predict_detects_missing_languages(files: dict[str, Path], gfun_model: Path) -> None:
+    pytest.importorskip("py3langid", reason="language identification needs gfun[langid] (py3langid)")
+    test = MultilingualCorpus.from_jsonl(files["test"])
+    records = [{"id": i, "text": t} for i, t in zip(test.ids[:6], test.texts[:6], strict=True)]
+    path = files["folder"] / "nolang.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = files["folder"] / "nolang-pred.jsonl"
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(path), "--output", str(out)]) == 1
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(path), "--output", str(out),
+                 "--detect-language"]) == 0
+    detected = [json.loads(x)["lang"] for x in out.read_text().splitlines()]
+    assert detected == test.langs[:6]
+
+
+def test_embeddings_command_is_wired() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert "align-eval" in sub.choices["embeddings"].format_help()

@@ -54,10 +54,11 @@ def _parse_C(value: str) -> float | str:
     return c
 
 
-def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "error") -> Any:
+def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "error",
+          detect_language: bool | list[str] = False) -> Any:
     from gfun.corpus import read_corpus
 
-    return read_corpus(path, classes, on_unknown_label=on_unknown_label)
+    return read_corpus(path, classes, on_unknown_label=on_unknown_label, detect_language=detect_language)
 
 
 def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", meta_C: float | str = "cv",
@@ -108,7 +109,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from gfun.persistence import load_model
 
     model = load_model(args.model)
-    docs = _read(args.input, list(model.classes_), "ignore")
+    docs = _read(args.input, list(model.classes_), "ignore",
+                 detect_language=bool(args.detect_language))
     t0 = time.perf_counter()
     pred = model.predict(docs)
     proba = None
@@ -228,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", required=True, help="documents to label (.jsonl/.tsv; labels ignored)")
     p.add_argument("--output", required=True, help="output JSONL file")
     p.add_argument("--no-proba", action="store_true", help="do not write per-class probabilities")
+    p.add_argument("--detect-language", action="store_true",
+                   help="identify the language of documents without a 'lang' field (needs gfun[langid]); "
+                   "unconfident detections are errors, and so are languages the model cannot serve")
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("evaluate", help="F1/K per language and on average", formatter_class=fmt,
@@ -245,8 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     from gfun.datasets.cli import add_datasets_parser
+    from gfun.wordvectors.cli import add_embeddings_parser
 
     add_datasets_parser(sub)
+    add_embeddings_parser(sub)
     return parser
 
 
