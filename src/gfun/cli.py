@@ -250,10 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     from gfun.datasets.cli import add_datasets_parser
+    from gfun.experiments.cli import add_experiment_parser
     from gfun.wordvectors.cli import add_embeddings_parser
 
     add_datasets_parser(sub)
     add_embeddings_parser(sub)
+    add_experiment_parser(sub)
     return parser
 
 

@@ -1,0 +1,130 @@
+"""``gfun experiment many-shot | zero-shot | learning-curve | aggregation``.
+
+Wire into the main parser with ``add_experiment_parser(subparsers)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+__all__ = ["DEFAULT_CONFIGS", "add_experiment_parser", "cmd_experiment", "settings_from_args"]
+
+logger = logging.getLogger(__name__)
+
+#: Default --configs of each experiment, full and --quick.
+DEFAULT_CONFIGS: dict[str, tuple[str, str]] = {
+    "many-shot": ("naive,fun,x,m,w,xm,xmw", "naive,fun,x,w,xw"),
+    "zero-shot": ("fun,xm", "fun,x"),
+    "learning-curve": ("naive,fun,xm", "naive,fun,x"),
+    "aggregation": ("xm,xw,xmw", "xw"),
+}
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _parse_C(value: str) -> float | str:
+    if value == "cv":
+        return "cv"
+    try:
+        c = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'cv', got {value!r}") from None
+    if c <= 0:
+        raise argparse.ArgumentTypeError(f"C must be positive, got {value}")
+    return c
+
+
+def settings_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~gfun.experiments.runner.ExperimentSettings` of parsed arguments (``--quick`` applied)."""
+    from gfun.experiments.runner import QUICK_SAMPLE, ExperimentSettings
+
+    dataset = args.dataset or "demo"
+    if not args.quick and args.dataset is None:
+        raise ValueError("--dataset is required (or --quick, which uses the bundled demo data)")
+    runs = args.runs if args.runs is not None else (2 if args.quick else 10)
+    meta_C = args.meta_C if args.meta_C is not None else (1.0 if args.quick else "cv")
+    view_params = {"m": {"source": args.word_vectors}} if args.word_vectors else None
+    langs = [x.strip() for x in args.languages.split(",") if x.strip()] if args.languages else None
+    return ExperimentSettings(dataset=dataset, runs=runs, meta_C=meta_C, seed=args.seed, data_dir=args.data_dir,
+                              sample=QUICK_SAMPLE if args.quick else None, languages=langs, n_jobs=args.n_jobs,
+                              view_params=view_params)
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    """Run the experiment named by ``args.experiment`` and print a summary of what it wrote."""
+    from gfun.experiments.configs import parse_configs
+
+    settings = settings_from_args(args)
+    full, quick = DEFAULT_CONFIGS[args.experiment]
+    configs = parse_configs(args.configs or (quick if args.quick else full))
+    out = args.out or f"results/{args.experiment}-{settings.dataset}{'-quick' if args.quick else ''}"
+    logger.info("%s on %s: %d run(s), configurations %s, meta_C=%s, output %s", args.experiment, settings.dataset,
+                settings.runs, ",".join(c.name for c in configs), settings.meta_C, out)
+    if args.experiment == "many-shot":
+        from gfun.experiments.many_shot import run_many_shot
+
+        res = run_many_shot(settings, configs, out, plots=not args.no_plots)
+    elif args.experiment == "zero-shot":
+        from gfun.experiments.zero_shot import run_zero_shot
+
+        res = run_zero_shot(settings, configs, out, plots=not args.no_plots)
+    elif args.experiment == "learning-curve":
+        from gfun.experiments.learning_curve import run_learning_curve
+
+        targets = [t.strip() for t in args.targets.split(",") if t.strip()] if args.targets else None
+        fractions = [int(f) for f in args.fractions.split(",")] if args.fractions else None
+        kw = {"fractions": fractions} if fractions else {}
+        res = run_learning_curve(settings, configs, out, targets=targets, plots=not args.no_plots, **kw)
+    else:
+        from gfun.experiments.aggregation import run_aggregation
+
+        res = run_aggregation(settings, configs, out)
+    md = [f for f in res["files"] if str(f).endswith(".md")]
+    if md and not args.experiment == "zero-shot":
+        _out(md[0].read_text(encoding="utf-8"))
+    _out(f"{args.experiment}: {res['cells']['done']} cell(s) computed, {res['cells']['skipped']} resumed, "
+         f"{len(res['files'])} file(s) written to {out} in {res['wall_s']:.1f} s")
+    return 0
+
+
+def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``experiment`` and its four sub-commands on the main parser's ``subparsers``."""
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    parser = subparsers.add_parser(
+        "experiment", help="reproduce the paper's experiments (tables, grids, curves, figures)", formatter_class=fmt,
+        description="Resumable experiments: each completed (run, configuration) cell is saved under --out as soon "
+                    "as it finishes; a restarted experiment skips completed cells.")
+    sub = parser.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
+    helps = {"many-shot": "Tables 3-4: mean ± std over runs with significance; Figure 4",
+             "zero-shot": "Figures 5-7: languages added one at a time, every language tested",
+             "learning-curve": "Figure 8: 0-100%% of one target language's training documents",
+             "aggregation": "Table 5: concatenation vs averaging"}
+    for name, text in helps.items():
+        full, quick = DEFAULT_CONFIGS[name]
+        p = sub.add_parser(name, help=text, description=text, formatter_class=fmt)
+        p.add_argument("--dataset", default=None, help="dataset name (see `gfun datasets list`); --quick: demo")
+        p.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/<dataset>)")
+        p.add_argument("--runs", type=int, default=None, help="number of runs (default 10; --quick: 2)")
+        p.add_argument("--configs", default=None,
+                       help=f"comma-separated configurations: naive, fun, gFun view letters (x, m, w, xm, xmw, ...), "
+                       f"optionally -mean/-concat (default {full}; --quick: {quick}); b is not available yet")
+        p.add_argument("--out", default=None, help="output folder (default results/<experiment>-<dataset>)")
+        p.add_argument("--quick", action="store_true",
+                       help="tiny: 60 train / 30 test documents per language, 3 languages, 2 runs, meta C 1")
+        p.add_argument("--meta-C", type=_parse_C, default=None,
+                       help="meta-classifier C, or 'cv' (default cv; --quick: 1)")
+        p.add_argument("--languages", default=None, help="comma-separated languages to keep (default: all)")
+        p.add_argument("--word-vectors", default=None, help="word-vector source of the m view (e.g. vec:DIR, e5)")
+        p.add_argument("--seed", type=int, default=0, help="base seed (run r uses seed + r)")
+        p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
+        p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+        if name == "learning-curve":
+            p.add_argument("--targets", default=None, help="comma-separated target languages (default: the first)")
+            p.add_argument("--fractions", default=None, help="comma-separated percentages (default 0,10,20,30,50,100)")
+        p.set_defaults(func=cmd_experiment, experiment=name)
+    return parser

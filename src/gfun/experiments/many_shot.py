@@ -1,0 +1,164 @@
+"""Many-shot experiment (the paper's Tables 3-4 and Figure 4): every configuration trained on all languages.
+
+Outputs in ``out`` (``<stem>`` is ``many-shot-<dataset>``):
+
+* ``cells/many-shot/run=R__config=C.csv`` (and ``.parquet``): per-language, per-class contingency counts;
+* ``<stem>-scores.csv``: every run, configuration and language (plus an ``average`` language row);
+* ``<stem>.csv``, ``<stem>.md``, ``<stem>.tex``: mean ± std over runs, best, group best, significance;
+* ``<stem>-improvement.csv`` and ``<stem>-improvement-<measure>.png``: per-language relative improvement
+  over Naive (Figure 4), when ``naive`` is among the configurations;
+* ``<stem>-timings.csv``: fit and predict seconds of every cell.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gfun.experiments.configs import Config, build_estimator
+from gfun.experiments.runner import (
+    SCORE_COLUMNS,
+    CellStore,
+    ExperimentSettings,
+    cell_scores,
+    evaluate_cell,
+    load_run,
+    run_cells,
+    write_settings,
+)
+from gfun.experiments.tables import significance_table, summary_frame, to_latex, to_markdown
+from gfun.metrics import DISPLAY_NAMES, MEASURES
+
+__all__ = ["RunCache", "language_average", "relative_improvement", "run_many_shot", "write_tables"]
+
+logger = logging.getLogger(__name__)
+
+
+class RunCache:
+    """Loads the corpora of a run once, only when a cell needs them."""
+
+    def __init__(self, settings: ExperimentSettings, *, zero_shot_test: bool = True) -> None:
+        self.settings = settings
+        self.zero_shot_test = zero_shot_test
+        self._data: dict[int, tuple[Any, Any]] = {}
+
+    def __call__(self, run: int) -> tuple[Any, Any]:
+        if run not in self._data:
+            self._data.clear()  # keep one run in memory
+            self._data[run] = load_run(self.settings, run, zero_shot_test=self.zero_shot_test)
+        return self._data[run]
+
+
+def cell_job(settings: ExperimentSettings, config: Config, run: int, data: Callable[[], tuple[Any, Any]]
+             ) -> Callable[[], pd.DataFrame]:
+    """The computation of one cell: fit ``config`` seeded for ``run`` on the corpora returned by ``data``."""
+    def compute() -> pd.DataFrame:
+        train, test = data()
+        est = build_estimator(config, meta_C=settings.meta_C, random_state=settings.seed + run,
+                              n_jobs=settings.n_jobs, view_params=settings.view_params)
+        return evaluate_cell(est, train, test)
+    return compute
+
+
+def language_average(scores: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """The per-cell mean over languages (NaN languages skipped), with ``lang == "average"``."""
+    avg = scores.groupby(list(keys), sort=False)[list(SCORE_COLUMNS)].mean().reset_index()
+    avg.insert(len(keys), "lang", "average")
+    return avg
+
+
+def relative_improvement(scores: pd.DataFrame, measure: str = "F1_macro", baseline: str = "naive") -> pd.DataFrame:
+    """Per-language relative improvement (%) of each configuration over ``baseline``, mean over runs.
+
+    Returns a frame indexed by language (the ``average`` row last) with one column per configuration.
+    """
+    mean = scores.groupby(["config", "lang"], sort=False)[measure].mean().unstack("config")
+    if baseline not in mean.columns:
+        raise ValueError(f"no {baseline!r} results to compare with")
+    base = mean[baseline]
+    rel = mean.drop(columns=[baseline]).sub(base, axis=0).div(base.where(base != 0), axis=0) * 100
+    order = sorted(i for i in rel.index if i != "average") + (["average"] if "average" in rel.index else [])
+    return rel.loc[order]
+
+
+def write_tables(out: Path, stem: str, run_scores: pd.DataFrame, configs: Sequence[Config], *,
+                 title: str, groups: dict[str, str] | None = None) -> pd.DataFrame:
+    """Write ``<stem>.csv``, ``.md`` and ``.tex`` from per-run language-averaged scores; returns the table."""
+    order = [c.name for c in configs]
+    groups = groups or {c.name: c.group for c in configs}
+    labels = {c.name: c.display for c in configs}
+    table = significance_table(run_scores, order=order, groups=groups)
+    summary_frame(table).to_csv(out / f"{stem}.csv")
+    n_runs = int(run_scores["run"].nunique())
+    (out / f"{stem}.md").write_text(to_markdown(table, labels=labels, title=f"{title} ({n_runs} runs)"),
+                                    encoding="utf-8")
+    (out / f"{stem}.tex").write_text(to_latex(table, labels=labels, caption=f"{title} ({n_runs} runs).",
+                                              label=f"tab:{stem}"), encoding="utf-8")
+    return table
+
+
+def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: str | Path, *,
+                  plots: bool = True) -> dict[str, Any]:
+    """Run (or resume) the many-shot experiment and write its files.
+
+    Parameters
+    ----------
+    settings : ExperimentSettings
+    configs : sequence of Config
+    out : path
+        Output folder.
+    plots : bool
+        Also draw the PNG figures (needs matplotlib).
+
+    Returns
+    -------
+    dict
+        ``table`` (:func:`significance_table` frame), ``scores`` (per run, config, language), ``files``
+        (written paths), ``cells`` (computed/skipped counts) and ``wall_s``.
+    """
+    t0 = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_settings(out / "many-shot-settings.json", settings, {"experiment": "many-shot"})
+    store = CellStore(out / "cells" / "many-shot")
+    cache = RunCache(settings, zero_shot_test=False)
+    cells = []
+    for run in range(settings.runs):
+        for cfg in configs:
+            key = {"run": run, "config": cfg.name}
+            cells.append((key, cell_job(settings, cfg, run, lambda r=run: cache(r))))
+    counts = run_cells(store, cells, label="many-shot")
+    frame = store.load_all(k for k, _ in cells)
+    scores = cell_scores(frame, ["run", "config"])
+    avg = language_average(scores, ["run", "config"])
+    all_scores = pd.concat([scores, avg], ignore_index=True)
+    stem = f"many-shot-{settings.dataset}"
+    files = [out / f"{stem}-scores.csv", out / f"{stem}-timings.csv"]
+    all_scores.to_csv(files[0], index=False)
+    frame.groupby(["run", "config"], sort=False)[["fit_s", "predict_s"]].first().reset_index().to_csv(
+        files[1], index=False)
+    table = write_tables(out, stem, avg, configs, title=f"Many-shot results on {settings.dataset}")
+    files += [out / f"{stem}{s}" for s in (".csv", ".md", ".tex")]
+    if "naive" in {c.name for c in configs} and len(configs) > 1:
+        labels = {c.name: c.display for c in configs}
+        rel = {m: relative_improvement(all_scores, m) for m in MEASURES}
+        long = pd.concat({m: r.rename(columns=labels) for m, r in rel.items()}, names=["measure", "lang"])
+        long.to_csv(out / f"{stem}-improvement.csv")
+        files.append(out / f"{stem}-improvement.csv")
+        if plots:
+            from gfun.experiment_plots import relative_improvement_bars
+
+            for m, r in rel.items():
+                path = out / f"{stem}-improvement-{m}.png"
+                relative_improvement_bars(r.rename(columns=labels), path, measure=DISPLAY_NAMES.get(m, m),
+                                          title=f"{settings.dataset}: relative improvement over Naive")
+                files.append(path)
+    wall = time.perf_counter() - t0
+    logger.info("many-shot finished in %.1f s (%d cells computed, %d resumed)", wall, counts["done"],
+                counts["skipped"])
+    return {"table": table, "scores": all_scores, "files": files, "cells": counts, "wall_s": wall}

@@ -1,0 +1,328 @@
+"""Resumable experiment machinery: run settings, data of a run, a store of completed cells, scoring.
+
+An experiment is a set of *cells*, each identified by a key such as ``{"run": 0, "config": "xm"}``
+(plus ``iteration``, ``target`` or ``fraction`` for the zero-shot and learning-curve experiments). A cell
+fits one estimator and writes the per-language, per-class contingency counts of its predictions to
+``<out>/cells/<experiment>/<key>.csv`` (and ``.parquet`` when pyarrow is importable), atomically, as
+soon as it finishes. A restarted experiment skips the cells whose CSV exists, and every table is computed
+from the stored cells only, so an interrupted and a clean run give the same tables.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, f1_from_counts, k_from_counts
+
+__all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "evaluate_cell", "load_run",
+           "run_cells", "sample_corpus"]
+
+logger = logging.getLogger(__name__)
+
+#: Documents per language (train, test) and number of languages of ``--quick``.
+QUICK_SAMPLE: tuple[int, int, int] = (60, 30, 3)
+SCORE_COLUMNS: tuple[str, ...] = (*MEASURES, "F1_macro_present")
+
+
+@dataclasses.dataclass
+class ExperimentSettings:
+    """What an experiment runs on; saved beside the results, checked when an experiment resumes.
+
+    Attributes
+    ----------
+    dataset : str
+        Registry name (see :func:`gfun.datasets.load_dataset`).
+    runs : int
+        Number of runs; run ``r`` loads the dataset's run ``r`` (resampled splits where the dataset has
+        them) and seeds every estimator with ``seed + r``.
+    meta_C : float or "cv"
+    seed : int
+    data_dir : str, optional
+    sample : (n_train, n_test, n_languages), optional
+        Sample this many training and test documents per language (seeded by run) from the first
+        ``n_languages`` training languages (alphabetically); ``--quick`` uses :data:`QUICK_SAMPLE`.
+    languages : list of str, optional
+        Restrict the training and test languages to these.
+    n_jobs : int, optional
+    view_params : dict, optional
+        Extra parameters per view letter (not compared on resume when not JSON-able).
+    """
+
+    dataset: str = "demo"
+    runs: int = 1
+    meta_C: float | str = "cv"
+    seed: int = 0
+    data_dir: str | None = None
+    sample: tuple[int, int, int] | None = None
+    languages: list[str] | None = None
+    n_jobs: int | None = None
+    view_params: dict | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that determine the results (JSON-able), compared when resuming."""
+        out = {"dataset": self.dataset, "meta_C": self.meta_C, "seed": self.seed,
+               "sample": list(self.sample) if self.sample else None, "languages": self.languages}
+        try:
+            out["view_params"] = json.loads(json.dumps(self.view_params))
+        except TypeError:
+            out["view_params"] = "<not serialisable>"
+        return out
+
+
+def sample_corpus(corpus: Any, n_per_language: int, languages: Sequence[str], rng: np.random.RandomState) -> Any:
+    """Up to ``n_per_language`` documents of each of ``languages``, drawn without replacement, in corpus order."""
+    groups = corpus.by_language()
+    idx: list[int] = []
+    for lang in languages:
+        members = groups.get(lang)
+        if members is None or not len(members):
+            continue
+        take = min(n_per_language, len(members))
+        idx.extend(rng.choice(members, take, replace=False).tolist())
+    return corpus.subset(np.sort(np.asarray(idx, dtype=np.int64)))
+
+
+def load_run(settings: ExperimentSettings, run: int, *, zero_shot_test: bool = True) -> tuple[Any, Any]:
+    """Training and test corpora of one run.
+
+    Parameters
+    ----------
+    settings : ExperimentSettings
+    run : int
+    zero_shot_test : bool
+        Append the dataset's zero-shot test documents (languages without training data) to the test set.
+
+    Returns
+    -------
+    train, test : MultilingualCorpus
+    """
+    from gfun.corpus import MultilingualCorpus
+    from gfun.datasets.registry import load_dataset
+
+    splits = load_dataset(settings.dataset, data_dir=settings.data_dir, run=run)
+    train, test = splits.train, splits.test
+    zs = splits.test_zeroshot if zero_shot_test else None
+    langs = list(settings.languages) if settings.languages else None
+    if settings.sample is not None:
+        n_train, n_test, n_langs = settings.sample
+        pool = langs or train.languages
+        langs = sorted(pool)[:n_langs] if n_langs else sorted(pool)
+        rng = np.random.RandomState(settings.seed + run)
+        train = sample_corpus(train, n_train, langs, rng)
+        test = sample_corpus(test, n_test, langs, rng)
+        zs = None  # the quick/sampled setting keeps to the sampled languages
+    elif langs:
+        train, test = train.select(langs), test.select(langs)
+        zs = zs.select(langs) if zs is not None else None
+    if zs is not None and len(zs):
+        test = MultilingualCorpus.concat([test, zs])
+    logger.info("run %d: train %s; test %s", run, train, test)
+    return train, test
+
+
+def evaluate_cell(estimator: Any, train: Any, test: Any) -> pd.DataFrame:
+    """Fit ``estimator`` on ``train`` and return per-language, per-class contingency counts on ``test``.
+
+    Languages the fitted estimator cannot serve (:class:`gfun.views.base.UnseenLanguageError`) get NaN
+    counts. Columns: ``lang, class, TP, FP, FN, TN, fit_s, predict_s``.
+    """
+    from gfun.metrics import per_class_contingency
+    from gfun.views.base import UnseenLanguageError
+
+    t0 = time.perf_counter()
+    estimator.fit(train)
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    frames = []
+    for lang, idx in test.by_language().items():
+        sub = test.subset(idx)
+        try:
+            pred = estimator.predict(sub)
+            frame = per_class_contingency(sub.Y, pred, sub.langs, list(test.classes))
+        except UnseenLanguageError:
+            logger.debug("%s cannot serve language %s: NaN", type(estimator).__name__, lang)
+            frame = pd.DataFrame({"lang": lang, "class": list(test.classes),
+                                  **{c: math.nan for c in CONTINGENCY_COLUMNS}})
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    for c in CONTINGENCY_COLUMNS:
+        out[c] = out[c].astype(float)
+    out["fit_s"] = fit_s
+    out["predict_s"] = time.perf_counter() - t0
+    return out
+
+
+def _key_name(key: dict[str, Any]) -> str:
+    parts = []
+    for k, v in key.items():
+        text = str(v)
+        if not text or any(ch in text for ch in "/\\=_ ") or text.startswith("."):
+            raise ValueError(f"cell key value {text!r} of {k!r} cannot be used in a file name")
+        parts.append(f"{k}={text}")
+    return "__".join(parts)
+
+
+def _atomic_write(path: Path, write: Callable[[str], None]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _parquet_available() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class CellStore:
+    """The completed cells of one experiment, one CSV (and Parquet) file per cell.
+
+    Parameters
+    ----------
+    root : path
+        Folder of the cells (created on first write).
+    parquet : bool, optional
+        Also write Parquet files (default: when pyarrow is importable).
+    """
+
+    def __init__(self, root: str | os.PathLike, parquet: bool | None = None) -> None:
+        self.root = Path(root)
+        self.parquet = _parquet_available() if parquet is None else parquet
+
+    def path(self, key: dict[str, Any], suffix: str = ".csv") -> Path:
+        """File of a cell."""
+        return self.root / (_key_name(key) + suffix)
+
+    def has(self, key: dict[str, Any]) -> bool:
+        """Whether the cell is complete (its CSV, written last, exists)."""
+        return self.path(key).is_file()
+
+    def save(self, key: dict[str, Any], frame: pd.DataFrame) -> None:
+        """Write a cell atomically: Parquet first (when enabled), then the CSV that marks it complete."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        frame = frame.copy()
+        for i, (k, v) in enumerate(key.items()):
+            frame.insert(i, k, v)
+        if self.parquet:
+            _atomic_write(self.path(key, ".parquet"), lambda p: frame.to_parquet(p, index=False))
+        _atomic_write(self.path(key), lambda p: frame.to_csv(p, index=False))
+
+    def load(self, key: dict[str, Any]) -> pd.DataFrame:
+        """The stored frame of a cell (from its CSV)."""
+        return pd.read_csv(self.path(key), keep_default_na=False, na_values=[""],
+                           dtype={"lang": str, "class": str, "config": str})
+
+    def load_all(self, keys: Iterable[dict[str, Any]]) -> pd.DataFrame:
+        """The stored frames of ``keys`` concatenated, in the order given."""
+        frames = [self.load(k) for k in keys]
+        if not frames:
+            raise ValueError("no cells to load")
+        return pd.concat(frames, ignore_index=True)
+
+
+def run_cells(store: CellStore, cells: Sequence[tuple[dict[str, Any], Callable[[], pd.DataFrame]]], *,
+              label: str = "experiment") -> dict[str, int]:
+    """Compute the cells not stored yet, saving each as soon as it finishes.
+
+    Parameters
+    ----------
+    store : CellStore
+    cells : sequence of (key, compute)
+        ``compute()`` returns the cell's contingency frame (see :func:`evaluate_cell`).
+    label : str
+        Name used in the progress log.
+
+    Returns
+    -------
+    dict
+        ``{"done": computed now, "skipped": found complete}``.
+    """
+    done = skipped = 0
+    total = len(cells)
+    t_start = time.perf_counter()
+    for i, (key, compute) in enumerate(cells, start=1):
+        name = _key_name(key)
+        if store.has(key):
+            skipped += 1
+            logger.info("%s [%d/%d] %s: already done, skipped", label, i, total, name)
+            continue
+        t0 = time.perf_counter()
+        frame = compute()
+        store.save(key, frame)
+        done += 1
+        logger.info("%s [%d/%d] %s: done in %.1f s (%.0f s elapsed)", label, i, total, name,
+                    time.perf_counter() - t0, time.perf_counter() - t_start)
+    return {"done": done, "skipped": skipped}
+
+
+def _measures(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray) -> dict[str, float]:
+    if np.isnan(tp).any():
+        return dict.fromkeys(SCORE_COLUMNS, math.nan)
+    f1 = np.atleast_1d(f1_from_counts(tp, fp, fn, tn))
+    k = np.atleast_1d(k_from_counts(tp, fp, fn, tn))
+    present = (tp + fn) > 0
+    return {"F1_macro": float(f1.mean()), "F1_micro": float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())),
+            "K_macro": float(k.mean()), "K_micro": float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())),
+            "F1_macro_present": float(f1[present].mean()) if present.any() else math.nan}
+
+
+def cell_scores(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Per-language measures from stored contingency counts.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Concatenated cells (columns ``keys``, ``lang``, ``class``, ``TP, FP, FN, TN``).
+    keys : sequence of str
+        Key columns identifying a cell (e.g. ``["run", "config"]``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (cell, language): the key columns, ``lang``, the measures of
+        :data:`gfun.metrics.MEASURES` and ``F1_macro_present`` (NaN for languages the cell could not serve).
+    """
+    rows = []
+    for group, sub in frame.groupby([*keys, "lang"], sort=False):
+        counts = [sub[c].to_numpy(dtype=float) for c in CONTINGENCY_COLUMNS]
+        rows.append({**dict(zip([*keys, "lang"], group, strict=True)), **_measures(*counts)})
+    return pd.DataFrame(rows)
+
+
+def write_settings(path: Path, settings: ExperimentSettings, extra: dict[str, Any]) -> None:
+    """Save the settings of an experiment, or check them against those saved by an earlier start.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` holds different settings (the stored cells would mix two experiments).
+    """
+    identity = {**settings.identity(), **extra}
+    if path.is_file():
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored != identity:
+            diff = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
+            raise ValueError(f"{path.parent} holds results of an experiment with other settings ({', '.join(diff)}); "
+                             "use another --out folder")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path, lambda p: Path(p).write_text(json.dumps(identity, indent=1), encoding="utf-8"))

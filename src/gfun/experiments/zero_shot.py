@@ -1,0 +1,163 @@
+"""Zero-shot experiment (the paper's Figures 5-7): training languages added one at a time.
+
+Iteration ``i`` (0-based) trains on the first ``i + 1`` training languages in alphabetical order and tests on
+every test language; a test language outside the training languages is a zero-shot cell. Configurations
+that cannot serve a language without training documents (Naive, Fun, gFun configurations without the M
+view) get NaN in those cells. The paper's zero-shot Fun variant (Fun(TAT) with zero-shot posteriors) is not
+available in gfun, so the Fun grids have NaN zero-shot cells.
+
+Outputs in ``out`` (``<stem>`` is ``zero-shot-<dataset>``): ``cells/zero-shot/``; ``<stem>-scores.csv`` (run,
+config, iteration, language, setting, measures); ``<stem>-grid-<config>-<measure>.csv`` and ``<stem>.md``
+(grids averaged over runs); ``<stem>-<measure>.png`` (Fun, gFun and difference heat maps);
+``<stem>-by-n-languages.csv`` and ``<stem>-by-n-languages-<measure>.png`` (Figure 7).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gfun.experiments.configs import Config
+from gfun.experiments.many_shot import RunCache, cell_job
+from gfun.experiments.runner import CellStore, ExperimentSettings, cell_scores, run_cells, write_settings
+from gfun.metrics import DISPLAY_NAMES, MEASURES
+
+__all__ = ["grid", "run_zero_shot", "training_languages"]
+
+logger = logging.getLogger(__name__)
+
+
+def training_languages(settings: ExperimentSettings, cache: RunCache) -> list[str]:
+    """The training languages of run 0, sorted (the order they are added in)."""
+    train, _ = cache(0)
+    return sorted(train.languages)
+
+
+def grid(scores: pd.DataFrame, config: str, measure: str, languages: Sequence[str]) -> pd.DataFrame:
+    """Mean over runs of ``measure`` for ``config``: rows = iterations (``"k: +lang"``), columns = test languages."""
+    sub = scores[scores["config"] == config]
+    g = sub.groupby(["iteration", "lang"])[measure].mean().unstack("lang")
+    g = g.reindex(index=range(len(languages)))
+    train_set = set(languages)
+    cols = [c for c in languages if c in g.columns] + sorted(c for c in g.columns if c not in train_set)
+    g = g[cols]
+    g.index = [f"{i + 1}: +{languages[i]}" for i in g.index]
+    return g
+
+
+def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: str | Path, *,
+                  heatmap_configs: tuple[str, str] | None = None, plots: bool = True) -> dict[str, Any]:
+    """Run (or resume) the zero-shot experiment and write its files.
+
+    Parameters
+    ----------
+    settings : ExperimentSettings
+    configs : sequence of Config
+    out : path
+    heatmap_configs : (str, str), optional
+        The two configurations of the heat maps (default: ``fun`` and the last gFun configuration).
+    plots : bool
+
+    Returns
+    -------
+    dict
+        ``scores``, ``languages``, ``files``, ``cells`` and ``wall_s``.
+    """
+    t0 = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_settings(out / "zero-shot-settings.json", settings, {"experiment": "zero-shot"})
+    if not any(c.serves_unseen for c in configs):
+        logger.warning("no configuration among %s can serve languages without training documents (needs the "
+                       "M view with mean aggregation): every zero-shot cell will be NaN", [c.name for c in configs])
+    store = CellStore(out / "cells" / "zero-shot")
+    cache = RunCache(settings)
+    languages = training_languages(settings, cache)
+    cells = []
+    for run in range(settings.runs):
+        for it in range(len(languages)):
+            def data(r: int = run, k: int = it) -> tuple[Any, Any]:
+                train, test = cache(r)
+                return train.select(languages[:k + 1]), test
+            for cfg in configs:
+                key = {"run": run, "config": cfg.name, "iteration": it}
+                cells.append((key, cell_job(settings, cfg, run, data)))
+    counts = run_cells(store, cells, label="zero-shot")
+    frame = store.load_all(k for k, _ in cells)
+    scores = cell_scores(frame, ["run", "config", "iteration"])
+    scores.insert(3, "n_languages", scores["iteration"] + 1)
+    scores["setting"] = [("many-shot" if lang in languages[:it + 1] else "zero-shot")
+                         for lang, it in zip(scores["lang"], scores["iteration"], strict=True)]
+    stem = f"zero-shot-{settings.dataset}"
+    files = [out / f"{stem}-scores.csv"]
+    scores.to_csv(files[0], index=False)
+    labels = {c.name: c.display for c in configs}
+    md = [f"# Zero-shot results on {settings.dataset} ({settings.runs} runs)", "",
+          "Rows: training languages, added one at a time in alphabetical order; columns: test languages. "
+          "Mean over runs; `-`: the configuration cannot serve that language (no training documents). "
+          "The paper's zero-shot Fun variant is not available in gfun.", ""]
+    for cfg in configs:
+        for m in MEASURES:
+            g = grid(scores, cfg.name, m, languages)
+            path = out / f"{stem}-grid-{cfg.name}-{m}.csv"
+            g.to_csv(path, index_label="iteration")
+            files.append(path)
+            if m == "F1_macro":
+                md += [f"## {labels[cfg.name]}: {DISPLAY_NAMES[m]}", "", _grid_markdown(g), ""]
+    (out / f"{stem}.md").write_text("\n".join(md), encoding="utf-8")
+    files.append(out / f"{stem}.md")
+    by_n = (scores.groupby(["config", "setting", "n_languages"])[list(MEASURES)].mean().reset_index())
+    by_n.to_csv(out / f"{stem}-by-n-languages.csv", index=False)
+    files.append(out / f"{stem}-by-n-languages.csv")
+    if plots:
+        files += _plots(out, stem, scores, by_n, configs, languages, heatmap_configs, settings.dataset)
+    wall = time.perf_counter() - t0
+    logger.info("zero-shot finished in %.1f s (%d cells computed, %d resumed)", wall, counts["done"],
+                counts["skipped"])
+    return {"scores": scores, "languages": languages, "files": files, "cells": counts, "wall_s": wall}
+
+
+def _grid_markdown(g: pd.DataFrame) -> str:
+    lines = ["| training | " + " | ".join(map(str, g.columns)) + " |", "|---|" + "---|" * g.shape[1]]
+    for idx, row in g.iterrows():
+        lines.append(f"| {idx} | " + " | ".join("-" if np.isnan(v) else f"{v:.3f}" for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _plots(out: Path, stem: str, scores: pd.DataFrame, by_n: pd.DataFrame, configs: Sequence[Config],
+           languages: list[str], heatmap_configs: tuple[str, str] | None, dataset: str) -> list[Path]:
+    from gfun.experiment_plots import averages_by_training_languages, zero_shot_heatmaps
+
+    labels = {c.name: c.display for c in configs}
+    names = [c.name for c in configs]
+    files: list[Path] = []
+    pair = heatmap_configs
+    if pair is None:
+        gfuns = [c.name for c in configs if c.method == "gfun"]
+        serving = [c.name for c in configs if c.serves_unseen]
+        first = "fun" if "fun" in names else names[0]
+        second = (serving or gfuns or [n for n in names if n != first] or [first])[-1]
+        pair = (first, second)
+    if all(p in names for p in pair) and pair[0] != pair[1]:
+        for m in MEASURES:
+            a, b = grid(scores, pair[0], m, languages), grid(scores, pair[1], m, languages)
+            mask = np.array([[c in languages[:i + 1] for c in a.columns] for i in range(a.shape[0])])
+            path = out / f"{stem}-{m}.png"
+            zero_shot_heatmaps(a, b, path, measure=DISPLAY_NAMES[m], names=(labels[pair[0]], labels[pair[1]]),
+                               many_shot=mask, title=f"{dataset}: zero-shot grid, {DISPLAY_NAMES[m]} "
+                               "(outlined: many-shot cells; grey: not served)")
+            files.append(path)
+    for m in MEASURES:
+        frame = by_n.rename(columns={"config": "method", m: "value"})[["method", "setting", "n_languages", "value"]]
+        frame = frame.assign(method=frame["method"].map(labels))
+        path = out / f"{stem}-by-n-languages-{m}.png"
+        averages_by_training_languages(frame, path, measure=DISPLAY_NAMES[m],
+                                       title=f"{dataset}: {DISPLAY_NAMES[m]} by number of training languages")
+        files.append(path)
+    return files
