@@ -224,3 +224,37 @@ def test_gfun_xw_refuses_zero_shot(split) -> None:
 def _json_round_trip(state: tuple[dict, dict]) -> tuple[dict, dict]:
     meta, arrays = state
     return json.loads(json.dumps(meta)), arrays
+
+
+@pytest.mark.parametrize("method", ["fun", "gfun-xw"])
+def test_zero_shot_fallback_views(vec_dir: Path, split, method: str) -> None:
+    """Funnelling's (2019) zero-shot fallback: an auxiliary classifier on M serves only unseen languages."""
+    from gfun.baselines import make_fun
+
+    (texts, langs, Y), (tt, tl, tY), (zt, zl, zY) = split
+    params = {"meta_C": 1.0, "random_state": 0, "zero_shot_views": "m",
+              "view_params": {"m": {"source": _spec(vec_dir)}}}
+    model = make_fun(**params) if method == "fun" else GeneralizedFunnelling(views="xw", **params)
+    plain = (make_fun(meta_C=1.0, random_state=0) if method == "fun"
+             else GeneralizedFunnelling(views="xw", meta_C=1.0, random_state=0))
+    model.fit(texts, Y, langs=langs)
+    plain.fit(texts, Y, langs=langs)
+    # seen languages: the fallback changes nothing
+    np.testing.assert_array_equal(model.decision_function(tt, langs=tl), plain.decision_function(tt, langs=tl))
+    with pytest.raises(UnseenLanguageError, match="'nl'"):
+        plain.predict(zt, langs=zl)
+    zero_pred = model.predict(zt, langs=zl)
+    assert _f1(zY, zero_pred) > 0.5
+    # a mixed batch gives each document what it gets alone
+    mixed = model.predict(list(tt) + list(zt), langs=list(tl) + list(zl))
+    np.testing.assert_array_equal(mixed, np.vstack([model.predict(tt, langs=tl), zero_pred]))
+    loaded = GeneralizedFunnelling.from_state(*_json_round_trip(model.get_state()))
+    np.testing.assert_array_equal(loaded.predict(zt, langs=zl), zero_pred)
+
+
+def test_zero_shot_fallback_needs_posterior_input(vec_dir: Path, split) -> None:
+    (texts, langs, Y), _, _ = split
+    model = GeneralizedFunnelling(views="xw", aggregation="concat", meta_C=1.0, zero_shot_views="m",
+                                  view_params={"m": {"source": _spec(vec_dir)}})
+    with pytest.raises(ValueError, match="zero_shot_views"):
+        model.fit(texts, Y, langs=langs)

@@ -36,6 +36,8 @@ def make_fun(**params: Any) -> GeneralizedFunnelling:
     ----------
     **params
         Further :class:`GeneralizedFunnelling` parameters (``random_state``, ``n_jobs``, ``meta_C``, ...).
+        ``zero_shot_views="m"`` adds the 2019 paper's zero-shot fallback: an auxiliary classifier on aligned
+        word embeddings serves the languages without training documents.
     """
     params.setdefault("views", "x")
     params.setdefault("normalize", False)

@@ -63,22 +63,22 @@ def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "
 
 def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", meta_C: float | str = "cv",
                    first_tier_C: float = 1.0, train_posteriors: str = "in-sample", normalize: bool = True,
-                   word_vectors: str | None = None, n_jobs: int | None = None, random_state: int | None = 0,
-                   verbose: bool = False) -> Any:
+                   word_vectors: str | None = None, zero_shot_views: str | None = None, n_jobs: int | None = None,
+                   random_state: int | None = 0, verbose: bool = False) -> Any:
     """The estimator behind ``--method`` (``gfun``, ``fun`` or ``naive``)."""
     from gfun.baselines import NaiveClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
 
     if method == "naive":
         return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+    view_params = {"m": {"source": word_vectors}} if word_vectors else None
     common = {"meta_C": meta_C, "first_tier_C": first_tier_C, "train_posteriors": train_posteriors,
-              "n_jobs": n_jobs, "random_state": random_state, "verbose": verbose}
+              "zero_shot_views": zero_shot_views, "view_params": view_params, "n_jobs": n_jobs,
+              "random_state": random_state, "verbose": verbose}
     if method == "fun":
         return make_fun(**common)
     if method == "gfun":
-        view_params = {"m": {"source": word_vectors}} if word_vectors else None
-        return GeneralizedFunnelling(views=views, aggregation=aggregation, normalize=normalize,
-                                     view_params=view_params, **common)
+        return GeneralizedFunnelling(views=views, aggregation=aggregation, normalize=normalize, **common)
     raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
 
 
@@ -93,7 +93,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     logger.info("training %s on %s", args.method, train)
     est = make_estimator(args.method, views=args.views, aggregation=args.aggregation, meta_C=args.meta_C,
                          first_tier_C=args.first_tier_C, train_posteriors=args.train_posteriors,
-                         normalize=not args.no_normalize, word_vectors=args.word_vectors, n_jobs=args.n_jobs,
+                         normalize=not args.no_normalize, word_vectors=args.word_vectors,
+                         zero_shot_views=args.zero_shot_views, n_jobs=args.n_jobs,
                          random_state=args.seed,
                          verbose=True)
     t0 = time.perf_counter()
@@ -209,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "wiki.multi.<lang>.vec files ('vec:DIR'), or 'e5' (vectors from the offline multilingual-e5-small "
                    "encoder; needs gfun[torch])")
     p.add_argument("--aggregation", choices=("mean", "concat"), default="mean", help="how views are combined")
+    p.add_argument("--zero-shot-views", default=None,
+                   help="fallback view letters (e.g. m) used only for languages the main views cannot serve; "
+                   "with --method fun this is the 2019 paper's zero-shot Funnelling")
     p.add_argument("--classes", default=None, help="JSON list of the class names, in column order "
                    "(default: every label found in the training file, sorted)")
     p.add_argument("--ignore-unknown-labels", action="store_true",

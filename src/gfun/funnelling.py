@@ -80,6 +80,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         default (``{"w": {"train_views": "in-sample"}}`` gives the paper's setting).
     probability : bool
         Calibrate the meta-classifier so that :meth:`predict_proba` works.
+    zero_shot_views : str, optional
+        Fallback views (letters, e.g. ``"m"``) used only for documents of languages that no view of ``views``
+        covers: each is mapped to |Y| calibrated posteriors by an auxiliary RBF SVM trained on all training
+        documents, and their average replaces the meta-level input of such documents. This is how Funnelling
+        (2019) classified languages without training data (``make_fun(zero_shot_views="m")``). Needs a
+        meta-level representation of |Y| posteriors (``mean`` aggregation, or ``concat`` of the X view alone).
     n_jobs : int, optional
         Parallel jobs (languages in tier 1, classes in tier 2).
     random_state : int, optional
@@ -105,8 +111,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                  first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = "cv",
                  meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
                  meta_cv: int = 5, gamma: float | str = "scale", view_params: dict | None = None,
-                 probability: bool = True, n_jobs: int | None = None, random_state: int | None = None,
-                 verbose: bool = False) -> None:
+                 probability: bool = True, zero_shot_views: str | None = None, n_jobs: int | None = None,
+                 random_state: int | None = None, verbose: bool = False) -> None:
         self.views = views
         self.aggregation = aggregation
         self.normalize = normalize
@@ -120,19 +126,21 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.gamma = gamma
         self.view_params = view_params
         self.probability = probability
+        self.zero_shot_views = zero_shot_views
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
     # ------------------------------------------------------------------ construction helpers
-    def _build_views(self) -> list[ViewGenerator]:
+    def _build_views(self, spec: str | Sequence[ViewGenerator] | None = None) -> list[ViewGenerator]:
         from sklearn.base import clone
 
-        if isinstance(self.views, str):
+        spec = self.views if spec is None else spec
+        if isinstance(spec, str):
             extra = self.view_params or {}
             common = {"n_jobs": self.n_jobs, "random_state": self.random_state}
             built = []
-            for letter in parse_views(self.views):
+            for letter in parse_views(spec):
                 params = dict(common)
                 if letter == "x":
                     params.update(C=self.first_tier_C, cv=self.cv, train_posteriors=self.train_posteriors)
@@ -143,7 +151,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                 params.update(extra.get(letter, {}))
                 built.append(make_view(letter, **params))
             return built
-        views = [clone(v) for v in self.views]
+        views = [clone(v) for v in spec]
         if not views:
             raise ValueError("at least one view is needed")
         return views
@@ -224,6 +232,24 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                 if self.normalize:
                     Z = l2_normalize(Z)
             train_mapped.append(np.asarray(Z, dtype=np.float32))
+        self.fallback_views_: list[ViewGenerator] = []
+        if self.zero_shot_views:
+            letters = parse_views(self.zero_shot_views)
+            main = {v.letter for v in self.views_}
+            if main & set(letters):
+                raise ValueError(f"zero_shot_views {self.zero_shot_views!r} repeats a view of views={self.views!r}")
+            if self.aggregation == "concat" and [v.output for v in self.views_] != ["posteriors"]:
+                raise ValueError("zero_shot_views needs a meta-level input of |Y| posteriors: mean aggregation, or "
+                                 "concat of a single posterior view (views='x')")
+            for view in self._build_views(self.zero_shot_views):
+                Z = view.fit_transform(texts, lang_arr, Y)
+                if self.normalize:
+                    Z = l2_normalize(Z)
+                scaler = ZScore.fit(Z) if self.normalize else None
+                self.mappers_[view.letter] = self._mapper().fit(scaler.transform(Z) if scaler else Z, Y)
+                if scaler is not None:
+                    self.mapper_scalers_[view.letter] = scaler
+                self.fallback_views_.append(view)
         self.timings_["mappers"] = time.perf_counter() - t0
         Zmeta = self._aggregate(train_mapped, [np.ones(len(texts), dtype=bool)] * len(train_mapped))
         self.scaler_ = ZScore.fit(Zmeta) if self.normalize else None
@@ -262,17 +288,23 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         n = len(texts)
         present = sorted(set(lang_arr.tolist()))
         covering = {lang: [v.letter for v in self.views_ if v.covers(lang)] for lang in present}
+        fallback = getattr(self, "fallback_views_", [])
+
+        def served(letters: list[str]) -> bool:
+            return bool(letters) and (self.aggregation == "mean" or len(letters) == len(self.views_))
+
         for lang, letters in covering.items():
-            if not letters or (self.aggregation == "concat" and len(letters) < len(self.views_)):
+            if not served(letters) and not any(v.covers(lang) for v in fallback):
                 names = "".join(v.letter.upper() for v in self.views_)
                 raise UnseenLanguageError(
                     f"language {lang!r} was not seen in training (languages: {self.languages_}) and "
                     + ("no view of this model" if not letters else f"only view(s) {letters} of {names}")
                     + f" can represent it ({self.aggregation} aggregation); views that serve languages without "
                     "training documents: M (aligned word embeddings), B (multilingual transformer)")
+        main_ok = np.asarray([served(covering[lang]) for lang in lang_arr], dtype=bool)
         mapped, masks = [], []
         for view in self.views_:
-            mask = np.asarray([view.covers(lang) for lang in lang_arr], dtype=bool)
+            mask = main_ok & np.asarray([view.covers(lang) for lang in lang_arr], dtype=bool)
             Z = np.zeros((n, self._view_dim(view)), dtype=np.float32)
             if mask.any():
                 idx = np.flatnonzero(mask)
@@ -289,6 +321,23 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             mapped.append(Z)
             masks.append(mask)
         Zmeta = self._aggregate(mapped, masks)
+        rest = np.flatnonzero(~main_ok)
+        if rest.size:  # languages only the zero-shot fallback views serve: average of their posteriors
+            total = np.zeros((rest.size, len(self.classes_)))
+            count = np.zeros((rest.size, 1))
+            for view in fallback:
+                sub = np.asarray([view.covers(lang_arr[i]) for i in rest], dtype=bool)
+                if not sub.any():
+                    continue
+                idx = rest[sub]
+                Zv = view.transform([texts[i] for i in idx], lang_arr[idx])
+                if self.normalize:
+                    Zv = l2_normalize(Zv)
+                scaler = self.mapper_scalers_.get(view.letter)
+                P = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
+                total[sub] += l2_normalize(P) if self.normalize else P
+                count[sub, 0] += 1
+            Zmeta[rest] = (total / np.maximum(count, 1)).astype(np.float32)
         return self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
 
     def _view_dim(self, view: ViewGenerator) -> int:
@@ -344,6 +393,11 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         if self.scaler_ is not None:
             arrays["scaler/mean"] = self.scaler_.mean
             arrays["scaler/scale"] = self.scaler_.scale
+        meta["fallback_views"] = []
+        for view in getattr(self, "fallback_views_", []):
+            vmeta, varr = view.get_state()
+            meta["fallback_views"].append({"letter": view.letter, "state": vmeta})
+            arrays.update({f"fallback/{view.letter}/{k}": v for k, v in varr.items()})
         mmeta, marr = self.meta_.get_state()
         meta["meta"] = mmeta
         arrays.update({f"meta/{k}": v for k, v in marr.items()})
@@ -362,6 +416,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             letter = entry["letter"]
             prefix = f"view/{letter}/"
             obj.views_.append(VIEW_CLASSES[letter].from_state(entry["state"], _sub(arrays, prefix)))
+        obj.fallback_views_ = [
+            VIEW_CLASSES[e["letter"]].from_state(e["state"], _sub(arrays, f"fallback/{e['letter']}/"))
+            for e in meta.get("fallback_views", [])]
         obj.mappers_ = {letter: RBFSVMOvR.from_state(m, _sub(arrays, f"mapper/{letter}/"))
                         for letter, m in meta["mappers"].items()}
         obj.mapper_scalers_ = {letter: ZScore(arrays[f"mapper_scaler/{letter}/mean"],
