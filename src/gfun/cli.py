@@ -151,8 +151,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_demo(*, seed: int = 0, n_jobs: int | None = None) -> Any:
-    """Train Naive, Fun and gFun-X on the bundled demo sample; returns the results table."""
+def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) -> Any:
+    """Train Naive, Fun, gFun-X (and gFun-XW, gFun-XMW) on the bundled demo sample; returns the results table.
+
+    ``full`` adds gFun-XW and gFun-XMW (M with word vectors derived offline from multilingual-e5-small's
+    sub-word embeddings, which needs ``gfun[torch]``).
+    """
     import pandas as pd
 
     from gfun.datasets.demo import load_demo
@@ -162,6 +166,11 @@ def run_demo(*, seed: int = 0, n_jobs: int | None = None) -> Any:
     logger.info("demo data: train %s; test %s", train, test)
     rows = {}
     configs = [("Naive", "naive", {}), ("Fun", "fun", {}), ("gFun-X", "gfun", {"views": "x"})]
+    if full:
+        configs += [("gFun-XW", "gfun", {"views": "xw"}),
+                    ("gFun-XMW", "gfun", {"views": "xmw", "word_vectors": "e5-subword"})]
+    else:
+        logger.info("gFun-XMW skipped: its M view needs gfun[torch] (make demo-full)")
     for name, method, kw in configs:
         est = make_estimator(method, n_jobs=n_jobs, random_state=seed, **kw)
         t0 = time.perf_counter()
@@ -178,8 +187,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from gfun.metrics import format_table
 
     t0 = time.perf_counter()
-    df = run_demo(seed=args.seed, n_jobs=args.n_jobs)
-    _out("gfun demo: Debian package descriptions (5 languages, 30 debtags), averages over languages")
+    df = run_demo(seed=args.seed, n_jobs=args.n_jobs, full=args.full)
+    _out("gfun demo: Debian package descriptions (5 languages, 30 debtags), averages over languages"
+         + ("" if "gFun-XMW" in df.index else "; gFun-XMW needs gfun[torch]: make demo-full"))
     _out(format_table(df))
     _out(f"total {time.perf_counter() - t0:.0f} s")
     return 0
@@ -251,6 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=fmt)
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--n-jobs", type=int, default=-1, help="parallel jobs (-1: all cores)")
+    p.add_argument("--full", action="store_true",
+                   help="also gFun-XW and gFun-XMW (needs gfun[torch]; `make demo-full`)")
     p.set_defaults(func=cmd_demo)
 
     from gfun.datasets.cli import add_datasets_parser
