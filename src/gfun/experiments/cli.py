@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from typing import Any
+
+from gfun.cli import _out, _parse_C  # shared with the main CLI
 
 __all__ = ["DEFAULT_CONFIGS", "add_experiment_parser", "cmd_experiment", "settings_from_args"]
 
@@ -21,22 +22,6 @@ DEFAULT_CONFIGS: dict[str, tuple[str, str]] = {
     "learning-curve": ("naive,fun,xm", "naive,fun,x"),
     "aggregation": ("xm,xw,xmw", "xw"),
 }
-
-
-def _out(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-
-
-def _parse_C(value: str) -> float | str:
-    if value == "cv":
-        return "cv"
-    try:
-        c = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number or 'cv', got {value!r}") from None
-    if c <= 0:
-        raise argparse.ArgumentTypeError(f"C must be positive, got {value}")
-    return c
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
