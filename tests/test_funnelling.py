@@ -250,3 +250,12 @@ def test_missing_classes_and_a_single_document_language(demo) -> None:
     assert not pred[:, 0].any() and proba[:, 0].max() < 0.5
     assert pred[:, 1].any() or proba[:, 1].max() > proba[:, 0].max()
     assert np.isfinite(est.transform(new)).all()
+
+
+def test_balanced_meta_class_weight_predicts_more_positives(demo, model: GeneralizedFunnelling) -> None:
+    train, test = demo[0], demo[1]
+    balanced = clone(model).set_params(meta_class_weight="balanced").fit(train)
+    assert balanced.meta_.class_weight == "balanced"
+    # same tier 1, so the meta-level inputs are identical; only the meta-classifier's weights differ
+    np.testing.assert_array_equal(balanced.transform(test), model.transform(test))
+    assert balanced.predict(test).sum() > model.predict(test).sum()

@@ -63,8 +63,9 @@ def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "
 
 def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", meta_C: float | str = "cv",
                    first_tier_C: float = 1.0, train_posteriors: str = "in-sample", normalize: bool = True,
-                   word_vectors: str | None = None, zero_shot_views: str | None = None, n_jobs: int | None = None,
-                   random_state: int | None = 0, verbose: bool = False) -> Any:
+                   word_vectors: str | None = None, zero_shot_views: str | None = None,
+                   meta_class_weight: str | None = None, n_jobs: int | None = None, random_state: int | None = 0,
+                   verbose: bool = False) -> Any:
     """The estimator behind ``--method`` (``gfun``, ``fun`` or ``naive``)."""
     from gfun.baselines import NaiveClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
@@ -73,7 +74,8 @@ def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", 
         return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
     view_params = {"m": {"source": word_vectors}} if word_vectors else None
     common = {"meta_C": meta_C, "first_tier_C": first_tier_C, "train_posteriors": train_posteriors,
-              "zero_shot_views": zero_shot_views, "view_params": view_params, "n_jobs": n_jobs,
+              "zero_shot_views": zero_shot_views, "view_params": view_params, "meta_class_weight": meta_class_weight,
+              "n_jobs": n_jobs,
               "random_state": random_state, "verbose": verbose}
     if method == "fun":
         return make_fun(**common)
@@ -94,7 +96,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     est = make_estimator(args.method, views=args.views, aggregation=args.aggregation, meta_C=args.meta_C,
                          first_tier_C=args.first_tier_C, train_posteriors=args.train_posteriors,
                          normalize=not args.no_normalize, word_vectors=args.word_vectors,
-                         zero_shot_views=args.zero_shot_views, n_jobs=args.n_jobs,
+                         zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
+                         n_jobs=args.n_jobs,
                          random_state=args.seed,
                          verbose=True)
     t0 = time.perf_counter()
@@ -229,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="drop labels outside --classes instead of failing")
     p.add_argument("--meta-C", type=_parse_C, default="cv",
                    help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4")
+    p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
+                   help="class weights of the meta-classifier (default: none, as in the paper)")
     p.add_argument("--first-tier-C", type=float, default=1.0, help="C of the first-tier linear SVMs")
     p.add_argument("--train-posteriors", choices=("in-sample", "cv"), default="in-sample",
                    help="how first-tier posteriors of training documents are produced")
