@@ -21,6 +21,7 @@ from gfun.funnelling import GeneralizedFunnelling
 from gfun.inputs import as_label_matrix, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
+from gfun.persistence import sub_arrays
 from gfun.text import TfidfVectorizer
 from gfun.views.base import UnseenLanguageError
 
@@ -182,7 +183,7 @@ class NaiveClassifier(ClassifierMixin, BaseEstimator):
         for lang in obj.languages_:
             prefix = f"{lang}/vec/"
             vec = TfidfVectorizer.from_state(meta["vectorizers"][lang],
-                                             {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+                                             sub_arrays(arrays, prefix))
             obj.models_[lang] = (vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]))
             obj.C_[lang] = arrays[f"{lang}/C"]
         return obj

@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from gfun.inputs import as_label_matrix, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
 from gfun.normalization import ZScore, l2_normalize
+from gfun.persistence import sub_arrays
 from gfun.views import VIEW_CLASSES, make_view
 from gfun.views.base import UnseenLanguageError, ViewGenerator
 
@@ -422,23 +423,19 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         for entry in meta["views"]:
             letter = entry["letter"]
             prefix = f"view/{letter}/"
-            obj.views_.append(VIEW_CLASSES[letter].from_state(entry["state"], _sub(arrays, prefix)))
+            obj.views_.append(VIEW_CLASSES[letter].from_state(entry["state"], sub_arrays(arrays, prefix)))
         obj.fallback_views_ = [
-            VIEW_CLASSES[e["letter"]].from_state(e["state"], _sub(arrays, f"fallback/{e['letter']}/"))
+            VIEW_CLASSES[e["letter"]].from_state(e["state"], sub_arrays(arrays, f"fallback/{e['letter']}/"))
             for e in meta.get("fallback_views", [])]
-        obj.mappers_ = {letter: RBFSVMOvR.from_state(m, _sub(arrays, f"mapper/{letter}/"))
+        obj.mappers_ = {letter: RBFSVMOvR.from_state(m, sub_arrays(arrays, f"mapper/{letter}/"))
                         for letter, m in meta["mappers"].items()}
         obj.mapper_scalers_ = {letter: ZScore(arrays[f"mapper_scaler/{letter}/mean"],
                                               arrays[f"mapper_scaler/{letter}/scale"])
                                for letter in meta["mapper_scalers"]}
         obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
-        obj.meta_ = RBFSVMOvR.from_state(meta["meta"], _sub(arrays, "meta/"))
+        obj.meta_ = RBFSVMOvR.from_state(meta["meta"], sub_arrays(arrays, "meta/"))
         obj.timings_ = {}
         return obj
-
-
-def _sub(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
 
 
 def _jsonable(params: dict) -> dict:

@@ -45,6 +45,11 @@ class ModelFormatError(ValueError):
     """A saved model cannot be loaded: not a gfun model, another format version, or damaged files."""
 
 
+def sub_arrays(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The arrays stored under ``prefix`` (a component's share of a composite state), with the prefix removed."""
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+
 def _estimators() -> dict[str, type]:
     from gfun.baselines import NaiveClassifier
     from gfun.funnelling import GeneralizedFunnelling

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from gfun.normalization import l2_normalize
+from gfun.persistence import sub_arrays
 from gfun.text import TfidfVectorizer
 from gfun.views.base import ViewGenerator
 from gfun.views.sif import CommonComponents, SIFMode
@@ -239,7 +240,7 @@ class _TfidfProjectionView(ViewGenerator):
         obj.vectorizers_ = {}
         for lang in obj.languages_:
             prefix = f"{lang}/vec/"
-            varrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+            varrays = sub_arrays(arrays, prefix)
             obj.vectorizers_[lang] = TfidfVectorizer.from_state(meta["vectorizers"][lang], varrays)
         obj.matrices_ = {lang: np.asarray(arrays[f"{lang}/matrix"], dtype=np.float32) for lang in meta["matrices"]}
         obj.sif_ = CommonComponents.from_state(

@@ -21,6 +21,7 @@ from joblib import Parallel, delayed
 
 from gfun.calibration import fit_platt, platt_posteriors
 from gfun.linear_svm import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
+from gfun.persistence import sub_arrays
 from gfun.text import TfidfVectorizer
 from gfun.views.base import ViewGenerator
 
@@ -177,7 +178,7 @@ class PosteriorsView(ViewGenerator):
         obj.models_ = {}
         for lang in obj.languages_:
             prefix = f"{lang}/vec/"
-            varrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+            varrays = sub_arrays(arrays, prefix)
             vec = TfidfVectorizer.from_state(meta["vectorizers"][lang], varrays)
             obj.models_[lang] = _LanguageModel(vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]),
                                                arrays[f"{lang}/platt_A"], arrays[f"{lang}/platt_B"])
