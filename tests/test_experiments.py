@@ -130,6 +130,29 @@ def test_many_shot_resumes_to_the_same_tables(tmp_path):
         run_many_shot(tiny(runs=2, languages=["da", "de"]), configs, tmp_path, plots=False)
 
 
+def test_views_are_fitted_once_per_run_and_give_the_same_tables(tmp_path, monkeypatch):
+    import gfun.funnelling
+
+    fitted = []
+    real = gfun.funnelling._fit_branch
+
+    def counting(view, *args, **kw):
+        fitted.append(view.letter)
+        return real(view, *args, **kw)
+
+    monkeypatch.setattr(gfun.funnelling, "_fit_branch", counting)
+    configs = parse_configs("fun,x,w,xw")
+    cached = run_many_shot(tiny(runs=2), configs, tmp_path / "cached", plots=False)
+    assert sorted(fitted) == sorted(["x"] * 2 * 2 + ["w"] * 2)  # per run: x for Fun (no normalisation), x, w
+    assert not (tmp_path / "cached" / ".view-cache").exists()  # removed once the experiment is complete
+    fitted.clear()
+    fresh = run_many_shot(tiny(runs=2, view_cache=""), configs, tmp_path / "fresh", plots=False)
+    assert sorted(fitted) == sorted(["x"] * 3 * 2 + ["w"] * 2 * 2)
+    pd.testing.assert_frame_equal(cached["scores"], fresh["scores"])
+    assert (tmp_path / "cached" / "many-shot-demo.md").read_text() == (tmp_path / "fresh" / "many-shot-demo.md"
+                                                                        ).read_text()
+
+
 def test_cli_many_shot_quick(tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="gfun")
     add_experiment_parser(parser.add_subparsers(dest="command"))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -21,6 +21,7 @@ from gfun.funnelling import GeneralizedFunnelling
 from gfun.inputs import as_label_matrix, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
+from gfun.parallel import run_parallel
 from gfun.persistence import sub_arrays
 from gfun.text import TfidfVectorizer
 from gfun.views.base import UnseenLanguageError
@@ -76,7 +77,8 @@ class NaiveClassifier(ClassifierMixin, BaseEstimator):
     min_df : int
     stopwords, stem : bool
     n_jobs : int, optional
-        Languages fitted in parallel.
+        Languages fitted in parallel (threads by default: liblinear releases the GIL; see
+        :mod:`gfun.parallel` for processes or a Dask cluster).
     random_state : int, optional
 
     Attributes
@@ -118,11 +120,11 @@ class NaiveClassifier(ClassifierMixin, BaseEstimator):
         self.languages_ = sorted(set(lang_arr.tolist()))
         vparams = {"min_df": self.min_df, "stopwords": self.stopwords, "stem": self.stem}
         groups = {lang: np.flatnonzero(lang_arr == lang) for lang in self.languages_}
-        results = Parallel(n_jobs=self.n_jobs)(
+        results = run_parallel((
             delayed(_fit_language)(lang, [texts[i] for i in idx], Y[idx], C=self.C, C_grid=self.C_grid,
                                    cv=self.cv, loss=self.loss, class_weight=self.class_weight,
                                    vectorizer_params=vparams, random_state=self.random_state)
-            for lang, idx in groups.items())
+            for lang, idx in groups.items()), self.n_jobs)
         self.models_ = {lang: (vec, svm) for lang, (vec, svm, _) in zip(self.languages_, results, strict=True)}
         self.C_ = {lang: Cs for lang, (_, _, Cs) in zip(self.languages_, results, strict=True)}
         return self

@@ -49,6 +49,86 @@ def parse_views(spec: str | Sequence[Any]) -> list[str]:
     raise TypeError(f"views must be a string of letters such as 'xmw', got {type(spec).__name__}")
 
 
+def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, normalize: bool,
+                mapper: RBFSVMOvR | None, train_posteriors: str,
+                ) -> tuple[ViewGenerator, np.ndarray, RBFSVMOvR | None, ZScore | None, dict[str, float]]:
+    """Fit one view (and its mapper to posteriors, if any); return it with the training documents' meta input.
+
+    Returns the fitted view, the (normalised, mapped) training views as float32, the fitted mapper and
+    its input scaler (``None`` without a mapper) and the seconds spent per phase.
+    """
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    Z = view.fit_transform(texts, langs, Y)
+    seconds[f"view_{view.letter}"] = time.perf_counter() - t0
+    if normalize:
+        Z = l2_normalize(Z)
+    scaler = None
+    if mapper is not None:
+        t0 = time.perf_counter()
+        scaler = ZScore.fit(Z) if normalize else None
+        Zs = scaler.transform(Z) if scaler else Z
+        mapper.fit(Zs, Y)
+        if train_posteriors == "cv" and mapper.oof_decision_ is not None:
+            from gfun.calibration import platt_posteriors
+
+            Z = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
+        else:
+            Z = mapper.predict_proba(Zs)
+        mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
+        if normalize:
+            Z = l2_normalize(Z)
+        seconds[f"mapper_{view.letter}"] = time.perf_counter() - t0
+    if getattr(view, "source_", None) is not None:
+        view.source_ = None  # word-vector sources (possibly an encoder) are rebuilt on demand, never stored
+    return view, np.asarray(Z, dtype=np.float32), mapper, scaler, seconds
+
+
+_RUNTIME_PARAMS = ("n_jobs", "verbose")
+
+
+def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool, train_posteriors: str) -> dict:
+    """What determines a branch's result, minus run-time settings (so that n_jobs does not miss the cache)."""
+
+    def params(est: Any) -> dict:
+        return {k: v for k, v in est.get_params().items() if k not in _RUNTIME_PARAMS}
+
+    return {"view": type(view).__name__, "params": params(view), "normalize": normalize,
+            "mapper": params(mapper) if mapper is not None else None,
+            "train_posteriors": train_posteriors if mapper is not None else None}
+
+
+def _cached_branch(memory: Any) -> Any:
+    """:func:`_fit_branch`, cached by ``memory`` (a path or a :class:`joblib.Memory`) when one is given.
+
+    A cached call returns the stored branch with empty timings (how :meth:`GeneralizedFunnelling.fit`
+    tells hits from misses).
+    """
+    import os
+
+    from sklearn.utils.validation import check_memory
+
+    memory = check_memory(os.fspath(memory) if isinstance(memory, os.PathLike) else memory)
+    if memory.location is None:
+        return lambda key, *args: _fit_branch(*args)
+    cached = memory.cache(_cached_call, ignore=["view", "mapper"])
+
+    def call(key: dict, view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray,
+             normalize: bool, mapper: RBFSVMOvR | None, train_posteriors: str) -> tuple:
+        args = (key, view, list(texts), np.asarray(langs, dtype=str), np.asarray(Y, dtype=np.int8), normalize,
+                mapper, train_posteriors)
+        hit = cached.check_call_in_cache(*args)
+        out = cached(*args)
+        return (*out[:4], {} if hit else out[4])
+
+    return call
+
+
+def _cached_call(key: dict, view: ViewGenerator, texts: list[str], langs: np.ndarray, Y: np.ndarray,
+                 normalize: bool, mapper: RBFSVMOvR | None, train_posteriors: str) -> tuple:
+    return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, train_posteriors)
+
+
 class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     """Cross-lingual multilabel classifier: the two-tier gFun ensemble.
 
@@ -77,12 +157,21 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Class weights of the meta-classifier's SVMs. ``None`` is the paper's setting; ``"balanced"`` raises
         recall on rare classes (debtags run 0, gFun-X, C = 1: F1M .381 -> .386, KM .363 -> .380, Kµ .532 -> .553,
         F1µ .560 -> .559).
+    mapper_C : float or "cv"
+        C of the RBF SVMs that map non-posterior views to posteriors (``mean`` aggregation). The paper
+        optimises C for the meta-classifier only, so the default is a fixed 1; ``"cv"`` chooses it like
+        ``meta_C`` (over ``meta_C_grid``, ``cv`` folds).
     gamma : float or "scale"
         RBF width of the meta-classifier and of the mappers.
     view_params : dict, optional
         Extra parameters per view letter, e.g. ``{"x": {"min_df": 2}}`` or
         ``{"m": {"source": "vec:/path/to/muse"}}``. The W view produces its training views out-of-fold by
         default (``{"w": {"train_views": "in-sample"}}`` gives the paper's setting).
+    memory : str, path or joblib.Memory, optional
+        Cache of fitted views (and their mappers), as in :class:`sklearn.pipeline.Pipeline`: a view fitted
+        with the same parameters on the same training documents is loaded instead of refitted. Configurations
+        that share views (``x``, ``xm``, ``xmw`` ...) then fit each view once; :attr:`cache_hits_` lists
+        the views that came from the cache. ``n_jobs`` and ``verbose`` do not take part in the key.
     probability : bool
         Calibrate the meta-classifier so that :meth:`predict_proba` works.
     zero_shot_views : str, optional
@@ -108,15 +197,18 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Per-view mappers to posteriors (``mean`` aggregation, non-posterior views).
     meta_ : RBFSVMOvR
     timings_ : dict of str to float
-        Seconds spent in each phase of the last fit.
+        Seconds spent in each phase of the last fit (``view_<letter>``, ``mapper_<letter>``, ``meta``);
+        phases served by the cache are absent.
+    cache_hits_ : list of str
+        Letters of the views (and mappers) loaded from ``memory`` by the last fit.
     """
 
     def __init__(self, views: str | Sequence[ViewGenerator] = "x", aggregation: Literal["mean", "concat"] = "mean",
                  normalize: bool = True, train_posteriors: Literal["in-sample", "cv"] = "in-sample",
                  first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = "cv",
                  meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
-                 meta_cv: int = 5, meta_class_weight: str | None = None, gamma: float | str = "scale",
-                 view_params: dict | None = None,
+                 meta_cv: int = 5, meta_class_weight: str | None = None, mapper_C: float | str = 1.0,
+                 gamma: float | str = "scale", view_params: dict | None = None, memory: Any = None,
                  probability: bool = True, zero_shot_views: str | None = None, n_jobs: int | None = None,
                  random_state: int | None = None, verbose: bool = False) -> None:
         self.views = views
@@ -130,8 +222,10 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.meta_C_selection = meta_C_selection
         self.meta_cv = meta_cv
         self.meta_class_weight = meta_class_weight
+        self.mapper_C = mapper_C
         self.gamma = gamma
         self.view_params = view_params
+        self.memory = memory
         self.probability = probability
         self.zero_shot_views = zero_shot_views
         self.n_jobs = n_jobs
@@ -164,9 +258,24 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         return views
 
     def _mapper(self) -> RBFSVMOvR:
-        return RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=self.cv,
+        return RBFSVMOvR(C=self.mapper_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=self.cv,
                          gamma=self.gamma, probability=True, n_jobs=self.n_jobs, random_state=self.random_state,
                          verbose=self.verbose)
+
+    def _record_branch(self, view: ViewGenerator, mapper: RBFSVMOvR | None, scaler: ZScore | None,
+                       seconds: dict[str, float]) -> None:
+        if not seconds:
+            self.cache_hits_.append(view.letter)
+        for phase, sec in seconds.items():
+            self.timings_[phase] = self.timings_.get(phase, 0.0) + sec
+        if mapper is not None:
+            self.mappers_[view.letter] = mapper
+            if scaler is not None:
+                self.mapper_scalers_[view.letter] = scaler
+        if self.verbose:
+            logger.info("view %s %s", view.letter.upper(),
+                        "taken from the cache" if not seconds else
+                        ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
 
     def _check_params(self) -> None:
         if self.aggregation not in ("mean", "concat"):
@@ -208,37 +317,19 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             logger.warning("%d class(es) have no positive training document: %s", len(no_pos), no_pos[:10])
 
         self.views_ = self._build_views()
-        outputs = []
-        for view in self.views_:
-            t0 = time.perf_counter()
-            Z = view.fit_transform(texts, lang_arr, Y)
-            self.timings_[f"view_{view.letter}"] = time.perf_counter() - t0
-            if self.verbose:
-                logger.info("view %s fitted in %.1fs (%d x %d)", view.letter.upper(), self.timings_[
-                    f"view_{view.letter}"], *Z.shape)
-            outputs.append(Z)
-        t0 = time.perf_counter()
+        fit_branch = _cached_branch(self.memory)
         self.mappers_: dict[str, RBFSVMOvR] = {}
         self.mapper_scalers_: dict[str, ZScore] = {}
+        self.cache_hits_: list[str] = []
         train_mapped = []
-        for view, Z in zip(self.views_, outputs, strict=True):
-            if self.normalize:
-                Z = l2_normalize(Z)
-            if self.aggregation == "mean" and view.output != "posteriors":
-                scaler = ZScore.fit(Z) if self.normalize else None
-                Zs = scaler.transform(Z) if scaler else Z
-                mapper = self._mapper().fit(Zs, Y)
-                if self.train_posteriors == "cv" and mapper.oof_decision_ is not None:
-                    from gfun.calibration import platt_posteriors
-                    Z = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
-                else:
-                    Z = mapper.predict_proba(Zs)
-                self.mappers_[view.letter] = mapper
-                if scaler is not None:
-                    self.mapper_scalers_[view.letter] = scaler
-                if self.normalize:
-                    Z = l2_normalize(Z)
-            train_mapped.append(np.asarray(Z, dtype=np.float32))
+        for i, view in enumerate(self.views_):
+            mapper = self._mapper() if self.aggregation == "mean" and view.output != "posteriors" else None
+            view, Z, mapper, scaler, seconds = fit_branch(
+                _branch_key(view, mapper, self.normalize, self.train_posteriors), view, texts, lang_arr, Y,
+                self.normalize, mapper, self.train_posteriors)
+            self._record_branch(view, mapper, scaler, seconds)
+            self.views_[i] = view
+            train_mapped.append(Z)
         self.fallback_views_: list[ViewGenerator] = []
         if self.zero_shot_views:
             letters = parse_views(self.zero_shot_views)
@@ -249,15 +340,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                 raise ValueError("zero_shot_views needs a meta-level input of |Y| posteriors: mean aggregation, or "
                                  "concat of a single posterior view (views='x')")
             for view in self._build_views(self.zero_shot_views):
-                Z = view.fit_transform(texts, lang_arr, Y)
-                if self.normalize:
-                    Z = l2_normalize(Z)
-                scaler = ZScore.fit(Z) if self.normalize else None
-                self.mappers_[view.letter] = self._mapper().fit(scaler.transform(Z) if scaler else Z, Y)
-                if scaler is not None:
-                    self.mapper_scalers_[view.letter] = scaler
+                mapper = self._mapper()
+                view, _, mapper, scaler, seconds = fit_branch(
+                    _branch_key(view, mapper, self.normalize, self.train_posteriors), view, texts, lang_arr, Y,
+                    self.normalize, mapper, self.train_posteriors)
+                self._record_branch(view, mapper, scaler, seconds)
                 self.fallback_views_.append(view)
-        self.timings_["mappers"] = time.perf_counter() - t0
         Zmeta = self._aggregate(train_mapped, [np.ones(len(texts), dtype=bool)] * len(train_mapped))
         self.scaler_ = ZScore.fit(Zmeta) if self.normalize else None
         if self.scaler_ is not None:
@@ -383,7 +471,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "meta_")
         if not isinstance(self.views, str):
             raise ValueError("saving is supported for models configured with view letters (views='xmw')")
-        meta: dict = {"params": _jsonable(self.get_params()), "classes_": self.classes_,
+        params = self.get_params()
+        params["memory"] = None  # a cache location is a property of the machine that fitted, not of the model
+        meta: dict = {"params": _jsonable(params), "classes_": self.classes_,
                       "languages_": self.languages_, "n_meta_features_": self.n_meta_features_, "views": [],
                       "mappers": {}, "mapper_scalers": sorted(self.mapper_scalers_)}
         arrays: dict[str, np.ndarray] = {}

@@ -21,9 +21,9 @@ from sklearn.svm import LinearSVC
 from gfun.metrics import f1_from_counts
 
 try:  # private but stable for years; LinearSVC is the fallback
-    from sklearn.svm._base import _fit_liblinear
+    from sklearn.svm import _liblinear
 except ImportError:  # pragma: no cover
-    _fit_liblinear = None
+    _liblinear = None
 
 __all__ = ["LinearOvR", "cross_val_decision", "fit_linear_ovr", "make_folds", "select_C"]
 
@@ -53,21 +53,42 @@ class LinearOvR:
         return out + self.intercept
 
 
+#: liblinear solver ids (dual coordinate descent, L2 regularisation), as sklearn numbers them.
+_SOLVER = {"squared_hinge": 1, "hinge": 3}
+_TOL = 1e-4
+
+
+def _liblinear_seed(random_state: int | None) -> int:
+    """The seed LinearSVC(random_state=...) hands liblinear, drawn once instead of once per class."""
+    return int(np.random.RandomState(random_state).randint(np.iinfo("i").max))
+
+
 def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: str | None,
-             random_state: int | None, max_iter: int) -> tuple[np.ndarray, float]:
+             random_state: int | None, max_iter: int, seed: int | None = None) -> tuple[np.ndarray, float]:
     n_pos = int(y.sum())
     if n_pos == 0 or n_pos == y.size:
         sign = 1.0 if n_pos else -1.0
         return np.zeros(X.shape[1], dtype=np.float32), sign * CONSTANT_SCORE
+    if _liblinear is not None and sp.issparse(X) and X.format == "csr" and loss in _SOLVER:
+        # liblinear directly (what LinearSVC.fit ends up calling): LinearSVC re-validates X and y, encodes
+        # labels and draws a seed on every call, which costs more than the solve itself for the small
+        # per-class problems of tier 1; liblinear releases the GIL, so classes can run in threads.
+        if class_weight is None:
+            weights = np.ones(2)
+        elif class_weight == "balanced":
+            weights = y.size / (2.0 * np.array([y.size - n_pos, n_pos], dtype=np.float64))
+        else:
+            raise ValueError(f"class_weight must be None or 'balanced', got {class_weight!r}")
+        _liblinear.set_verbosity_wrap(0)
+        raw, n_iter = _liblinear.train_wrap(
+            X, np.asarray(y, dtype=np.float64), True, _SOLVER[loss], _TOL, 1.0, float(C), weights, max_iter,
+            _liblinear_seed(random_state) if seed is None else seed, 0.1, np.ones(X.shape[0]))
+        if max(n_iter) >= max_iter:
+            logger.debug("liblinear reached max_iter=%d (C=%g)", max_iter, C)
+        return raw[0, :-1].astype(np.float32), float(raw[0, -1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        if _fit_liblinear is not None and class_weight is None:
-            # liblinear directly: LinearSVC.fit re-validates X and y on every call, which costs more than
-            # the solve itself for the small per-class problems of tier 1
-            coef, b, _ = _fit_liblinear(X, y.astype(np.float64), C, True, 1.0, None, "l2", True, 0, max_iter,
-                                        1e-4, random_state, "ovr", loss)
-            return coef[0].astype(np.float32), float(np.ravel(b)[0]) if np.ndim(b) else float(b)
-        svm = LinearSVC(C=C, loss=loss, class_weight=class_weight, dual=True, max_iter=max_iter,
+        svm = LinearSVC(C=C, loss=loss, class_weight=class_weight, dual=True, max_iter=max_iter, tol=_TOL,
                         random_state=random_state)
         svm.fit(X, y)
     return svm.coef_[0].astype(np.float32), float(svm.intercept_[0])
@@ -91,13 +112,18 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
         Passed to :class:`sklearn.svm.LinearSVC`.
     """
     Y = np.asarray(Y)
-    if sp.issparse(X) and X.dtype != np.float64:
-        X = X.astype(np.float64)  # liblinear works in float64: convert once, not once per class
+    if sp.issparse(X):
+        # liblinear works on float64 CSR with int32 indices: convert once, not once per class
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
+            X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
     Cs = np.broadcast_to(np.asarray(C, dtype=np.float64), (Y.shape[1],))
     coef = np.zeros((Y.shape[1], X.shape[1]), dtype=np.float32)
     intercept = np.zeros(Y.shape[1])
+    seed = _liblinear_seed(random_state)
     for j in range(Y.shape[1]):
-        coef[j], intercept[j] = _fit_one(X, Y[:, j], float(Cs[j]), loss, class_weight, random_state, max_iter)
+        coef[j], intercept[j] = _fit_one(X, Y[:, j], float(Cs[j]), loss, class_weight, random_state, max_iter,
+                                         seed)
     return LinearOvR(coef, intercept)
 
 

@@ -37,7 +37,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     langs = [x.strip() for x in args.languages.split(",") if x.strip()] if args.languages else None
     return ExperimentSettings(dataset=dataset, runs=runs, meta_C=meta_C, seed=args.seed, data_dir=args.data_dir,
                               sample=QUICK_SAMPLE if args.quick else None, languages=langs, n_jobs=args.n_jobs,
-                              view_params=view_params)
+                              view_params=view_params,
+                              view_cache="" if getattr(args, "no_view_cache", False) else None)
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -108,6 +109,9 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, default=0, help="base seed (run r uses seed + r)")
         p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
         p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+        p.add_argument("--no-view-cache", action="store_true",
+                       help="refit every view for every configuration instead of fitting it once per run and "
+                            "reusing it (the cache lives in <out>/.view-cache while the experiment runs)")
         if name == "learning-curve":
             p.add_argument("--targets", default=None, help="comma-separated target languages (default: the first)")
             p.add_argument("--fractions", default=None, help="comma-separated percentages (default 0,10,20,30,50,100)")

@@ -126,7 +126,7 @@ def parse_configs(specs: str | Sequence[str]) -> list[Config]:
 
 
 def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state: int | None = 0,
-                    n_jobs: int | None = None, view_params: dict | None = None) -> Any:
+                    n_jobs: int | None = None, view_params: dict | None = None, memory: Any = None) -> Any:
     """The unfitted estimator of a configuration.
 
     Parameters
@@ -138,6 +138,8 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
     n_jobs : int, optional
     view_params : dict, optional
         Extra parameters per view letter (e.g. ``{"m": {"source": "vec:DIR"}}``).
+    memory : path or joblib.Memory, optional
+        Cache of fitted views shared by the configurations of a run (see ``GeneralizedFunnelling``).
     """
     from gfun.baselines import NaiveClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
@@ -145,7 +147,8 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
     if config.method == "naive":
         return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
     if config.method == "fun":
-        return make_fun(meta_C=meta_C, n_jobs=n_jobs, random_state=random_state)
+        return make_fun(meta_C=meta_C, n_jobs=n_jobs, random_state=random_state, memory=memory)
     params = {k: v for k, v in (view_params or {}).items() if k in config.views}
     return GeneralizedFunnelling(views=config.views, aggregation=config.aggregation, meta_C=meta_C,
-                                 view_params=params or None, n_jobs=n_jobs, random_state=random_state)
+                                 view_params=params or None, n_jobs=n_jobs, random_state=random_state,
+                                 memory=memory)

@@ -22,7 +22,15 @@ import numpy as np
 
 from gfun.experiments.configs import Config
 from gfun.experiments.many_shot import RunCache, cell_job
-from gfun.experiments.runner import CellStore, ExperimentSettings, cell_scores, run_cells, write_settings
+from gfun.experiments.runner import (
+    CellStore,
+    ExperimentSettings,
+    cell_scores,
+    drop_view_cache,
+    run_cells,
+    with_view_cache,
+    write_settings,
+)
 from gfun.metrics import DISPLAY_NAMES, MEASURES
 
 __all__ = ["DEFAULT_FRACTIONS", "reduce_language", "run_learning_curve"]
@@ -71,6 +79,7 @@ def run_learning_curve(settings: ExperimentSettings, configs: Sequence[Config], 
     if any(f < 0 or f > 100 for f in fractions):
         raise ValueError(f"fractions must be percentages in [0, 100], got {fractions}")
     write_settings(out / "learning-curve-settings.json", settings, {"experiment": "learning-curve"})
+    settings = with_view_cache(settings, out)
     store = CellStore(out / "cells" / "learning-curve")
     cache = RunCache(settings, zero_shot_test=False)
     languages = sorted(cache(0)[0].languages)
@@ -90,6 +99,7 @@ def run_learning_curve(settings: ExperimentSettings, configs: Sequence[Config], 
                     key = {"run": run, "config": cfg.name, "target": target, "fraction": frac}
                     cells.append((key, cell_job(settings, cfg, run, data)))
     counts = run_cells(store, cells, label="learning-curve")
+    drop_view_cache(settings)
     frame = store.load_all(k for k, _ in cells)
     scores = cell_scores(frame, ["run", "config", "target", "fraction"])
     scores = scores[scores["lang"] == scores["target"]].drop(columns="lang")

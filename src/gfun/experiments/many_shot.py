@@ -26,9 +26,12 @@ from gfun.experiments.runner import (
     CellStore,
     ExperimentSettings,
     cell_scores,
+    drop_view_cache,
     evaluate_cell,
     load_run,
     run_cells,
+    view_memory,
+    with_view_cache,
     write_settings,
 )
 from gfun.experiments.tables import significance_table, summary_frame, to_latex, to_markdown
@@ -50,6 +53,7 @@ class RunCache:
     def __call__(self, run: int) -> tuple[Any, Any]:
         if run not in self._data:
             self._data.clear()  # keep one run in memory
+            drop_view_cache(self.settings, keep_run=run)  # and the cached views of this run only
             self._data[run] = load_run(self.settings, run, zero_shot_test=self.zero_shot_test)
         return self._data[run]
 
@@ -60,7 +64,8 @@ def cell_job(settings: ExperimentSettings, config: Config, run: int, data: Calla
     def compute() -> pd.DataFrame:
         train, test = data()
         est = build_estimator(config, meta_C=settings.meta_C, random_state=settings.seed + run,
-                              n_jobs=settings.n_jobs, view_params=settings.view_params)
+                              n_jobs=settings.n_jobs, view_params=settings.view_params,
+                              memory=view_memory(settings, run))
         return evaluate_cell(est, train, test)
     return compute
 
@@ -125,6 +130,7 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_settings(out / "many-shot-settings.json", settings, {"experiment": "many-shot"})
+    settings = with_view_cache(settings, out)
     store = CellStore(out / "cells" / "many-shot")
     cache = RunCache(settings, zero_shot_test=False)
     cells = []
@@ -133,6 +139,7 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
             key = {"run": run, "config": cfg.name}
             cells.append((key, cell_job(settings, cfg, run, lambda r=run: cache(r))))
     counts = run_cells(store, cells, label="many-shot")
+    drop_view_cache(settings)
     frame = store.load_all(k for k, _ in cells)
     scores = cell_scores(frame, ["run", "config"])
     avg = language_average(scores, ["run", "config"])

@@ -26,8 +26,8 @@ import pandas as pd
 
 from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, f1_from_counts, k_from_counts
 
-__all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "evaluate_cell", "load_run",
-           "run_cells", "sample_corpus"]
+__all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "drop_view_cache", "evaluate_cell",
+           "load_run", "run_cells", "sample_corpus", "view_memory", "with_view_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +58,11 @@ class ExperimentSettings:
     n_jobs : int, optional
     view_params : dict, optional
         Extra parameters per view letter (not compared on resume when not JSON-able).
+    view_cache : str, optional
+        Folder where the views fitted in a run are cached and reused by the other configurations of the run
+        (``GeneralizedFunnelling(memory=...)``): ``x``, ``xm`` and ``xmw`` fit the X view once. ``None``:
+        ``<out>/.view-cache``; ``""``: no cache. A run's entries are deleted when the next run starts, and the
+        folder when the experiment completes. Not part of the results' identity.
     """
 
     dataset: str = "demo"
@@ -69,6 +74,7 @@ class ExperimentSettings:
     languages: list[str] | None = None
     n_jobs: int | None = None
     view_params: dict | None = None
+    view_cache: str | None = None
 
     def identity(self) -> dict[str, Any]:
         """The settings that determine the results (JSON-able), compared when resuming."""
@@ -79,6 +85,31 @@ class ExperimentSettings:
         except TypeError:
             out["view_params"] = "<not serialisable>"
         return out
+
+
+def with_view_cache(settings: ExperimentSettings, out: Path) -> ExperimentSettings:
+    """``settings`` with its view cache located (``<out>/.view-cache`` unless given or disabled)."""
+    if settings.view_cache is None:
+        return dataclasses.replace(settings, view_cache=str(out / ".view-cache"))
+    return settings
+
+
+def view_memory(settings: ExperimentSettings, run: int) -> Path | None:
+    """The cache folder of the views fitted in ``run`` (``None`` when caching is off)."""
+    return Path(settings.view_cache) / f"run={run}" if settings.view_cache else None
+
+
+def drop_view_cache(settings: ExperimentSettings, keep_run: int | None = None) -> None:
+    """Delete the cached views of every run but ``keep_run`` (all of them when ``None``)."""
+    import shutil
+
+    if not settings.view_cache or not Path(settings.view_cache).is_dir():
+        return
+    for folder in Path(settings.view_cache).glob("run=*"):
+        if keep_run is None or folder.name != f"run={keep_run}":
+            shutil.rmtree(folder, ignore_errors=True)
+    if keep_run is None:
+        shutil.rmtree(settings.view_cache, ignore_errors=True)
 
 
 def sample_corpus(corpus: Any, n_per_language: int, languages: Sequence[str], rng: np.random.RandomState) -> Any:

@@ -25,7 +25,15 @@ import pandas as pd
 
 from gfun.experiments.configs import Config
 from gfun.experiments.many_shot import RunCache, cell_job
-from gfun.experiments.runner import CellStore, ExperimentSettings, cell_scores, run_cells, write_settings
+from gfun.experiments.runner import (
+    CellStore,
+    ExperimentSettings,
+    cell_scores,
+    drop_view_cache,
+    run_cells,
+    with_view_cache,
+    write_settings,
+)
 from gfun.metrics import DISPLAY_NAMES, MEASURES
 
 __all__ = ["grid", "run_zero_shot", "training_languages"]
@@ -73,6 +81,7 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_settings(out / "zero-shot-settings.json", settings, {"experiment": "zero-shot"})
+    settings = with_view_cache(settings, out)
     if not any(c.serves_unseen for c in configs):
         logger.warning("no configuration among %s can serve languages without training documents (needs the "
                        "M view with mean aggregation): every zero-shot cell will be NaN", [c.name for c in configs])
@@ -89,6 +98,7 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
                 key = {"run": run, "config": cfg.name, "iteration": it}
                 cells.append((key, cell_job(settings, cfg, run, data)))
     counts = run_cells(store, cells, label="zero-shot")
+    drop_view_cache(settings)
     frame = store.load_all(k for k, _ in cells)
     scores = cell_scores(frame, ["run", "config", "iteration"])
     scores.insert(3, "n_languages", scores["iteration"] + 1)

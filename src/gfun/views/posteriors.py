@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 
 from gfun.calibration import fit_platt, platt_posteriors
 from gfun.linear_svm import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
+from gfun.parallel import run_parallel
 from gfun.persistence import sub_arrays
 from gfun.text import TfidfVectorizer
 from gfun.views.base import ViewGenerator
@@ -90,7 +91,8 @@ class PosteriorsView(ViewGenerator):
     stopwords, stem : bool
         Analyser options (see :class:`gfun.text.Analyzer`).
     n_jobs : int, optional
-        Languages fitted in parallel (joblib processes).
+        Languages fitted in parallel (threads by default: liblinear releases the GIL; see
+        :mod:`gfun.parallel` for processes or a Dask cluster).
     random_state : int, optional
         Seed of the folds and of liblinear.
 
@@ -135,7 +137,7 @@ class PosteriorsView(ViewGenerator):
                                        vectorizer_params=self._vectorizer_params(),
                                        random_state=self.random_state)
                 for lang, idx in groups.items())
-        results = Parallel(n_jobs=self.n_jobs)(jobs)
+        results = run_parallel(jobs, self.n_jobs)
         self.languages_ = languages
         self.n_classes_ = Y.shape[1]
         self.models_ = {lang: model for lang, (model, _) in zip(languages, results, strict=True)}

@@ -1,0 +1,66 @@
+"""Parallel execution: BLAS threads capped inside parallel jobs, and the same fit on a Dask cluster."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from joblib import delayed, parallel_config
+from threadpoolctl import threadpool_info
+
+from gfun.datasets.demo import load_demo
+from gfun.funnelling import GeneralizedFunnelling
+from gfun.parallel import blas_threads_per_job, run_parallel
+
+
+def _blas_threads() -> int:
+    return max((p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"), default=0)
+
+
+def test_blas_threads_per_job() -> None:
+    cpus = os.cpu_count() or 1
+    assert blas_threads_per_job(1) == cpus
+    assert blas_threads_per_job(2) == max(1, cpus // 2)
+    assert blas_threads_per_job(10 * cpus) == 1
+    assert blas_threads_per_job(-1) == 1
+
+
+def test_blas_threads_are_capped_inside_parallel_jobs_only() -> None:
+    before = _blas_threads()
+    if before == 0:
+        pytest.skip("numpy reports no BLAS thread pool")
+    inside = run_parallel((delayed(_blas_threads)() for _ in range(4)), n_jobs=2 * (os.cpu_count() or 1))
+    assert max(inside) == 1  # 2 x cpus jobs: one BLAS thread each
+    assert _blas_threads() == before  # restored afterwards
+    # one job at a time: no cap
+    assert run_parallel((delayed(_blas_threads)() for _ in range(2)), n_jobs=1) == [before, before]
+
+
+def test_results_keep_the_order_of_the_jobs() -> None:
+    assert run_parallel((delayed(pow)(i, 2) for i in range(20)), n_jobs=2) == [i * i for i in range(20)]
+
+
+@pytest.fixture(scope="module")
+def small_demo():
+    train, test = load_demo()
+    rng = np.random.RandomState(0)
+    keep = [rng.choice(idx, 60, replace=False) for lang, idx in train.by_language().items() if lang in ("en", "it")]
+    return train.subset(np.sort(np.concatenate(keep))), test.select("en").subset(range(40))
+
+
+def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo) -> None:
+    distributed = pytest.importorskip("distributed")
+    train, test = small_demo
+    params = {"views": "x", "meta_C": "cv", "meta_C_grid": (0.1, 1.0, 10.0), "cv": 3, "random_state": 0,
+              "n_jobs": 2}
+    local = GeneralizedFunnelling(**params).fit(train)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        with distributed.get_task_stream(client) as stream, parallel_config(backend="dask"):
+            remote = GeneralizedFunnelling(**params).fit(train)
+        assert len(stream.data) > 0  # the jobs ran on the cluster's workers
+        assert {task["worker"] for task in stream.data} <= set(client.scheduler_info()["workers"])
+    np.testing.assert_array_equal(remote.predict(test), local.predict(test))
+    # the workers' BLAS may sum in another order: libsvm then stops at another point within its tolerance
+    np.testing.assert_allclose(remote.predict_proba(test), local.predict_proba(test), atol=5e-3)
