@@ -1,12 +1,18 @@
 """Benchmark: fit / predict time, CPU time, peak memory and accuracy on debtags (one run).
 
-Each configuration runs in a fresh subprocess so that peak memory (ru_maxrss of the process
-and of its worker processes) belongs to it alone. Prints a table and writes a CSV.
+Each configuration runs in a fresh subprocess (see ``_measure.py``). Prints a table, with the seconds
+of each phase of the fit (``view_<letter>``, ``mapper_<letter>``, ``meta``), and writes a CSV. Word vectors
+of the M view come from ``--word-vectors`` (default ``e5``); encoder-derived vectors are cached under
+``$GFUN_CACHE`` after their first computation, which the timings of later fits do not include.
 
 Usage::
 
     python benchmarks/bench_debtags.py [--run 0] [--data-dir ../shared/data/debtags]
-        [--configs naive,fun,gfun-x,gfun-x-C1] [--n-jobs 2] [--out benchmarks/results/debtags_run0.csv]
+        [--configs naive,fun,gfun-x,gfun-x-C1,...] [--n-jobs 2] [--word-vectors e5]
+        [--out benchmarks/results/debtags_run0.csv]
+
+Configurations: ``naive``, ``fun`` and ``gfun-<views>`` (meta C by 5-fold CV over the paper's 6 values),
+each also as ``<name>-C1`` (C = 1, no optimisation), e.g. ``gfun-xmw``, ``gfun-xmw-C1``.
 """
 
 from __future__ import annotations
@@ -14,56 +20,49 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _measure import measure, run_isolated  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CONFIGS = {
-    "naive": ("naive", {}),
-    "naive-C1": ("naive", {"C": 1.0}),
-    "fun": ("fun", {}),
-    "fun-C1": ("fun", {"meta_C": 1.0}),
-    "gfun-x": ("gfun", {"views": "x"}),
-    "gfun-x-C1": ("gfun", {"views": "x", "meta_C": 1.0}),
-}
+
+def parse_config(name: str) -> tuple[str, dict]:
+    """(method, estimator parameters) of a configuration name."""
+    base, c1 = (name[:-3], True) if name.endswith("-C1") else (name, False)
+    if base == "naive":
+        return "naive", {"C": 1.0} if c1 else {}
+    if base == "fun":
+        return "fun", {"meta_C": 1.0} if c1 else {}
+    if base.startswith("gfun-") and base[5:] and set(base[5:]) <= set("xmw"):
+        return "gfun", {"views": base[5:], **({"meta_C": 1.0} if c1 else {})}
+    raise ValueError(f"unknown configuration {name!r}: naive, fun or gfun-<letters of x, m, w>, optionally -C1")
 
 
-def _one(config: str, run: int, data_dir: str | None, n_jobs: int) -> dict:
+def _one(point: dict) -> dict:
     from gfun.baselines import NaiveClassifier, make_fun
     from gfun.datasets.debtags import load_debtags
     from gfun.funnelling import GeneralizedFunnelling
     from gfun.metrics import evaluate
 
-    r = load_debtags(run=run, data_dir=data_dir)
-    method, kw = CONFIGS[config]
+    r = load_debtags(run=point["run"], data_dir=point["data_dir"])
+    method, kw = parse_config(point["config"])
+    common = {"random_state": point["run"], "n_jobs": point["n_jobs"]}
     if method == "naive":
-        est = NaiveClassifier(random_state=run, n_jobs=n_jobs, **kw)
+        est = NaiveClassifier(**common, **kw)
     elif method == "fun":
-        est = make_fun(random_state=run, n_jobs=n_jobs, **kw)
+        est = make_fun(**common, **kw)
     else:
-        est = GeneralizedFunnelling(random_state=run, n_jobs=n_jobs, **kw)
-    c0 = time.process_time()
-    t0 = time.perf_counter()
-    est.fit(r.train)
-    fit_s = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    pred = est.predict(r.test)
-    predict_s = time.perf_counter() - t1
-    cpu_self = time.process_time() - c0
-    from joblib.externals.loky import get_reusable_executor
-
-    get_reusable_executor().shutdown(wait=True)  # reap the worker processes so that their usage is counted
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        est = GeneralizedFunnelling(view_params={"m": {"source": point["word_vectors"]}}, **common, **kw)
+    model, pred, figures = measure(lambda: est.fit(r.train), lambda m: m.predict(r.test))
     res = evaluate(r.test.Y, pred, r.test.langs).loc["average"]
-    return {"config": config, "fit_s": fit_s, "predict_s": predict_s,
-            "cpu_s": cpu_self + children.ru_utime + children.ru_stime,
-            "peak_mb": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, children.ru_maxrss) / 1024,
-            "F1_macro": res["F1_macro"], "F1_micro": res["F1_micro"], "K_macro": res["K_macro"],
-            "K_micro": res["K_micro"], "n_train": len(r.train), "n_test": len(r.test)}
+    phases = {k: round(v, 2) for k, v in getattr(model, "timings_", {}).items()}
+    return {"config": point["config"], **figures, "F1_macro": res["F1_macro"], "F1_micro": res["F1_micro"],
+            "K_macro": res["K_macro"], "K_micro": res["K_micro"], "n_train": len(r.train), "n_test": len(r.test),
+            "phases": json.dumps(phases)}
 
 
 def main() -> int:
@@ -73,31 +72,35 @@ def main() -> int:
                                                                                  / "debtags")))
     ap.add_argument("--configs", default="naive,fun,gfun-x,gfun-x-C1")
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--word-vectors", default="e5", help="word-vector source of the M view")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "debtags_run{run}.csv"))
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        sys.stdout.write(json.dumps(_one(args.one, args.run, args.data_dir, args.n_jobs)) + "\n")
+        sys.stdout.write(json.dumps(_one(json.loads(args.one))) + "\n")
         return 0
     import pandas as pd
 
+    configs = [c for c in args.configs.split(",") if c]
+    for config in configs:
+        try:
+            parse_config(config)
+        except ValueError as exc:
+            ap.error(str(exc))
     rows = []
-    for config in args.configs.split(","):
-        if config not in CONFIGS:
-            ap.error(f"unknown config {config!r}; choose from {sorted(CONFIGS)}")
-        out = subprocess.run([sys.executable, __file__, "--one", config, "--run", str(args.run), "--data-dir",
-                              args.data_dir, "--n-jobs", str(args.n_jobs)], capture_output=True, text=True)
-        if out.returncode != 0:
-            sys.stderr.write(out.stderr)
-            return out.returncode
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        sys.stderr.write(f"{config}: done\n")
+    for config in configs:
+        rows.append(run_isolated(__file__, {"config": config, "run": args.run, "data_dir": args.data_dir,
+                                            "n_jobs": args.n_jobs, "word_vectors": args.word_vectors}))
+        sys.stderr.write(f"{config}: fit {rows[-1]['fit_s']:.1f} s, predict {rows[-1]['predict_s']:.1f} s\n")
     df = pd.DataFrame(rows).set_index("config")
     path = Path(args.out.format(run=args.run))
     path.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(path)
-    with pd.option_context("display.width", 200, "display.float_format", "{:.3f}".format):
-        sys.stdout.write(df.to_string() + "\n")
+    df["total_s"] = df["fit_s"] + df["predict_s"]
+    cols = ["F1_macro", "F1_micro", "K_macro", "K_micro", "fit_s", "predict_s", "total_s", "cpu_s", "peak_mb"]
+    with pd.option_context("display.width", 250, "display.float_format", "{:.3f}".format,
+                           "display.max_colwidth", 200):
+        sys.stdout.write(df[cols].to_string() + "\n\nphases (s):\n" + df["phases"].to_string() + "\n")
     sys.stdout.write(f"written to {path}\n")
     return 0
 

@@ -232,3 +232,37 @@ def test_bad_C_selection_rejected_with_cv(data) -> None:
     Ztr, Ytr, _, _ = data
     with pytest.raises(ValueError, match="C_selection"):
         RBFSVMOvR(C="cv", C_grid=GRID, C_selection="globl", cv=3).fit(Ztr[:40], Ytr[:40])
+
+
+# ------------------------------------------------------------------------------------------- Nystroem
+def test_nystroem_approximation_close_to_the_exact_kernel(data) -> None:
+    from gfun.metrics import f1_from_counts
+
+    Ztr, Ytr, Zte, Yte = data
+
+    def macro_f1(pred: np.ndarray) -> float:
+        Y = Yte.astype(bool)
+        tp, fp, fn = (pred & Y).sum(0), (pred & ~Y).sum(0), (~pred & Y).sum(0)
+        return float(f1_from_counts(tp, fp, fn, np.zeros_like(tp)).mean())
+
+    exact = RBFSVMOvR(C="cv", C_grid=GRID, cv=4, random_state=0).fit(Ztr, Ytr)
+    # as many landmarks as training vectors: the features reproduce the kernel exactly
+    full = RBFSVMOvR(C="cv", C_grid=GRID, cv=4, approximation="nystroem", n_components=10_000,
+                     random_state=0).fit(Ztr, Ytr)
+    assert full.nystroem_components_.shape == Ztr.shape and full.dual_coef_.shape == (0, Ytr.shape[1])
+    agree = (full.predict(Zte) == exact.predict(Zte)).mean()
+    assert agree > 0.97, agree
+    assert abs(macro_f1(full.predict(Zte) > 0) - macro_f1(exact.predict(Zte) > 0)) < 0.05
+    # fewer landmarks: still a usable classifier, calibrated, constant classes handled
+    small = RBFSVMOvR(C=1.0, approximation="nystroem", n_components=40, random_state=0).fit(Ztr, Ytr)
+    P = small.predict_proba(Zte)
+    assert P.shape == Yte.shape and np.all((P >= 0) & (P <= 1))
+    assert np.all(small.predict(Zte)[:, -2] == 0) and np.all(small.predict(Zte)[:, -1] == 1)
+    assert macro_f1(small.predict(Zte) > 0) > 0.5 * macro_f1(exact.predict(Zte) > 0)
+    # persistence without pickle
+    meta, arrays = small.get_state()
+    json.dumps(meta)
+    back = RBFSVMOvR.from_state(meta, arrays)
+    np.testing.assert_allclose(back.decision_function(Zte), small.decision_function(Zte))
+    with pytest.raises(ValueError, match="nystroem"):
+        RBFSVMOvR(C=1.0, approximation="random-fourier").fit(Ztr, Ytr)

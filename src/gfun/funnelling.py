@@ -163,6 +163,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         ``meta_C`` (over ``meta_C_grid``, ``cv`` folds).
     gamma : float or "scale"
         RBF width of the meta-classifier and of the mappers.
+    kernel_approximation : {None, "nystroem"}
+        ``None``: exact RBF SVMs on one precomputed Gram matrix (memory ``O(n^2)``: 340 MB at 6,500 training
+        documents). ``"nystroem"``: linear SVMs on ``n_components`` Nystroem features of the same kernel, for
+        training sets whose Gram matrix would not fit (see :class:`gfun.kernel_svm.RBFSVMOvR`).
+    n_components : int
+        Nystroem landmarks when ``kernel_approximation="nystroem"``.
     view_params : dict, optional
         Extra parameters per view letter, e.g. ``{"x": {"min_df": 2}}`` or
         ``{"m": {"source": "vec:/path/to/muse"}}``. The W view produces its training views out-of-fold by
@@ -208,7 +214,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                  first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = "cv",
                  meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
                  meta_cv: int = 5, meta_class_weight: str | None = None, mapper_C: float | str = 1.0,
-                 gamma: float | str = "scale", view_params: dict | None = None, memory: Any = None,
+                 gamma: float | str = "scale", kernel_approximation: str | None = None, n_components: int = 1000,
+                 view_params: dict | None = None, memory: Any = None,
                  probability: bool = True, zero_shot_views: str | None = None, n_jobs: int | None = None,
                  random_state: int | None = None, verbose: bool = False) -> None:
         self.views = views
@@ -224,6 +231,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.meta_class_weight = meta_class_weight
         self.mapper_C = mapper_C
         self.gamma = gamma
+        self.kernel_approximation = kernel_approximation
+        self.n_components = n_components
         self.view_params = view_params
         self.memory = memory
         self.probability = probability
@@ -259,7 +268,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
 
     def _mapper(self) -> RBFSVMOvR:
         return RBFSVMOvR(C=self.mapper_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=self.cv,
-                         gamma=self.gamma, probability=True, n_jobs=self.n_jobs, random_state=self.random_state,
+                         gamma=self.gamma, probability=True, approximation=self.kernel_approximation,
+                         n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
                          verbose=self.verbose)
 
     def _record_branch(self, view: ViewGenerator, mapper: RBFSVMOvR | None, scaler: ZScore | None,
@@ -353,8 +363,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         t0 = time.perf_counter()
         self.meta_ = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection,
                                cv=self.meta_cv, gamma=self.gamma, probability=self.probability,
-                               class_weight=self.meta_class_weight,
-                               n_jobs=self.n_jobs, random_state=self.random_state,
+                               class_weight=self.meta_class_weight, approximation=self.kernel_approximation,
+                               n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
                                verbose=self.verbose).fit(Zmeta, Y)
         self.timings_["meta"] = time.perf_counter() - t0
         self.n_meta_features_ = Zmeta.shape[1]

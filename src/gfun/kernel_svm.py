@@ -130,7 +130,15 @@ class RBFSVMOvR(BaseEstimator):
     tol : float
         libsvm stopping tolerance.
     max_gram_samples : int
-        Largest training set for which the Gram matrix is precomputed.
+        Largest training set for which the Gram matrix is precomputed (exact path: above it libsvm
+        evaluates the kernel itself, slower but in little memory).
+    approximation : {None, "nystroem"}
+        ``"nystroem"``: replace the kernel by ``n_components`` Nystroem features (sklearn's
+        :class:`~sklearn.kernel_approximation.Nystroem`, same RBF width) and train linear SVMs on them: memory
+        ``O(n * n_components)`` instead of ``O(n^2)`` and time linear in ``n``, for training sets too large for
+        a Gram matrix. C selection and Platt calibration work as on the exact path.
+    n_components : int
+        Nystroem landmarks (at most the number of training vectors).
     n_jobs : int, optional
         Threads training binary SVMs in parallel (libsvm releases the GIL; the Gram matrix is shared).
     random_state : int, optional
@@ -155,8 +163,8 @@ class RBFSVMOvR(BaseEstimator):
     def __init__(self, C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID,
                  C_selection: str = "per-class", cv: int = 5, gamma: float | str = "scale",
                  probability: bool = True, class_weight: str | None = None, tol: float = 1e-3,
-                 max_gram_samples: int = 30000, n_jobs: int | None = None, random_state: int | None = None,
-                 verbose: bool = False) -> None:
+                 max_gram_samples: int = 30000, approximation: str | None = None, n_components: int = 1000,
+                 n_jobs: int | None = None, random_state: int | None = None, verbose: bool = False) -> None:
         self.C = C
         self.C_grid = C_grid
         self.C_selection = C_selection
@@ -166,6 +174,8 @@ class RBFSVMOvR(BaseEstimator):
         self.class_weight = class_weight
         self.tol = tol
         self.max_gram_samples = max_gram_samples
+        self.approximation = approximation
+        self.n_components = n_components
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -242,6 +252,9 @@ class RBFSVMOvR(BaseEstimator):
         n, k = Y.shape
         self.gamma_ = self._gamma(X)
         self.n_features_in_ = X.shape[1]
+        if self.approximation is not None:
+            return self._fit_nystroem(X, Y, grid)
+        self.nystroem_components_ = self.nystroem_map_ = None
         kern = _Kernel(X, self.gamma_, precompute=n <= self.max_gram_samples)
         need_cv = len(grid) > 1 or self.probability
         folds = make_folds(n, self.cv, self.random_state) if need_cv else []
@@ -304,6 +317,45 @@ class RBFSVMOvR(BaseEstimator):
                         dict(zip(*np.unique(self.C_, return_counts=True), strict=True)))
         return self
 
+    def _fit_nystroem(self, X: np.ndarray, Y: np.ndarray, grid: list[float]) -> RBFSVMOvR:
+        from sklearn.kernel_approximation import Nystroem
+
+        from gfun.linear_svm import cross_val_decision, fit_linear_ovr, select_C
+
+        if self.approximation != "nystroem":
+            raise ValueError(f"approximation must be None or 'nystroem', got {self.approximation!r}")
+        n, k = Y.shape
+        nys = Nystroem(kernel="rbf", gamma=self.gamma_, n_components=min(int(self.n_components), n),
+                       random_state=self.random_state).fit(X)
+        self.nystroem_components_ = nys.components_
+        self.nystroem_map_ = nys.normalization_
+        features = self._nystroem_features(X)
+        # hinge loss, as the kernel SVM's (liblinear also regularises the bias, which libsvm does not)
+        fit_kw = {"loss": "hinge", "class_weight": self.class_weight, "random_state": self.random_state}
+        folds = make_folds(n, self.cv, self.random_state) if (len(grid) > 1 or self.probability) else []
+        self.C_ = select_C(features, Y, grid, folds, **fit_kw) if len(grid) > 1 else np.full(k, grid[0])
+        self.cv_scores_ = None
+        linear = fit_linear_ovr(features, Y, self.C_, n_jobs=self.n_jobs, **fit_kw)
+        self.linear_coef_ = linear.coef.astype(np.float64)
+        self.intercept_ = linear.intercept
+        self.support_ = np.zeros(0, dtype=np.int64)
+        self.support_vectors_ = np.zeros((0, X.shape[1]))
+        self.dual_coef_ = np.zeros((0, k))
+        self.oof_decision_ = cross_val_decision(features, Y, self.C_, folds, **fit_kw) if folds else None
+        if self.probability and self.oof_decision_ is not None:
+            self.platt_A_, self.platt_B_ = fit_platt(self.oof_decision_, Y)
+        elif self.probability:
+            n_pos = Y.sum(axis=0)
+            self.platt_A_, self.platt_B_ = np.zeros(k), np.log((n - n_pos + 1.0) / (n_pos + 1.0))
+        else:
+            self.platt_A_ = self.platt_B_ = None
+        if self.verbose:
+            logger.info("RBF SVM (Nystroem, %d components): %d classes fitted", features.shape[1], k)
+        return self
+
+    def _nystroem_features(self, X: np.ndarray) -> np.ndarray:
+        return rbf_kernel(X, self.nystroem_components_, gamma=self.gamma_) @ self.nystroem_map_.T
+
     # ------------------------------------------------------------------ inference
     def decision_function(self, X: np.ndarray, batch_size: int = 4096) -> np.ndarray:
         """Decision scores (n_samples, n_classes); positive means the class is predicted."""
@@ -314,7 +366,9 @@ class RBFSVMOvR(BaseEstimator):
         out = np.empty((X.shape[0], self.dual_coef_.shape[1]))
         for start in range(0, X.shape[0], batch_size):
             chunk = X[start:start + batch_size]
-            if self.support_vectors_.shape[0]:
+            if getattr(self, "nystroem_components_", None) is not None:
+                out[start:start + batch_size] = self._nystroem_features(chunk) @ self.linear_coef_.T + self.intercept_
+            elif self.support_vectors_.shape[0]:
                 K = rbf_kernel(chunk, self.support_vectors_, gamma=self.gamma_)
                 out[start:start + batch_size] = K @ self.dual_coef_ + self.intercept_
             else:
@@ -345,6 +399,9 @@ class RBFSVMOvR(BaseEstimator):
             arrays["platt_B_"] = self.platt_B_
         if self.cv_scores_ is not None:
             arrays["cv_scores_"] = self.cv_scores_
+        if getattr(self, "nystroem_components_", None) is not None:
+            arrays.update(nystroem_components_=self.nystroem_components_, nystroem_map_=self.nystroem_map_,
+                          linear_coef_=self.linear_coef_)
         return meta, arrays
 
     @classmethod
@@ -360,6 +417,9 @@ class RBFSVMOvR(BaseEstimator):
         obj.platt_A_ = arrays.get("platt_A_")
         obj.platt_B_ = arrays.get("platt_B_")
         obj.cv_scores_ = arrays.get("cv_scores_")
+        obj.nystroem_components_ = arrays.get("nystroem_components_")
+        obj.nystroem_map_ = arrays.get("nystroem_map_")
+        obj.linear_coef_ = arrays.get("linear_coef_")
         obj.oof_decision_ = None
         return obj
 

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import delayed
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 from sklearn.svm import LinearSVC
 
 from gfun.metrics import f1_from_counts
+from gfun.parallel import run_parallel
 
 try:  # private but stable for years; LinearSVC is the fallback
     from sklearn.svm import _liblinear
@@ -69,7 +71,9 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
     if n_pos == 0 or n_pos == y.size:
         sign = 1.0 if n_pos else -1.0
         return np.zeros(X.shape[1], dtype=np.float32), sign * CONSTANT_SCORE
-    if _liblinear is not None and sp.issparse(X) and X.format == "csr" and loss in _SOLVER:
+    sparse = sp.issparse(X) and X.format == "csr"
+    dense = isinstance(X, np.ndarray) and X.dtype == np.float64 and X.flags.c_contiguous
+    if _liblinear is not None and (sparse or dense) and loss in _SOLVER:
         # liblinear directly (what LinearSVC.fit ends up calling): LinearSVC re-validates X and y, encodes
         # labels and draws a seed on every call, which costs more than the solve itself for the small
         # per-class problems of tier 1; liblinear releases the GIL, so classes can run in threads.
@@ -81,7 +85,7 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
             raise ValueError(f"class_weight must be None or 'balanced', got {class_weight!r}")
         _liblinear.set_verbosity_wrap(0)
         raw, n_iter = _liblinear.train_wrap(
-            X, np.asarray(y, dtype=np.float64), True, _SOLVER[loss], _TOL, 1.0, float(C), weights, max_iter,
+            X, np.asarray(y, dtype=np.float64), sparse, _SOLVER[loss], _TOL, 1.0, float(C), weights, max_iter,
             _liblinear_seed(random_state) if seed is None else seed, 0.1, np.ones(X.shape[0]))
         if max(n_iter) >= max_iter:
             logger.debug("liblinear reached max_iter=%d (C=%g)", max_iter, C)
@@ -96,12 +100,12 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
 
 def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | np.ndarray = 1.0, *,
                    loss: str = "squared_hinge", class_weight: str | None = None,
-                   random_state: int | None = None, max_iter: int = 2000) -> LinearOvR:
+                   random_state: int | None = None, max_iter: int = 2000, n_jobs: int | None = None) -> LinearOvR:
     """Fit one binary linear SVM per column of ``Y``.
 
     Parameters
     ----------
-    X : sparse matrix of shape (n_samples, n_features)
+    X : sparse matrix or ndarray of shape (n_samples, n_features)
     Y : ndarray of shape (n_samples, n_classes), binary
     C : float or array of shape (n_classes,)
         Regularisation, shared or per class.
@@ -110,6 +114,8 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
     class_weight : {None, "balanced"}
     random_state, max_iter
         Passed to :class:`sklearn.svm.LinearSVC`.
+    n_jobs : int, optional
+        Classes fitted in parallel threads (liblinear releases the GIL).
     """
     Y = np.asarray(Y)
     if sp.issparse(X):
@@ -117,13 +123,19 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
         X = sp.csr_matrix(X, dtype=np.float64)
         if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
             X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float64)
     Cs = np.broadcast_to(np.asarray(C, dtype=np.float64), (Y.shape[1],))
     coef = np.zeros((Y.shape[1], X.shape[1]), dtype=np.float32)
     intercept = np.zeros(Y.shape[1])
     seed = _liblinear_seed(random_state)
-    for j in range(Y.shape[1]):
-        coef[j], intercept[j] = _fit_one(X, Y[:, j], float(Cs[j]), loss, class_weight, random_state, max_iter,
-                                         seed)
+    args = [(X, Y[:, j], float(Cs[j]), loss, class_weight, random_state, max_iter, seed) for j in range(Y.shape[1])]
+    if n_jobs is None or n_jobs == 1:  # the common case inside tier-1 jobs: no nested pool
+        results = [_fit_one(*a) for a in args]
+    else:
+        results = run_parallel((delayed(_fit_one)(*a) for a in args), n_jobs)
+    for j, (w, b) in enumerate(results):
+        coef[j], intercept[j] = w, b
     return LinearOvR(coef, intercept)
 
 

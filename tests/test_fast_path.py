@@ -1,0 +1,70 @@
+"""The fast path (liblinear/libsvm called directly, one shared Gram matrix, threads) against the exact path.
+
+The exact path is what a straightforward implementation does: ``LinearSVC`` per class and language in tier 1,
+``SVC`` computing its own RBF kernel for every class, fold and C in tier 2. Both must give the same model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gfun.funnelling
+import gfun.kernel_svm
+import gfun.linear_svm
+from gfun.datasets.demo import load_demo
+from gfun.funnelling import GeneralizedFunnelling
+from gfun.kernel_svm import RBFSVMOvR
+
+
+class _SVCEverywhere(RBFSVMOvR):
+    """RBFSVMOvR that never precomputes the Gram matrix (libsvm evaluates the kernel itself)."""
+
+    def fit(self, X, Y):  # noqa: ANN001, ANN201
+        self.max_gram_samples = 0
+        return super().fit(X, Y)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    train, test = load_demo()
+    rng = np.random.RandomState(3)
+    keep = [rng.choice(idx, 70, replace=False) for lang, idx in train.by_language().items() if lang in ("fr", "it")]
+    return train.subset(np.sort(np.concatenate(keep))), test.select(["fr", "it"]).subset(range(150))
+
+
+@pytest.mark.parametrize("views", ["x", "xw"])
+def test_fast_path_equals_exact_path(demo, views: str) -> None:
+    train, test = demo
+    params = {"views": views, "meta_C": "cv", "meta_C_grid": (0.1, 1.0, 10.0), "cv": 3, "random_state": 0,
+              "n_jobs": 2}
+    fast = GeneralizedFunnelling(**params).fit(train)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gfun.linear_svm, "_liblinear", None)  # LinearSVC.fit per class
+        mp.setattr(gfun.kernel_svm, "_libsvm", None)  # SVC.fit per class
+        mp.setattr(gfun.funnelling, "RBFSVMOvR", _SVCEverywhere)  # kernel evaluated by libsvm, no Gram matrix
+        exact = GeneralizedFunnelling(**{**params, "n_jobs": 1}).fit(train)
+        assert isinstance(exact.meta_, _SVCEverywhere)
+    np.testing.assert_array_equal(fast.meta_.C_, exact.meta_.C_)
+    np.testing.assert_array_equal(fast.predict(test), exact.predict(test))
+    # libsvm stops within its tolerance (1e-3) of the optimum, at a point that depends on the kernel values'
+    # last bits (sklearn's rbf_kernel vs libsvm's own): scores agree to that tolerance, not to the last digit
+    np.testing.assert_allclose(fast.decision_function(test), exact.decision_function(test), atol=1e-2)
+    np.testing.assert_allclose(fast.predict_proba(test), exact.predict_proba(test), atol=5e-3)
+
+
+def test_nystroem_meta_classifier_close_to_exact(demo, tmp_path) -> None:
+    from gfun.metrics import evaluate
+    from gfun.persistence import load_model, save_model
+
+    train, test = demo
+    params = {"views": "xw", "meta_C": 1.0, "cv": 3, "random_state": 0}
+    exact = GeneralizedFunnelling(**params).fit(train)
+    approx = GeneralizedFunnelling(kernel_approximation="nystroem", n_components=100, **params).fit(train)
+    assert approx.meta_.nystroem_components_.shape[0] == 100
+    assert approx.mappers_["w"].nystroem_components_.shape[0] == 100
+    f1 = {name: evaluate(test.Y, m.predict(test), test.langs).loc["average", "F1_macro"]
+          for name, m in (("exact", exact), ("approx", approx))}
+    assert abs(f1["approx"] - f1["exact"]) < 0.06, f1
+    save_model(approx, tmp_path / "m")
+    np.testing.assert_allclose(load_model(tmp_path / "m").predict_proba(test), approx.predict_proba(test))
