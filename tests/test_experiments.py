@@ -176,12 +176,12 @@ def test_zero_shot_grid(tmp_path):
     s = res["scores"]
     assert len(s) == 2 * 3 * 3  # configs x iterations x test languages
     fun_zero = s[(s.config == "fun") & (s.setting == "zero-shot")]
-    assert len(fun_zero) == 3 and fun_zero.F1_macro.isna().all()  # Fun cannot serve unseen languages
+    assert len(fun_zero) == 3 and fun_zero.F1_macro.notna().all()  # Fun (2019): its auxiliary M classifier
     assert s[s.config == "m"].F1_macro.notna().all()  # the M view can
     assert (s[s.setting == "many-shot"].F1_macro.notna()).all()
     g = pd.read_csv(tmp_path / "zero-shot-demo-grid-fun-F1_macro.csv", index_col=0)
     assert list(g.columns) == ["da", "de", "en"] and list(g.index) == ["1: +da", "2: +de", "3: +en"]
-    assert np.isnan(g.loc["1: +da", "de"]) and not np.isnan(g.loc["3: +en", "de"])
+    assert not g.isna().any().any()  # Fun serves unseen languages through its auxiliary M classifier
     for name in ("zero-shot-demo-F1_macro.png", "zero-shot-demo-by-n-languages-K_micro.png",
                  "zero-shot-demo-by-n-languages.csv", "zero-shot-demo.md"):
         assert (tmp_path / name).stat().st_size > 0, name

@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 #: Default --configs of each experiment, full and --quick.
 DEFAULT_CONFIGS: dict[str, tuple[str, str]] = {
     "many-shot": ("naive,fun,x,m,w,xm,xmw", "naive,fun,x,w,xw"),
-    "zero-shot": ("fun,xm", "fun,x"),
+    "zero-shot": ("fun,xm", "fun,xm"),
     "learning-curve": ("naive,fun,xm", "naive,fun,x"),
     "aggregation": ("xm,xw,xmw", "xw"),
 }
@@ -33,7 +33,9 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         raise ValueError("--dataset is required (or --quick, which uses the bundled demo data)")
     runs = args.runs if args.runs is not None else (2 if args.quick else 10)
     meta_C = args.meta_C if args.meta_C is not None else (1.0 if args.quick else "cv")
-    view_params = {"m": {"source": args.word_vectors}} if args.word_vectors else None
+    # --quick: sub-word vectors of the offline encoder (no per-word encoder pass) unless told otherwise
+    source = args.word_vectors or ("e5-subword" if args.quick else None)
+    view_params = {"m": {"source": source}} if source else None
     langs = [x.strip() for x in args.languages.split(",") if x.strip()] if args.languages else None
     return ExperimentSettings(dataset=dataset, runs=runs, meta_C=meta_C, seed=args.seed, data_dir=args.data_dir,
                               sample=QUICK_SAMPLE if args.quick else None, languages=langs, n_jobs=args.n_jobs,

@@ -61,9 +61,12 @@ class Config:
     def serves_unseen(self) -> bool:
         """Whether the configuration can classify documents of a language absent from training.
 
-        Naive, Fun and gFun configurations made of views that need training documents of the language
-        (X, W) cannot; a gFun configuration with M (aligned word embeddings) can, with ``mean`` aggregation.
+        Naive and gFun configurations made of views that need training documents of the language (X, W)
+        cannot; a gFun configuration with M (aligned word embeddings) can, with ``mean`` aggregation; Fun can
+        in the zero-shot experiment, through its auxiliary M classifier (``build_estimator(zero_shot=True)``).
         """
+        if self.method == "fun":
+            return True
         return self.method == "gfun" and "m" in self.views and (self.aggregation == "mean" or self.views == "m")
 
 
@@ -126,7 +129,8 @@ def parse_configs(specs: str | Sequence[str]) -> list[Config]:
 
 
 def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state: int | None = 0,
-                    n_jobs: int | None = None, view_params: dict | None = None, memory: Any = None) -> Any:
+                    n_jobs: int | None = None, view_params: dict | None = None, memory: Any = None,
+                    zero_shot: bool = False) -> Any:
     """The unfitted estimator of a configuration.
 
     Parameters
@@ -140,6 +144,9 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
         Extra parameters per view letter (e.g. ``{"m": {"source": "vec:DIR"}}``).
     memory : path or joblib.Memory, optional
         Cache of fitted views shared by the configurations of a run (see ``GeneralizedFunnelling``).
+    zero_shot : bool
+        Build Fun as in the zero-shot experiments of Esuli et al. (2019), which the paper compares with: an
+        auxiliary classifier on the M view (``view_params["m"]``) serves the languages without training data.
     """
     from gfun.baselines import NaiveClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
@@ -147,7 +154,11 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
     if config.method == "naive":
         return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
     if config.method == "fun":
-        return make_fun(meta_C=meta_C, n_jobs=n_jobs, random_state=random_state, memory=memory)
+        extra = {}
+        if zero_shot:
+            extra = {"zero_shot_views": "m", "view_params": {k: v for k, v in (view_params or {}).items() if k == "m"}
+                     or None}
+        return make_fun(meta_C=meta_C, n_jobs=n_jobs, random_state=random_state, memory=memory, **extra)
     params = {k: v for k, v in (view_params or {}).items() if k in config.views}
     return GeneralizedFunnelling(views=config.views, aggregation=config.aggregation, meta_C=meta_C,
                                  view_params=params or None, n_jobs=n_jobs, random_state=random_state,

@@ -58,14 +58,14 @@ class RunCache:
         return self._data[run]
 
 
-def cell_job(settings: ExperimentSettings, config: Config, run: int, data: Callable[[], tuple[Any, Any]]
-             ) -> Callable[[], pd.DataFrame]:
+def cell_job(settings: ExperimentSettings, config: Config, run: int, data: Callable[[], tuple[Any, Any]], *,
+             zero_shot: bool = False) -> Callable[[], pd.DataFrame]:
     """The computation of one cell: fit ``config`` seeded for ``run`` on the corpora returned by ``data``."""
     def compute() -> pd.DataFrame:
         train, test = data()
         est = build_estimator(config, meta_C=settings.meta_C, random_state=settings.seed + run,
                               n_jobs=settings.n_jobs, view_params=settings.view_params,
-                              memory=view_memory(settings, run))
+                              memory=view_memory(settings, run), zero_shot=zero_shot)
         return evaluate_cell(est, train, test)
     return compute
 

@@ -96,7 +96,7 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
                 return train.select(languages[:k + 1]), test
             for cfg in configs:
                 key = {"run": run, "config": cfg.name, "iteration": it}
-                cells.append((key, cell_job(settings, cfg, run, data)))
+                cells.append((key, cell_job(settings, cfg, run, data, zero_shot=True)))
     counts = run_cells(store, cells, label="zero-shot")
     drop_view_cache(settings)
     frame = store.load_all(k for k, _ in cells)
@@ -150,7 +150,7 @@ def _plots(out: Path, stem: str, scores: pd.DataFrame, by_n: pd.DataFrame, confi
     pair = heatmap_configs
     if pair is None:
         gfuns = [c.name for c in configs if c.method == "gfun"]
-        serving = [c.name for c in configs if c.serves_unseen]
+        serving = [c.name for c in configs if c.serves_unseen and c.method == "gfun"]
         first = "fun" if "fun" in names else names[0]
         second = (serving or gfuns or [n for n in names if n != first] or [first])[-1]
         pair = (first, second)
