@@ -15,6 +15,8 @@ Presets (:data:`RECURRENT_PRESETS`; explicit parameters override them):
 ``"paper"``
     Adam, learning rate 1e-3, no weight decay, StepLR(step 25, gamma 0.5), batch 256, up to 250 epochs, early
     stopping after 25 epochs without macro-F1 improvement on a 20% held-out split, best epoch restored.
+``"gpu"``
+    Same as ``"paper"``.
 ``"cpu"``
     The same with up to 30 epochs and patience 5.
 
@@ -67,6 +69,7 @@ RECURRENT_PRESETS: dict[str, dict[str, Any]] = {
     "cpu": {"lr": 1e-3, "step_size": 25, "gamma": 0.5, "batch_size": 256, "max_epochs": 30, "patience": 5,
             "val_size": 0.2, "final_val_epoch": False},
 }
+RECURRENT_PRESETS["gpu"] = dict(RECURRENT_PRESETS["paper"])  # the paper's settings are affordable on a GPU
 _SETTINGS = tuple(RECURRENT_PRESETS["paper"])
 PAD, UNK = 0, 1
 
@@ -116,7 +119,7 @@ class RecurrentView(ViewGenerator):
     stopwords, stem : bool
         Analyser options (word vectors are looked up by surface form: no stemming by default; word order
         matters to the GRU: stop words kept by default).
-    preset : {"paper", "cpu"}
+    preset : {"paper", "gpu", "cpu"}
         Training settings; every parameter below left to ``None`` takes the preset's value.
     lr, step_size, gamma, batch_size, max_epochs, patience, val_size, final_val_epoch : optional
         Adam learning rate, StepLR schedule (per epoch), batch size, epochs, early-stopping patience,
