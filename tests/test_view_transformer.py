@@ -263,3 +263,10 @@ def test_fine_tune_the_real_offline_model_for_a_few_steps(debtags_dir):
     assert len(view.history_) == 1 and np.isfinite(view.history_[0]["train_loss"])
     Zt = view.transform(test.texts, test.lang_array)
     assert Zt.shape == (len(test), 384)
+
+
+def test_bfloat16_autocast_path(model_dir, data):
+    """``amp=True`` (bf16 autocast, what CUDA uses by default) runs and gives finite float32 views (here on CPU)."""
+    view = TransformerView(model=str(model_dir), **{**TINY, "max_epochs": 1, "amp": True})
+    Z = view.fit_transform(data["texts"][:16], data["langs"][:16], data["Y"][:16])
+    assert Z.dtype == np.float32 and np.isfinite(Z).all()
