@@ -270,3 +270,29 @@ def test_bfloat16_autocast_path(model_dir, data):
     view = TransformerView(model=str(model_dir), **{**TINY, "max_epochs": 1, "amp": True})
     Z = view.fit_transform(data["texts"][:16], data["langs"][:16], data["Y"][:16])
     assert Z.dtype == np.float32 and np.isfinite(Z).all()
+
+
+def test_cli_train_predict_evaluate_bert(model_dir, data, tmp_path, capsys):
+    from gfun.cli import main
+    from gfun.corpus import MultilingualCorpus
+
+    def write(name, texts, langs, Y):
+        labels = [[f"c{j}" for j in np.flatnonzero(row)] for row in Y]
+        MultilingualCorpus([str(i) for i in range(len(texts))], list(langs), list(texts), labels).to_jsonl(
+            tmp_path / name)
+        return str(tmp_path / name)
+
+    train = write("train.jsonl", data["texts"], data["langs"], data["Y"])
+    test = write("test.jsonl", data["fr_texts"], data["fr_langs"], data["fr_Y"])
+    assert main(["-q", "train", "--train", train, "--method", "bert", "--encoder", str(model_dir),
+                 "--neural-preset", "cpu", "--device", "cpu", "--model", str(tmp_path / "bert")]) == 0
+    assert main(["-q", "predict", "--model", str(tmp_path / "bert"), "--input", test, "--output",
+                 str(tmp_path / "pred.jsonl")]) == 0
+    records = [json.loads(line) for line in (tmp_path / "pred.jsonl").read_text().splitlines()]
+    assert len(records) == 6 and all(len(r["probabilities"]) == data["Y"].shape[1] for r in records)
+    assert main(["-q", "evaluate", "--model", str(tmp_path / "bert"), "--test", test]) == 0
+    assert "average" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--neural-preset" in help_text and "--encoder" in help_text and "bert" in help_text

@@ -143,8 +143,9 @@ def train_early_stopping(module: Any, *, run_epoch: Callable[[np.ndarray, int], 
         else:
             bad += 1
             if bad >= patience:
-                logger.info("%s: early stop after epoch %d (best epoch %d, macro-F1 %.4f)", name, epoch, best_epoch,
-                            best_f1)
+                if epoch < max_epochs:
+                    logger.info("%s: early stop after epoch %d (best epoch %d, macro-F1 %.4f)", name, epoch,
+                                best_epoch, best_f1)
                 break
     if best_state is not None and best_epoch != len(history):
         module.load_state_dict(best_state)
