@@ -120,6 +120,8 @@ def train_early_stopping(module: Any, *, run_epoch: Callable[[np.ndarray, int], 
     torch = _torch("training a neural view")
     history: list[dict] = []
     best_f1, best_epoch, best_state, bad = -np.inf, 0, None, 0
+    # frozen weights (e.g. an embedding table) never change: the best-epoch snapshot leaves them out
+    frozen = {name for name, p in module.named_parameters() if not p.requires_grad}
     for epoch in range(1, max_epochs + 1):
         t0 = time.perf_counter()
         lr = scheduler.get_last_lr()[0] if scheduler is not None else float("nan")
@@ -139,7 +141,8 @@ def train_early_stopping(module: Any, *, run_epoch: Callable[[np.ndarray, int], 
             continue
         if val_f1 > best_f1:
             best_f1, best_epoch, bad = val_f1, epoch, 0
-            best_state = {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()}
+            best_state = {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()
+                          if k not in frozen}
         else:
             bad += 1
             if bad >= patience:
@@ -148,7 +151,7 @@ def train_early_stopping(module: Any, *, run_epoch: Callable[[np.ndarray, int], 
                                 best_epoch, best_f1)
                 break
     if best_state is not None and best_epoch != len(history):
-        module.load_state_dict(best_state)
+        module.load_state_dict(best_state, strict=not frozen)
         logger.info("%s: restored the weights of epoch %d", name, best_epoch)
     del best_state
     if final_val_epoch and val_idx.size:
