@@ -296,3 +296,12 @@ def test_cli_train_predict_evaluate_bert(model_dir, data, tmp_path, capsys):
         main(["train", "--help"])
     help_text = capsys.readouterr().out
     assert "--neural-preset" in help_text and "--encoder" in help_text and "bert" in help_text
+
+
+def test_importing_the_neural_modules_does_not_import_torch():
+    import subprocess
+
+    code = ("import sys, gfun.views, gfun.views.transformer, gfun.views.recurrent, gfun.neural, gfun.baselines, "
+            "gfun.transformer_baseline, gfun.experiments.configs, gfun.cli; "
+            "bad = [m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules]; sys.exit(1 if bad else 0)")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

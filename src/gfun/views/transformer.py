@@ -25,8 +25,10 @@ Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides t
     Fine-tuning practical on 2 CPU cores: maximum length 128, batch 16, length-bucketed batches, embedding
     table frozen (multilingual-e5-small: 96M of its 118M weights), encoder learning rate 2e-5 and output
     layer 1e-3 (an output layer at the encoder's rate learns almost nothing in 2 epochs), 2 epochs, patience 1.
-    Measured cost with multilingual-e5-small on 2 cores: about 900 s per epoch on debtags run 0's training
-    documents (about 6,700 documents), i.e. about 0.13 s per document per epoch.
+    Measured cost with multilingual-e5-small: about 900 s per epoch on debtags run 0's training documents
+    (about 6,500) on 2 cores, i.e. about 0.14 s per document per epoch; 49 s per epoch for 160 documents
+    (0.3 s per document) on one busy core (``benchmarks/bench_neural.py --max-docs 200 --preset cpu``).
+    Peak memory of that run, fine-tuning plus the M view's encoder: about 4 GB.
 
 Every preset pads batches dynamically (to the longest document of the batch), always passes the attention
 mask, and extracts views in batches of documents sorted by length, without gradients: a document's vector
