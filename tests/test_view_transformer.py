@@ -135,9 +135,10 @@ def test_zero_shot_language_is_covered(fitted, data):
 def test_early_stopping_restores_the_best_epoch():
     from gfun.neural import train_early_stopping
 
-    module = torch.nn.Linear(1, 1, bias=False)
-    scripted_f1 = {1: 0.2, 2: 0.6, 3: 0.5, 4: 0.4, 5: 0.9}  # epoch 5 never runs: patience 2 stops after epoch 4
-    Y = np.array([[1], [0], [1], [0]])
+    module = torch.nn.Linear(1, 1, bias=False)  # its weight records the epoch that last trained it
+    Y = np.array([[1], [0], [1], [0]])  # held-out documents 2 (positive) and 3 (negative)
+    # held-out logits after each epoch -> macro-F1 0, 1, 2/3, 2/3 (and 1 at epoch 5, never reached: patience 2)
+    logits = {1: [-1, -1], 2: [1, -1], 3: [1, 1], 4: [1, 1], 5: [1, -1]}
     epochs: list[tuple[int, int]] = []
 
     def run_epoch(idx, epoch):
@@ -147,24 +148,21 @@ def test_early_stopping_restores_the_best_epoch():
         return 1.0 / epoch
 
     def predict_logits(idx):
-        # predict positives for a share of the positives that gives the scripted macro-F1 ordering
-        epoch = int(module.weight.item())
-        return np.where(Y[idx] == 1, 1.0, -1.0) if scripted_f1[epoch] >= 0.6 else -np.ones((len(idx), 1)) \
-            if scripted_f1[epoch] < 0.3 else np.array([[1.0], [1.0]])
+        return np.asarray(logits[int(module.weight.item())], dtype=float)[:, None]
 
-    history, best = train_early_stopping(module, run_epoch=run_epoch, predict_logits=predict_logits, Y=Y,
-                                         train_idx=np.array([0, 1]), val_idx=np.array([2, 3]), scheduler=None,
-                                         max_epochs=5, patience=2, final_val_epoch=True, name="test")
-    assert best == 2
-    assert [h["phase"] for h in history] == ["train"] * 4 + ["held-out"]
-    assert epochs[-1] == (5, 2)  # the last epoch ran on the 2 held-out documents, after restoring epoch 2
-    assert [round(h["val_f1"], 3) for h in history[:4]] == [0.0, 1.0, 0.667, 0.667]
-    assert module.weight.item() == 5.0  # the held-out epoch ran from the restored weights (then set them)
+    kw = {"run_epoch": run_epoch, "predict_logits": predict_logits, "Y": Y, "train_idx": np.array([0, 1]),
+          "val_idx": np.array([2, 3]), "scheduler": None, "patience": 2, "name": "test"}
+    history, best = train_early_stopping(module, max_epochs=5, final_val_epoch=False, **kw)
+    assert best == 2 and len(history) == 4  # stopped after 2 epochs without improvement
+    assert [round(h["val_f1"], 3) for h in history] == [0.0, 1.0, 0.667, 0.667]
+    assert module.weight.item() == 2.0  # the weights of epoch 2 were restored
     epochs.clear()
-    history, best = train_early_stopping(module, run_epoch=run_epoch, predict_logits=predict_logits, Y=Y,
-                                         train_idx=np.array([0, 1]), val_idx=np.array([2, 3]), scheduler=None,
-                                         max_epochs=4, patience=2, final_val_epoch=False, name="test")
-    assert best == 2 and module.weight.item() == 2.0  # restored
+    history, best = train_early_stopping(module, max_epochs=5, final_val_epoch=True, **kw)
+    assert [h["phase"] for h in history] == ["train"] * 4 + ["held-out"]
+    assert epochs[-1] == (5, 2)  # one last epoch, on the 2 held-out documents, after the restore
+    history, best = train_early_stopping(module, max_epochs=3, final_val_epoch=False,
+                                         **{**kw, "val_idx": np.zeros(0, dtype=int)})
+    assert best == 3 and len(history) == 3 and all(np.isnan(h["val_f1"]) for h in history)  # no early stopping
 
 
 def test_presets_and_overrides():
