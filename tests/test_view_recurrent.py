@@ -164,3 +164,12 @@ def test_missing_torch_gives_an_install_hint(vec_folder, monkeypatch, data):
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(ImportError, match=r"gfun\[torch\]"):
         RecurrentView(source=_source(vec_folder)).fit(data["texts"], data["langs"], data["Y"])
+
+
+def test_pickle_round_trip(fitted, data):
+    import pickle
+
+    view, _ = fitted
+    back = pickle.loads(pickle.dumps(view))
+    np.testing.assert_allclose(back.transform(data["fr_texts"], data["fr_langs"]),
+                               view.transform(data["fr_texts"], data["fr_langs"]), atol=1e-6)

@@ -303,3 +303,13 @@ def test_importing_the_neural_modules_does_not_import_torch():
             "gfun.transformer_baseline, gfun.experiments.configs, gfun.cli; "
             "bad = [m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules]; sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_pickle_round_trip(fitted, data):
+    """A fitted view pickles (joblib caches of fitted views, multiprocessing), the torch module included."""
+    import pickle
+
+    view, _ = fitted
+    back = pickle.loads(pickle.dumps(view))
+    np.testing.assert_allclose(back.transform(data["test_texts"], data["test_langs"]),
+                               view.transform(data["test_texts"], data["test_langs"]), atol=1e-6)

@@ -97,7 +97,16 @@ def _net_class() -> type:
         def forward(self, ids: Any, lengths: Any) -> Any:
             return self.head(self.dropout(self.features(ids, lengths)))
 
+    RecurrentNet.__module__ = __name__
+    RecurrentNet.__qualname__ = "RecurrentNet"  # pickled by reference: module-level ``__getattr__`` below finds it
     return RecurrentNet
+
+
+def __getattr__(name: str) -> type:
+    """``RecurrentNet`` (the torch module class) is built on first access, so that importing needs no torch."""
+    if name == "RecurrentNet":
+        return _net_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class RecurrentView(ViewGenerator):

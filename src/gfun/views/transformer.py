@@ -116,7 +116,16 @@ def _net_class() -> type:
         def forward(self, input_ids: Any, attention_mask: Any) -> Any:
             return self.head(self.dropout(self.features(input_ids, attention_mask)))
 
+    TransformerNet.__module__ = __name__
+    TransformerNet.__qualname__ = "TransformerNet"  # pickled by reference: module-level ``__getattr__`` below finds it
     return TransformerNet
+
+
+def __getattr__(name: str) -> type:
+    """``TransformerNet`` (the torch module class) is built on first access, so that importing needs no torch."""
+    if name == "TransformerNet":
+        return _net_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class TransformerFineTuner:
