@@ -55,8 +55,15 @@ def test_parse_configs_names_and_errors():
     assert [c.display for c in cfgs] == ["Naive", "Fun", "gFun-X", "gFun-XMW", "gFun-XM (concat)"]
     assert cfgs[3].group == "gFun, 3 views" and cfgs[0].group == "baselines"
     assert parse_config("m").serves_unseen and not parse_config("x").serves_unseen
-    with pytest.raises(ValueError, match="B view"):
-        parse_configs("x,xmb")
+    neural = parse_configs("bert,xmb,bmw-concat,r,r_mw,xbr_m,rx_mw-concat")
+    assert [c.name for c in neural] == ["bert", "xmb", "mwb-concat", "r_m", "r_mw", "xbr_m", "xr_mw-concat"]
+    assert [c.display for c in neural][:2] == ["BERT (fine-tuned)", "gFun-XMB"]
+    assert neural[4].display == "gFun-R_MW" and neural[4].r_wce and not neural[3].r_wce
+    assert neural[0].serves_unseen and neural[1].serves_unseen and not parse_config("xb-concat").serves_unseen
+    with pytest.raises(ValueError, match="recurrent view"):
+        parse_config("xm_mw")
+    with pytest.raises(ValueError, match="_m or _mw"):
+        parse_config("r_w")
     with pytest.raises(ValueError, match="unknown configuration"):
         parse_config("xq")
     with pytest.raises(ValueError, match="aggregation"):
@@ -163,8 +170,8 @@ def test_cli_many_shot_quick(tmp_path, capsys):
     for name in ("many-shot-demo.md", "many-shot-demo.tex", "many-shot-demo.csv", "many-shot-demo-scores.csv",
                  "many-shot-demo-improvement.csv", "many-shot-demo-improvement-F1_macro.png"):
         assert (tmp_path / name).stat().st_size > 0, name
-    with pytest.raises(ValueError, match="B view"):
-        args = parser.parse_args(["experiment", "many-shot", "--quick", "--configs", "b", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="unknown configuration"):
+        args = parser.parse_args(["experiment", "many-shot", "--quick", "--configs", "q", "--out", str(tmp_path)])
         args.func(args)
 
 

@@ -21,12 +21,30 @@ from synthetic_vectors import make_corpus, write_vec_files
 
 TRAIN_LANGS = ["de", "en", "it"]
 
+_NEURAL = {"preset": "cpu", "max_epochs": 2, "random_state": 0, "device": "cpu"}
+
+
+def _tiny_transformer(vec: Path) -> ViewGenerator:
+    """A B view over a tiny random BERT saved next to the vectors (built once per folder)."""
+    from neural_fixtures import tiny_bert_folder
+
+    folder = vec / "tiny-bert"
+    if not (folder / "config.json").exists():
+        tiny_bert_folder(folder, make_corpus(TRAIN_LANGS, 30, seed=0)[0])
+    return make_view("b", model=str(folder), lr=1e-3, max_length=48, batch_size=8, **_NEURAL)
+
+
 #: letter -> function(vec_folder) -> unfitted view.
 FACTORIES: dict[str, Callable[[Path], ViewGenerator]] = {
     "x": lambda vec: make_view("x", cv=3, random_state=0),
     "m": lambda vec: make_view("m", source={"spec": f"vec:{vec}", "cache": False}),
     "w": lambda vec: make_view("w", random_state=0),
+    "b": _tiny_transformer,
+    "r": lambda vec: make_view("r", source={"spec": f"vec:{vec}", "cache": False}, hidden_size=8, batch_size=16,
+                               **_NEURAL),
 }
+#: Neural views: an out-of-vocabulary document still has a (learned) non-zero view; B covers every language.
+NEURAL = ("b", "r")
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +61,9 @@ def data() -> dict:
 
 @pytest.fixture(scope="module", params=sorted(VIEW_CLASSES))
 def letter(request: pytest.FixtureRequest) -> str:
+    if request.param in NEURAL:
+        pytest.importorskip("torch")
+        pytest.importorskip("transformers")
     if request.param not in FACTORIES:
         pytest.skip(f"view {request.param!r} has no factory in tests/test_views_common.py::FACTORIES")
     return request.param
@@ -121,12 +142,14 @@ def test_out_of_vocabulary_documents_are_finite(fitted) -> None:
     texts = ["xqxqxq wvwvwv", "", "12345 !!"]
     Z = view.transform(texts, np.array(["en", "it", "de"], dtype=object))
     assert np.isfinite(Z).all()
-    if view.output == "features":
+    if view.output == "features" and view.letter not in NEURAL:
         assert not Z.any()  # no known term: the zero vector, never NaN
 
 
 def test_unseen_language_is_refused_unless_covered(fitted) -> None:
     view, _ = fitted
+    if view.letter == "b":
+        pytest.skip("the B view's multilingual tokenizer covers every language")
     assert not view.covers("tlh")  # Klingon: no training documents, no word vectors
     with pytest.raises(UnseenLanguageError, match="tlh"):
         view.transform(["qapla"], np.array(["tlh"], dtype=object))

@@ -22,6 +22,7 @@ _LAZY = {
     "read_corpus": "gfun.corpus",
     "GeneralizedFunnelling": "gfun.funnelling",
     "NaiveClassifier": "gfun.baselines",
+    "FineTunedTransformerClassifier": "gfun.baselines",
     "make_fun": "gfun.baselines",
     "evaluate": "gfun.metrics",
     "load_model": "gfun.persistence",

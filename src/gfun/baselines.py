@@ -1,9 +1,10 @@
-"""Baselines: Naive (one monolingual classifier per language) and Fun (Funnelling, 2019).
+"""Baselines: Naive (one monolingual classifier per language), Fun (Funnelling, 2019), fine-tuned transformer.
 
 Naive trains, for each language, one linear SVM per class on that language's TF-IDF vectors,
 with C chosen by cross-validation, and classifies each test document with the classifier of
 its language: no information crosses languages. Fun is :class:`GeneralizedFunnelling` with
-the Posteriors view only and no normalisation.
+the Posteriors view only and no normalisation. :class:`FineTunedTransformerClassifier` (the paper's
+mBERT row) lives in :mod:`gfun.transformer_baseline` and is re-exported here.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.parallel import run_parallel
 from gfun.persistence import sub_arrays
 from gfun.text import TfidfVectorizer
+from gfun.transformer_baseline import FineTunedTransformerClassifier
 from gfun.views.base import UnseenLanguageError
 
-__all__ = ["NaiveClassifier", "make_fun"]
+__all__ = ["FineTunedTransformerClassifier", "NaiveClassifier", "make_fun"]
 
 logger = logging.getLogger(__name__)
 

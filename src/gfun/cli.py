@@ -29,7 +29,8 @@ __all__ = ["build_parser", "main"]
 
 logger = logging.getLogger("gfun.cli")
 
-METHODS = ("gfun", "fun", "naive")
+METHODS = ("gfun", "fun", "naive", "bert")
+NEURAL_PRESETS = ("paper", "gpu", "cpu")
 
 
 def _out(text: str) -> None:
@@ -61,18 +62,57 @@ def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "
     return read_corpus(path, classes, on_unknown_label=on_unknown_label, detect_language=detect_language)
 
 
+def neural_view_params(word_vectors: str | None = None, encoder: str | None = None, neural_preset: str | None = None,
+                       device: str | None = None, recurrent_wce: bool = False) -> dict | None:
+    """``view_params`` of the options ``--word-vectors``, ``--encoder``, ``--neural-preset``, ``--device``, ``--r-wce``.
+
+    The word vectors go to the M and R views, the encoder to the B view (and the ``bert`` baseline), the preset
+    and the device to B and R.
+    """
+    out: dict[str, dict] = {}
+    if word_vectors:
+        out["m"] = {"source": word_vectors}
+        out["r"] = {"source": word_vectors}
+    if encoder:
+        out.setdefault("b", {})["model"] = encoder
+    for letter in ("b", "r"):
+        if neural_preset:
+            out.setdefault(letter, {})["preset"] = neural_preset
+        if device:
+            out.setdefault(letter, {})["device"] = device
+    if recurrent_wce:
+        out.setdefault("r", {})["wce"] = True
+    return out or None
+
+
+def add_neural_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of the neural views B and R (and of the fine-tuned transformer baseline)."""
+    p.add_argument("--encoder", default=None,
+                   help="transformer of the b view and of --method bert: 'multilingual-e5-small' (default, offline), "
+                   "a local save_pretrained folder, or a Hugging Face id already in the local cache (never downloaded)")
+    p.add_argument("--neural-preset", choices=NEURAL_PRESETS, default=None,
+                   help="training settings of the b and r views: paper (section 4.3/5 settings; default), gpu "
+                   "(cheaper: 10 epochs, length 256, head lr 1e-3), cpu (length 128, frozen embedding table, 2 epochs "
+                   "for b; about 900 s per epoch on debtags run 0 with 2 cores)")
+    p.add_argument("--device", default=None, help="torch device of the b and r views: auto (default), cpu, cuda, ...")
+
+
 def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", meta_C: float | str = "cv",
                    first_tier_C: float = 1.0, train_posteriors: str = "in-sample", normalize: bool = True,
                    word_vectors: str | None = None, zero_shot_views: str | None = None,
                    meta_class_weight: str | None = None, n_jobs: int | None = None, random_state: int | None = 0,
-                   verbose: bool = False) -> Any:
-    """The estimator behind ``--method`` (``gfun``, ``fun`` or ``naive``)."""
-    from gfun.baselines import NaiveClassifier, make_fun
+                   verbose: bool = False, encoder: str | None = None, neural_preset: str | None = None,
+                   device: str | None = None, recurrent_wce: bool = False) -> Any:
+    """The estimator behind ``--method`` (``gfun``, ``fun``, ``naive`` or ``bert``)."""
+    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
 
     if method == "naive":
         return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
-    view_params = {"m": {"source": word_vectors}} if word_vectors else None
+    view_params = neural_view_params(word_vectors, encoder, neural_preset, device, recurrent_wce)
+    if method == "bert":
+        return FineTunedTransformerClassifier(random_state=random_state, progress=verbose,
+                                              **(view_params or {}).get("b", {}))
     common = {"meta_C": meta_C, "first_tier_C": first_tier_C, "train_posteriors": train_posteriors,
               "zero_shot_views": zero_shot_views, "view_params": view_params, "meta_class_weight": meta_class_weight,
               "n_jobs": n_jobs,
@@ -99,7 +139,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                          zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
                          n_jobs=args.n_jobs,
                          random_state=args.seed,
-                         verbose=True)
+                         verbose=True, encoder=args.encoder, neural_preset=args.neural_preset, device=args.device,
+                         recurrent_wce=args.r_wce)
     t0 = time.perf_counter()
     est.fit(train)
     logger.info("fitted in %.1f s", time.perf_counter() - t0)
@@ -118,7 +159,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     pred = model.predict(docs)
     proba = None
-    if not args.no_proba and hasattr(model, "predict_proba") and getattr(model.meta_, "platt_A_", None) is not None:
+    if not args.no_proba and hasattr(model, "predict_proba") and (
+            not hasattr(model, "meta_") or getattr(model.meta_, "platt_A_", None) is not None):
         proba = model.predict_proba(docs)
     logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
     out = Path(args.output)
@@ -215,11 +257,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train", required=True, help="training documents (.jsonl or .tsv, optionally .gz)")
     p.add_argument("--model", required=True, help="directory the fitted model is saved to")
     p.add_argument("--method", choices=METHODS, default="gfun",
-                   help="gfun: Generalized Funnelling; fun: Funnelling (2019); naive: one classifier per language")
+                   help="gfun: Generalized Funnelling; fun: Funnelling (2019); naive: one classifier per language; "
+                   "bert: the fine-tuned transformer used as the classifier (the paper's mBERT baseline)")
     p.add_argument("--views", default="x", help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
-                   "w (word-class embeddings); e.g. xmw")
+                   "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors); e.g. xmw, xmb")
+    p.add_argument("--r-wce", action="store_true",
+                   help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
+    add_neural_arguments(p)
     p.add_argument("--word-vectors", default=None,
-                   help="source of aligned word vectors for the m view: a folder of MUSE/fastText "
+                   help="source of aligned word vectors for the m and r views: a folder of MUSE/fastText "
                    "wiki.multi.<lang>.vec files ('vec:DIR'), or 'e5' (vectors from the offline multilingual-e5-small "
                    "encoder; needs gfun[torch])")
     p.add_argument("--aggregation", choices=("mean", "concat"), default="mean", help="how views are combined")

@@ -51,10 +51,11 @@ def sub_arrays(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarr
 
 
 def _estimators() -> dict[str, type]:
-    from gfun.baselines import NaiveClassifier
+    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier
     from gfun.funnelling import GeneralizedFunnelling
 
-    return {"GeneralizedFunnelling": GeneralizedFunnelling, "NaiveClassifier": NaiveClassifier}
+    return {"GeneralizedFunnelling": GeneralizedFunnelling, "NaiveClassifier": NaiveClassifier,
+            "FineTunedTransformerClassifier": FineTunedTransformerClassifier}
 
 
 def _sha256(path: Path) -> str:

@@ -9,7 +9,7 @@ import argparse
 import logging
 from typing import Any
 
-from gfun.cli import _out, _parse_C  # shared with the main CLI
+from gfun.cli import _out, _parse_C, add_neural_arguments, neural_view_params  # shared with the main CLI
 
 __all__ = ["DEFAULT_CONFIGS", "add_experiment_parser", "cmd_experiment", "settings_from_args"]
 
@@ -35,7 +35,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     meta_C = args.meta_C if args.meta_C is not None else (1.0 if args.quick else "cv")
     # --quick: sub-word vectors of the offline encoder (no per-word encoder pass) unless told otherwise
     source = args.word_vectors or ("e5-subword" if args.quick else None)
-    view_params = {"m": {"source": source}} if source else None
+    view_params = neural_view_params(source, getattr(args, "encoder", None),
+                                     getattr(args, "neural_preset", None), getattr(args, "device", None))
     langs = [x.strip() for x in args.languages.split(",") if x.strip()] if args.languages else None
     return ExperimentSettings(dataset=dataset, runs=runs, meta_C=meta_C, seed=args.seed, data_dir=args.data_dir,
                               sample=QUICK_SAMPLE if args.quick else None, languages=langs, n_jobs=args.n_jobs,
@@ -99,15 +100,17 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/<dataset>)")
         p.add_argument("--runs", type=int, default=None, help="number of runs (default 10; --quick: 2)")
         p.add_argument("--configs", default=None,
-                       help=f"comma-separated configurations: naive, fun, gFun view letters (x, m, w, xm, xmw, ...), "
-                       f"optionally -mean/-concat (default {full}; --quick: {quick}); b is not available yet")
+                       help=f"comma-separated configurations: naive, fun, bert, gFun view letters (x, m, w, b, r, xm, "
+                       f"xmw, xmb, r_m, r_mw, xbr_m, ...), optionally -mean/-concat (default {full}; --quick: {quick})")
         p.add_argument("--out", default=None, help="output folder (default results/<experiment>-<dataset>)")
         p.add_argument("--quick", action="store_true",
                        help="tiny: 60 train / 30 test documents per language, 3 languages, 2 runs, meta C 1")
         p.add_argument("--meta-C", type=_parse_C, default=None,
                        help="meta-classifier C, or 'cv' (default cv; --quick: 1)")
         p.add_argument("--languages", default=None, help="comma-separated languages to keep (default: all)")
-        p.add_argument("--word-vectors", default=None, help="word-vector source of the m view (e.g. vec:DIR, e5)")
+        p.add_argument("--word-vectors", default=None,
+                       help="word-vector source of the m and r views (e.g. vec:DIR, e5)")
+        add_neural_arguments(p)
         p.add_argument("--seed", type=int, default=0, help="base seed (run r uses seed + r)")
         p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
         p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")

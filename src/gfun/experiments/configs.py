@@ -1,7 +1,10 @@
-"""Experiment configurations named as in the paper: ``naive``, ``fun`` and gFun view letters.
+"""Experiment configurations named as in the paper: ``naive``, ``fun``, ``bert`` and gFun view letters.
 
-A configuration name is ``naive``, ``fun`` or a string of gFun view letters (``x``, ``w``, ``xm``,
-``xmw``, ...) optionally followed by ``-mean`` or ``-concat`` (the aggregation; ``mean`` by default).
+A configuration name is ``naive``, ``fun``, ``bert`` (the fine-tuned transformer baseline, the paper's mBERT
+row) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``, ``xmb``, ...) optionally followed by
+``-mean`` or ``-concat`` (the aggregation; ``mean`` by default). With the recurrent view ``r`` the letters end
+in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors + WCEs), e.g. ``r_mw``,
+``xbr_m``, as in the paper's section 5.
 """
 
 from __future__ import annotations
@@ -12,13 +15,12 @@ from typing import Any
 
 __all__ = ["Config", "UNAVAILABLE_VIEWS", "build_estimator", "parse_config", "parse_configs"]
 
-#: View letters of the paper that gfun does not implement yet, with the reason shown to the user.
-UNAVAILABLE_VIEWS: dict[str, str] = {
-    "b": "the B view (fine-tuned multilingual transformer) is not available in gfun yet",
-    "r": "the R view (recurrent network over word embeddings) is not available in gfun yet",
-}
+#: View letters of the paper that gfun does not implement yet, with the reason shown to the user (none left).
+UNAVAILABLE_VIEWS: dict[str, str] = {}
 
-_BASELINES = {"naive": "Naive", "fun": "Fun"}
+_BASELINES = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)"}
+#: Variants of the recurrent view: suffix -> whether WCEs are concatenated to the word vectors.
+_R_VARIANTS = {"m": False, "mw": True}
 _AGGREGATIONS = ("mean", "concat")
 
 
@@ -30,23 +32,26 @@ class Config:
     ----------
     name : str
         Canonical name (``"naive"``, ``"fun"``, ``"xmw"``, ``"xm-concat"``); used in file names.
-    method : {"naive", "fun", "gfun"}
+    method : {"naive", "fun", "bert", "gfun"}
     views : str
         gFun view letters in canonical (paper) order, ``""`` for the baselines.
     aggregation : {"mean", "concat"}
+    r_wce : bool
+        With the R view: R_MW (word vectors + WCEs) rather than R_M.
     """
 
     name: str
     method: str
     views: str = ""
     aggregation: str = "mean"
+    r_wce: bool = False
 
     @property
     def display(self) -> str:
         """Name as printed in tables: ``Naive``, ``Fun``, ``gFun-XMW``, ``gFun-XM (concat)``."""
         if self.method in _BASELINES:
             return _BASELINES[self.method]
-        label = f"gFun-{self.views.upper()}"
+        label = f"gFun-{self.views.upper()}" + (("_MW" if self.r_wce else "_M") if "r" in self.views else "")
         return f"{label} ({self.aggregation})" if self.name.endswith(("-mean", "-concat")) else label
 
     @property
@@ -62,12 +67,16 @@ class Config:
         """Whether the configuration can classify documents of a language absent from training.
 
         Naive and gFun configurations made of views that need training documents of the language (X, W)
-        cannot; a gFun configuration with M (aligned word embeddings) can, with ``mean`` aggregation; Fun can
-        in the zero-shot experiment, through its auxiliary M classifier (``build_estimator(zero_shot=True)``).
+        cannot; a gFun configuration with M (aligned word embeddings), B (multilingual transformer) or
+        R (recurrent network over aligned word vectors) can, with ``mean`` aggregation; so can the fine-tuned
+        transformer baseline, and Fun in the zero-shot experiment, through its auxiliary M classifier
+        (``build_estimator(zero_shot=True)``).
         """
-        if self.method == "fun":
+        if self.method in ("bert", "fun"):
             return True
-        return self.method == "gfun" and "m" in self.views and (self.aggregation == "mean" or self.views == "m")
+        zero_shot = set(self.views) & set("mbr")
+        return self.method == "gfun" and bool(zero_shot) and (self.aggregation == "mean"
+                                                              or set(self.views) <= set("mbr"))
 
 
 def _view_order() -> str:
@@ -94,6 +103,11 @@ def parse_config(spec: str) -> Config:
     views, _, aggregation = text.partition("-")
     if views.startswith("gfun"):
         views = views[4:]
+    views, underscore, variant = views.partition("_")
+    if underscore and variant not in _R_VARIANTS:
+        raise ValueError(f"configuration {spec!r}: the recurrent view's variant must be _m or _mw, got _{variant}")
+    if underscore and "r" not in views:
+        raise ValueError(f"configuration {spec!r}: _{variant} names a variant of the recurrent view r, absent here")
     explicit = bool(aggregation)
     aggregation = aggregation or "mean"
     if aggregation not in _AGGREGATIONS:
@@ -109,8 +123,10 @@ def parse_config(spec: str) -> Config:
     if len(set(views)) != len(views):
         raise ValueError(f"configuration {spec!r}: view letters repeat")
     views = "".join(c for c in order if c in views)
-    name = f"{views}-{aggregation}" if explicit else views
-    return Config(name, "gfun", views, aggregation)
+    r_wce = _R_VARIANTS[variant or "m"]
+    stem = f"{views}_{'mw' if r_wce else 'm'}" if "r" in views else views
+    name = f"{stem}-{aggregation}" if explicit else stem
+    return Config(name, "gfun", views, aggregation, r_wce)
 
 
 def parse_configs(specs: str | Sequence[str]) -> list[Config]:
@@ -141,14 +157,15 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
     random_state : int, optional
     n_jobs : int, optional
     view_params : dict, optional
-        Extra parameters per view letter (e.g. ``{"m": {"source": "vec:DIR"}}``).
+        Extra parameters per view letter (e.g. ``{"m": {"source": "vec:DIR"}}``); the ``bert`` baseline takes
+        the B view's (``{"b": {"model": ..., "preset": "cpu"}}``).
     memory : path or joblib.Memory, optional
         Cache of fitted views shared by the configurations of a run (see ``GeneralizedFunnelling``).
     zero_shot : bool
         Build Fun as in the zero-shot experiments of Esuli et al. (2019), which the paper compares with: an
         auxiliary classifier on the M view (``view_params["m"]``) serves the languages without training data.
     """
-    from gfun.baselines import NaiveClassifier, make_fun
+    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
 
     if config.method == "naive":
@@ -159,7 +176,13 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
             extra = {"zero_shot_views": "m", "view_params": {k: v for k, v in (view_params or {}).items() if k == "m"}
                      or None}
         return make_fun(meta_C=meta_C, n_jobs=n_jobs, random_state=random_state, memory=memory, **extra)
-    params = {k: v for k, v in (view_params or {}).items() if k in config.views}
+    if config.method == "bert":
+        bparams = dict((view_params or {}).get("b", {}))
+        bparams.setdefault("random_state", random_state)
+        return FineTunedTransformerClassifier(**bparams)
+    params = {k: dict(v) for k, v in (view_params or {}).items() if k in config.views}
+    if "r" in config.views:
+        params["r"] = {"wce": config.r_wce, **params.get("r", {})}
     return GeneralizedFunnelling(views=config.views, aggregation=config.aggregation, meta_C=meta_C,
                                  view_params=params or None, n_jobs=n_jobs, random_state=random_state,
                                  memory=memory)

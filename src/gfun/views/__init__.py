@@ -6,6 +6,8 @@ letter    view
 ``x``     :class:`~gfun.views.posteriors.PosteriorsView` (calibrated posteriors of per-language SVMs)
 ``m``     :class:`~gfun.views.embeddings.WordEmbeddingView` (TF-IDF x aligned word vectors, SIF, L2)
 ``w``     :class:`~gfun.views.wce.WordClassEmbeddingView` (TF-IDF x word-class embeddings, SIF, L2)
+``b``     :class:`~gfun.views.transformer.TransformerView` (fine-tuned multilingual transformer, pooled vector)
+``r``     :class:`~gfun.views.recurrent.RecurrentView` (GRU over aligned word vectors [+ WCEs])
 ========  ==========================================================
 """
 
@@ -17,11 +19,15 @@ from typing import Any
 from gfun.views.base import UnseenLanguageError, ViewGenerator
 from gfun.views.embeddings import WordEmbeddingView
 from gfun.views.posteriors import PosteriorsView
+from gfun.views.recurrent import RecurrentView
+from gfun.views.transformer import TransformerView
 from gfun.views.wce import WordClassEmbeddingView
 
 __all__ = [
     "VIEW_CLASSES",
     "PosteriorsView",
+    "RecurrentView",
+    "TransformerView",
     "UnseenLanguageError",
     "ViewGenerator",
     "WordClassEmbeddingView",
@@ -34,6 +40,8 @@ VIEW_CLASSES: dict[str, type[ViewGenerator]] = {
     "x": PosteriorsView,
     "m": WordEmbeddingView,
     "w": WordClassEmbeddingView,
+    "b": TransformerView,
+    "r": RecurrentView,
 }
 
 

@@ -1,0 +1,202 @@
+"""What the neural views (B, R) and the fine-tuned transformer baseline share: presets, devices, the training loop.
+
+The training loop (:func:`train_early_stopping`) is the paper's protocol for both neural VGFs (sections 4.3 and
+5): minimise binary cross-entropy on the training split, measure macro-F1 (threshold 0.5 on the sigmoid) on a
+held-out split after every epoch, stop after ``patience`` epochs without improvement, restore the weights of
+the best epoch and, optionally, train one last epoch on the held-out split.
+
+Nothing here imports torch at module import time; functions that need it import it lazily through
+:func:`gfun._optional.import_optional`, so a missing ``torch`` extra gives an install hint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from gfun._optional import import_optional
+
+__all__ = ["resolve_device", "resolve_preset", "split_holdout", "state_from_arrays", "state_to_arrays",
+           "torch_seed", "train_early_stopping"]
+
+logger = logging.getLogger(__name__)
+
+
+def _torch(purpose: str) -> Any:
+    return import_optional("torch", purpose=purpose)
+
+
+def resolve_preset(presets: Mapping[str, Mapping[str, Any]], preset: str, overrides: Mapping[str, Any],
+                   owner: str) -> dict[str, Any]:
+    """The training settings of ``preset`` with every explicitly given (non-``None``) value of ``overrides`` applied.
+
+    Raises
+    ------
+    ValueError
+        On an unknown preset name.
+    """
+    if preset not in presets:
+        raise ValueError(f"{owner}: unknown preset {preset!r}; choose one of {sorted(presets)}")
+    out = dict(presets[preset])
+    out.update({k: v for k, v in overrides.items() if v is not None})
+    return out
+
+
+def resolve_device(device: Any = "auto") -> Any:
+    """A ``torch.device`` from ``"auto"`` (CUDA when available, else CPU), a name such as ``"cuda:1"``, or a device."""
+    torch = _torch("choosing a torch device")
+    if device is None or device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+@contextlib.contextmanager
+def torch_seed(seed: int | None, device: Any) -> Iterator[None]:
+    """Seed torch inside the block only (the global RNG state is restored on exit: no global seeding)."""
+    torch = _torch("seeding torch")
+    devices = [device] if getattr(device, "type", "cpu") == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        if seed is not None:
+            torch.manual_seed(int(seed))
+        yield
+
+
+def split_holdout(n: int, val_size: float, random_state: int | None, *, min_val: int = 2,
+                  min_train: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Random (train, validation) index split; an empty validation part when there are too few documents."""
+    rng = np.random.RandomState(random_state)
+    perm = rng.permutation(n)
+    n_val = int(round(val_size * n)) if val_size else 0
+    if n_val < min_val or n - n_val < min_train:
+        if val_size:
+            logger.warning("only %d training documents: no held-out split, no early stopping", n)
+        return np.sort(perm), np.zeros(0, dtype=np.int64)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+def macro_f1(Y: np.ndarray, logits: np.ndarray) -> float:
+    """Macro-F1 (equation 4) of the predictions ``logits > 0`` (sigmoid > 0.5)."""
+    from gfun.metrics import f1_score
+
+    return float(f1_score(np.asarray(Y, dtype=np.int8), (logits > 0).astype(np.int8), average="macro"))
+
+
+def train_early_stopping(module: Any, *, run_epoch: Callable[[np.ndarray, int], float],
+                         predict_logits: Callable[[np.ndarray], np.ndarray], Y: np.ndarray,
+                         train_idx: np.ndarray, val_idx: np.ndarray, scheduler: Any, max_epochs: int,
+                         patience: int, final_val_epoch: bool, name: str) -> tuple[list[dict], int]:
+    """Train ``module`` epoch by epoch with early stopping on held-out macro-F1.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Its ``state_dict`` is snapshotted at the best epoch and restored at the end.
+    run_epoch : callable (indices, epoch) -> float
+        Trains one epoch on the documents ``indices``; returns the mean training loss.
+    predict_logits : callable (indices) -> ndarray
+        Logits (n, |Y|) of the documents ``indices`` (module in eval mode, no gradient).
+    Y : ndarray (n_docs, n_classes)
+    train_idx, val_idx : ndarray
+        The two splits; with an empty ``val_idx`` the module trains ``max_epochs`` epochs, no early stopping.
+    scheduler : torch LR scheduler or None
+        Stepped once per epoch.
+    max_epochs, patience : int
+    final_val_epoch : bool
+        After restoring the best epoch, train one more epoch on the held-out split (the paper's B view).
+    name : str
+        For log messages.
+
+    Returns
+    -------
+    (history, best_epoch)
+        ``history``: one dict per epoch (``epoch``, ``train_loss``, ``val_f1`` or NaN, ``seconds``, ``lr``; the
+        final held-out epoch has ``phase="held-out"``); ``best_epoch`` is 1-based (0 when no epoch ran).
+    """
+    torch = _torch("training a neural view")
+    history: list[dict] = []
+    best_f1, best_epoch, best_state, bad = -np.inf, 0, None, 0
+    # frozen weights (e.g. an embedding table) never change: the best-epoch snapshot leaves them out
+    frozen = {name for name, p in module.named_parameters() if not p.requires_grad}
+    for epoch in range(1, max_epochs + 1):
+        t0 = time.perf_counter()
+        lr = scheduler.get_last_lr()[0] if scheduler is not None else float("nan")
+        loss = float(run_epoch(train_idx, epoch))
+        if scheduler is not None:
+            scheduler.step()
+        val_f1 = float("nan")
+        if val_idx.size:
+            val_f1 = macro_f1(Y[val_idx], predict_logits(val_idx))
+        seconds = time.perf_counter() - t0
+        history.append({"epoch": epoch, "phase": "train", "train_loss": loss, "val_f1": val_f1, "seconds": seconds,
+                        "lr": lr})
+        logger.info("%s: epoch %d/%d, loss %.4f, held-out macro-F1 %.4f, %.1f s", name, epoch, max_epochs, loss,
+                    val_f1, seconds)
+        if not val_idx.size:
+            best_epoch = epoch
+            continue
+        if val_f1 > best_f1:
+            best_f1, best_epoch, bad = val_f1, epoch, 0
+            best_state = {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()
+                          if k not in frozen}
+        else:
+            bad += 1
+            if bad >= patience:
+                if epoch < max_epochs:
+                    logger.info("%s: early stop after epoch %d (best epoch %d, macro-F1 %.4f)", name, epoch,
+                                best_epoch, best_f1)
+                break
+    if best_state is not None and best_epoch != len(history):
+        module.load_state_dict(best_state, strict=not frozen)
+        logger.info("%s: restored the weights of epoch %d", name, best_epoch)
+    del best_state
+    if final_val_epoch and val_idx.size:
+        t0 = time.perf_counter()
+        loss = float(run_epoch(val_idx, len(history) + 1))
+        history.append({"epoch": len(history) + 1, "phase": "held-out", "train_loss": loss, "val_f1": float("nan"),
+                        "seconds": time.perf_counter() - t0, "lr": float("nan")})
+        logger.info("%s: one last epoch on the held-out split, loss %.4f", name, loss)
+    if getattr(torch, "cuda", None) is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return history, best_epoch
+
+
+def state_to_arrays(module: Any, dtype: str | None = None) -> dict[str, np.ndarray]:
+    """A module's ``state_dict`` as numpy arrays (``dtype`` e.g. ``"float16"`` shrinks floating tensors)."""
+    out = {}
+    for k, v in module.state_dict().items():
+        arr = v.detach().to("cpu").float().numpy() if v.is_floating_point() else v.detach().to("cpu").numpy()
+        if dtype is not None and np.issubdtype(arr.dtype, np.floating):
+            arr = arr.astype(dtype)
+        out[k] = arr
+    return out
+
+
+def state_from_arrays(module: Any, arrays: Mapping[str, np.ndarray], *, ignore: Sequence[str] = ()) -> None:
+    """Load numpy arrays (from :func:`state_to_arrays`) into ``module``; keys not in ``ignore`` must match."""
+    torch = _torch("loading a neural view")
+    own = module.state_dict()
+    tensors = {}
+    for k, ref in own.items():
+        if k not in arrays:
+            if any(k.startswith(p) for p in ignore):
+                continue
+            raise ValueError(f"saved state lacks weight {k!r}")
+        tensors[k] = torch.from_numpy(np.ascontiguousarray(arrays[k])).to(ref.dtype)
+    extra = sorted(set(arrays) - set(own))
+    if extra:
+        raise ValueError(f"saved state has weights the model does not: {extra[:5]}")
+    module.load_state_dict(tensors, strict=False)
+
+
+def progress_bar(iterable: Any, *, enabled: bool, desc: str, total: int | None = None) -> Any:
+    """A tqdm progress bar over ``iterable`` when ``enabled``, else ``iterable`` itself."""
+    if not enabled:
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, desc=desc, total=total, leave=False)

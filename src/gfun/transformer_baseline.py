@@ -1,0 +1,115 @@
+"""The fine-tuned transformer baseline (the paper's mBERT row, section 4.4).
+
+The multilingual transformer of the B view, fine-tuned in exactly the same way
+(:class:`gfun.views.transformer.TransformerFineTuner`), used directly as the classifier: a linear output layer on
+the pooled document vector, a sigmoid, threshold 0.5. It serves every language its tokenizer can read, including
+languages without training documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from gfun.inputs import as_label_matrix, unpack
+from gfun.views.transformer import _TransformerParams
+
+__all__ = ["FineTunedTransformerClassifier"]
+
+
+class FineTunedTransformerClassifier(_TransformerParams, ClassifierMixin, BaseEstimator):
+    """A multilingual transformer fine-tuned by BCE on all languages, used as the classifier (sigmoid > 0.5).
+
+    Parameters
+    ----------
+    model, pooling, preset, lr, head_lr, weight_decay, step_size, gamma, batch_size, max_length, max_epochs, \
+patience, val_size, final_val_epoch, freeze_embeddings, bucket, max_grad_norm, dropout, prefix, eval_batch_size, \
+amp, save_dtype, device, random_state, progress
+        As for :class:`gfun.views.transformer.TransformerView` (same defaults, same presets).
+
+    Attributes
+    ----------
+    classes_ : list of str
+    languages_ : list of str
+        Training languages (every language is served).
+    tuner_ : TransformerFineTuner
+    history_ : list of dict
+    best_epoch_ : int
+    epoch_seconds_ : list of float
+    """
+
+    def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> FineTunedTransformerClassifier:
+        """Fine-tune on labelled documents (same inputs as :meth:`gfun.GeneralizedFunnelling.fit`)."""
+        texts, lang_arr = unpack(X, langs)
+        if y is None:
+            if not getattr(X, "labelled", False):
+                raise ValueError("no labels: pass y, or a labelled MultilingualCorpus")
+            Y, classes = as_label_matrix(X.Y, len(texts), X.classes)
+        else:
+            Y, classes = as_label_matrix(y, len(texts))
+        if not texts:
+            raise ValueError("no training documents")
+        self.classes_ = classes
+        self.languages_ = sorted(set(lang_arr.tolist()))
+        self.tuner_ = self._tuner().fit(texts, Y)
+        self.tuner_.__dict__.pop("_train_ids", None)
+        self._set_fitted()
+        return self
+
+    def _set_fitted(self) -> None:
+        self.history_ = self.tuner_.history_
+        self.best_epoch_ = self.tuner_.best_epoch_
+        self.epoch_seconds_ = [float(h["seconds"]) for h in self.history_]
+
+    def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Output-layer scores (n_docs, n_classes); positive means predicted (sigmoid > 0.5)."""
+        check_is_fitted(self, "tuner_")
+        texts, _ = unpack(X, langs)
+        return self.tuner_.logits(texts)
+
+    def predict_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Sigmoid of the output layer (n_docs, n_classes)."""
+        z = self.decision_function(X, langs=langs).astype(np.float64)
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Binary label matrix (n_docs, n_classes), int8: sigmoid > 0.5."""
+        return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
+
+    def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
+        """Predicted class names of each document."""
+        return [[self.classes_[j] for j in np.flatnonzero(r)] for r in self.predict(X, langs=langs)]
+
+    def transform(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Pooled last-layer document vectors (what the B view outputs)."""
+        check_is_fitted(self, "tuner_")
+        texts, _ = unpack(X, langs)
+        return self.tuner_.encode(texts)
+
+    def save(self, path: str) -> None:
+        """Save the fitted model to directory ``path`` (see :mod:`gfun.persistence`)."""
+        from gfun.persistence import save_model
+
+        save_model(self, path)
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        check_is_fitted(self, "tuner_")
+        tmeta, tarrays = self.tuner_.get_state(self.save_dtype)
+        meta = {"params": self._state_params(), "classes_": self.classes_, "languages_": self.languages_,
+                "tuner": tmeta}
+        return meta, {f"tuner/{k}": v for k, v in tarrays.items()}
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> FineTunedTransformerClassifier:
+        from gfun.persistence import sub_arrays
+
+        obj = cls(**meta["params"])
+        obj.classes_ = list(meta["classes_"])
+        obj.languages_ = list(meta["languages_"])
+        obj.tuner_ = obj._tuner_from_state(meta["tuner"], sub_arrays(arrays, "tuner/"))
+        obj._set_fitted()
+        return obj

