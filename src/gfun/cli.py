@@ -93,7 +93,7 @@ def add_neural_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--neural-preset", choices=NEURAL_PRESETS, default=None,
                    help="training settings of the b and r views: paper (section 4.3/5 settings; default), gpu "
                    "(cheaper: 10 epochs, length 256, head lr 1e-3), cpu (length 128, frozen embedding table, 2 epochs "
-                   "for b; about 900 s per epoch on debtags run 0 with 2 cores)")
+                   "for b; roughly 15-30 min per epoch on debtags run 0 with 2 cores)")
     p.add_argument("--device", default=None, help="torch device of the b and r views: auto (default), cpu, cuda, ...")
 
 

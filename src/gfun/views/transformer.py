@@ -25,9 +25,9 @@ Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides t
     Fine-tuning practical on 2 CPU cores: maximum length 128, batch 16, length-bucketed batches, embedding
     table frozen (multilingual-e5-small: 96M of its 118M weights), encoder learning rate 2e-5 and output
     layer 1e-3 (an output layer at the encoder's rate learns almost nothing in 2 epochs), 2 epochs, patience 1.
-    Measured cost with multilingual-e5-small: about 900 s per epoch on debtags run 0's training documents
-    (about 6,500) on 2 cores, i.e. about 0.14 s per document per epoch; 49 s per epoch for 160 documents
-    (0.3 s per document) on one busy core (``benchmarks/bench_neural.py --max-docs 200 --preset cpu``).
+    Measured cost with multilingual-e5-small: 49 s per epoch for 160 documents (0.3 s per document) on one
+    busy core (``benchmarks/bench_neural.py --max-docs 200 --preset cpu``); extrapolated, roughly 15-30 minutes
+    per epoch on debtags run 0's 6,500 training documents with 2 cores: use a GPU for the full corpus.
     Peak memory of that run, fine-tuning plus the M view's encoder: about 4 GB.
 
 Every preset pads batches dynamically (to the longest document of the batch), always passes the attention
@@ -387,7 +387,20 @@ class TransformerFineTuner:
 
 
 def default_pooling(model: Any) -> str:
-    """``"mean"`` for models trained with mean pooling (multilingual-e5), ``"cls"`` otherwise."""
+    """``"mean"`` for models trained with mean pooling (multilingual-e5), ``"cls"`` otherwise.
+
+    A model folder converted by gfun (``gfun_encoder.json``) says how it was trained; otherwise the name decides.
+    """
+    import json
+    import os
+    from pathlib import Path
+
+    if isinstance(model, str | os.PathLike):
+        marker = Path(model) / "gfun_encoder.json"
+        if marker.is_file():
+            pooling = json.loads(marker.read_text(encoding="utf-8")).get("pooling")
+            if pooling in ("mean", "cls"):
+                return pooling
     text = str(model).lower()
     return "mean" if any(tag in text for tag in _MEAN_POOLED) else "cls"
 
