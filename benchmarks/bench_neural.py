@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from gfun.views.base import ViewGenerator
+
 ROOT = Path(__file__).resolve().parents[1]
 logger = logging.getLogger("bench_neural")
 
@@ -40,40 +42,42 @@ logger = logging.getLogger("bench_neural")
 _B_CACHE: dict[str, Any] = {}
 
 
+class PrecomputedB(ViewGenerator):
+    """Stands for the B view: returns the vectors of the B view fine-tuned once (benchmark only).
+
+    Defined at module level so that the view cache (joblib) can pickle it by reference.
+    """
+
+    letter = "b"
+    output = "features"
+
+    def __init__(self, key: str = "b") -> None:
+        self.key = key
+
+    def _lookup(self, texts: Any, langs: Any) -> np.ndarray:
+        entry = _B_CACHE[self.key]
+        rows = [entry["index"][(str(lang), text)] for text, lang in zip(texts, langs, strict=True)]
+        return entry["Z"][rows]
+
+    def fit_transform(self, texts: Any, langs: Any, Y: Any) -> np.ndarray:
+        self.n_features_out_ = int(_B_CACHE[self.key]["Z"].shape[1])
+        return self._lookup(texts, langs)
+
+    def transform(self, texts: Any, langs: Any) -> np.ndarray:
+        return self._lookup(texts, langs)
+
+    def covers(self, lang: str) -> bool:
+        return True
+
+    def get_state(self) -> tuple[dict, dict]:
+        raise NotImplementedError("benchmark stand-in: not saved")
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict) -> Any:
+        raise NotImplementedError
+
+
 def _precomputed_view_class() -> type:
-    from gfun.views.base import ViewGenerator
-
-    class PrecomputedB(ViewGenerator):
-        """Stands for the B view: returns the vectors of the B view fine-tuned once (benchmark only)."""
-
-        letter = "b"
-        output = "features"
-
-        def __init__(self, key: str = "b") -> None:
-            self.key = key
-
-        def _lookup(self, texts: Any, langs: Any) -> np.ndarray:
-            entry = _B_CACHE[self.key]
-            rows = [entry["index"][(str(lang), text)] for text, lang in zip(texts, langs, strict=True)]
-            return entry["Z"][rows]
-
-        def fit_transform(self, texts: Any, langs: Any, Y: Any) -> np.ndarray:
-            self.n_features_out_ = int(_B_CACHE[self.key]["Z"].shape[1])
-            return self._lookup(texts, langs)
-
-        def transform(self, texts: Any, langs: Any) -> np.ndarray:
-            return self._lookup(texts, langs)
-
-        def covers(self, lang: str) -> bool:
-            return True
-
-        def get_state(self) -> tuple[dict, dict]:
-            raise NotImplementedError("benchmark stand-in: not saved")
-
-        @classmethod
-        def from_state(cls, meta: dict, arrays: dict) -> Any:
-            raise NotImplementedError
-
     return PrecomputedB
 
 
@@ -285,8 +289,12 @@ def main() -> int:  # noqa: C901 - a linear script
                 return clf
             return FineTunedTransformerClassifier(**b_params)
         return build_estimator(cfg, meta_C=meta_C, random_state=args.run, n_jobs=args.n_jobs,
-                               view_params=view_params)
+                               view_params=view_params, memory=view_cache)
 
+    import tempfile
+
+    # views shared by several configurations (X, M, W, R) are fitted once; their fit time goes to the first
+    view_cache = tempfile.mkdtemp(prefix="gfun-bench-views-") if args.reuse else None
     results, fitted = [], {}
     for cfg in configs + [c for c in zs_configs if c.name not in {x.name for x in configs}]:
         est = estimator(cfg)
