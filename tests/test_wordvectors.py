@@ -446,3 +446,30 @@ def test_encoder_word_vectors_isolated_is_batch_invariant(tiny_encoder):
         pickle.dumps(EncoderWordVectors(pair))
     with pytest.raises(ValueError):
         EncoderWordVectors(method="max")
+
+
+@pytest.mark.torch
+def test_encoder_word_bank_reuses_words_across_vocabularies(tiny_encoder, tmp_path, monkeypatch):
+    first = EncoderWordVectors(tiny_encoder, cache_dir=tmp_path, batch_size=2)
+    mat = first.vectors("en", ["the", "cats", "dog"])
+    assert first.bank_path().is_file()
+    encoded: list[list[str]] = []
+    real = EncoderWordVectors._isolated
+
+    def counting(self, words):  # noqa: ANN001, ANN202
+        encoded.append(list(words))
+        return real(self, words)
+
+    monkeypatch.setattr(EncoderWordVectors, "_isolated", counting)
+    # another process (a new source), another vocabulary, another language: only the new word is encoded
+    other = EncoderWordVectors(tiny_encoder, cache_dir=tmp_path, batch_size=2)
+    got = other.vectors("it", ["dog", "gatto", "cats"])
+    assert encoded == [["gatto"]]
+    np.testing.assert_allclose(got[[0, 2]], mat[[2, 1]], rtol=1e-6)
+    np.testing.assert_allclose(got[1], first.vectors("it", ["gatto"])[0], rtol=1e-5, atol=1e-6)
+    with np.load(other.bank_path()) as bank:
+        assert sorted(bank["words"].tolist()) == ["cats", "dog", "gatto", "the"]
+    # a damaged bank is ignored, not fatal
+    other.bank_path().write_bytes(b"not an npz")
+    third = EncoderWordVectors(tiny_encoder, cache_dir=tmp_path, batch_size=2)
+    assert third.vectors("de", ["hund"]).shape == (1, 32)

@@ -184,11 +184,15 @@ class EncoderWordVectors(WordVectorSource):
                 return matrix, found
         started = time.perf_counter()
         words = [w for w, ok in zip(vocabulary, found, strict=True) if ok]
-        # a word's vector does not depend on the language: reuse those computed by this instance
+        # a word's vector does not depend on the language: reuse those computed by this instance, then those
+        # of the word bank (every word this model and these settings ever encoded here, whatever the vocabulary)
         todo = list(dict.fromkeys(w for w in words if w not in self._memo))
+        if todo:
+            todo = self._from_bank(todo)
         if todo:
             fresh = self._isolated(todo) if self.method == "isolated" else self._subword_mean(todo)
             self._memo.update(zip(todo, fresh, strict=True))
+            self._add_to_bank(todo, fresh)
         part = (
             np.stack([self._memo[w] for w in words]) if words else np.zeros((0, self.dim), dtype=np.float32)
         )
@@ -223,6 +227,58 @@ class EncoderWordVectors(WordVectorSource):
                 encoding="utf-8",
             )
         return matrix, found
+
+    def bank_path(self) -> Path | None:
+        """The word bank: ``.npz`` of every word encoded with this model and these settings (or None)."""
+        if not self.cache:
+            return None
+        key = self._model_key()
+        if key is None:
+            return None
+        return gfun_cache_dir(self.cache_dir, subdir="wordvectors") / f"{key}-{self._settings_key()}-bank.npz"
+
+    def _from_bank(self, todo: list[str]) -> list[str]:
+        """Move the words of ``todo`` found in the word bank into the memo; return the others."""
+        path = self.bank_path()
+        if path is None or not path.is_file():
+            return todo
+        try:
+            with np.load(path, allow_pickle=False) as bank:
+                index = {w: i for i, w in enumerate(bank["words"].tolist())}
+                rows = [index.get(w) for w in todo]
+                hit = [i for i, r in enumerate(rows) if r is not None]
+                if hit:
+                    vectors = bank["vectors"][[rows[i] for i in hit]]
+                    self._memo.update(zip((todo[i] for i in hit), vectors, strict=True))
+        except (OSError, ValueError, KeyError) as exc:  # a damaged bank is ignored (and rewritten), never fatal
+            logger.warning("%s: word bank %s unreadable (%s): ignored", self.name, path, exc)
+            return todo
+        return [w for w in todo if w not in self._memo]
+
+    def _add_to_bank(self, words: list[str], vectors: np.ndarray) -> None:
+        """Append freshly encoded words to the word bank (atomic replace; a concurrent writer may win)."""
+        path = self.bank_path()
+        if path is None:
+            return
+        old_words: list[str] = []
+        old_vectors = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+        if path.is_file():
+            try:
+                with np.load(path, allow_pickle=False) as bank:
+                    old_words, old_vectors = bank["words"].tolist(), bank["vectors"]
+            except (OSError, ValueError, KeyError):
+                old_words = []
+        known = set(old_words)
+        new = [i for i, w in enumerate(words) if w not in known]
+        if not new:
+            return
+        all_words = np.asarray(old_words + [words[i] for i in new], dtype=str)
+        all_vectors = np.concatenate([old_vectors, np.asarray(vectors, dtype=np.float32)[new]])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            np.savez(fh, words=all_words, vectors=all_vectors)
+        os.replace(tmp, path)
 
     def _isolated(self, words: list[str]) -> np.ndarray:
         from gfun.encoders.pooling import encode_texts
