@@ -108,10 +108,11 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     files = [out / f"{stem}-scores.csv"]
     scores.to_csv(files[0], index=False)
     labels = {c.name: c.display for c in configs}
-    md = [f"# Zero-shot results on {settings.dataset} ({settings.runs} runs)", "",
+    md = [f"# Zero-shot results on {settings.dataset} ({settings.runs} run{'s' if settings.runs != 1 else ''})", "",
           "Rows: training languages, added one at a time in alphabetical order; columns: test languages. "
           "Mean over runs; `-`: the configuration cannot serve that language (no training documents). "
-          "The paper's zero-shot Fun variant is not available in gfun.", ""]
+          "Fun serves languages without training documents as in Esuli et al. (2019): an auxiliary classifier "
+          "on the M view (aligned word embeddings) takes over for them.", ""]
     for cfg in configs:
         for m in MEASURES:
             g = grid(scores, cfg.name, m, languages)
