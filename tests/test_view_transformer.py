@@ -163,6 +163,14 @@ def test_early_stopping_restores_the_best_epoch():
     history, best = train_early_stopping(module, max_epochs=3, final_val_epoch=False,
                                          **{**kw, "val_idx": np.zeros(0, dtype=int)})
     assert best == 3 and len(history) == 3 and all(np.isnan(h["val_f1"]) for h in history)  # no early stopping
+    # macro-F1 stuck at 0 (no held-out logit above the threshold yet) but the held-out loss falling: training
+    # goes on, and the epoch with the lowest loss is kept
+    slow = {1: [-3, -1], 2: [-2, -2], 3: [-1, -3], 4: [-0.5, -4], 5: [-0.2, -5]}
+    history, best = train_early_stopping(module, max_epochs=5, final_val_epoch=False,
+                                         **{**kw, "predict_logits": lambda idx: np.asarray(
+                                             slow[int(module.weight.item())], dtype=float)[:, None]})
+    assert [h["val_f1"] for h in history] == [0.0] * 5 and best == 5 and len(history) == 5
+    assert all(a["val_loss"] > b["val_loss"] for a, b in zip(history, history[1:]))
 
 
 def test_presets_and_overrides():

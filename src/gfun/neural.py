@@ -86,6 +86,12 @@ def macro_f1(Y: np.ndarray, logits: np.ndarray) -> float:
     return float(f1_score(np.asarray(Y, dtype=np.int8), (logits > 0).astype(np.int8), average="macro"))
 
 
+def _bce(logits: np.ndarray, Y: np.ndarray) -> float:
+    """Mean binary cross-entropy of logits against 0/1 labels (numerically stable)."""
+    y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.float64)
+    return float(np.mean(np.maximum(logits, 0) - logits * y + np.log1p(np.exp(-np.abs(logits)))))
+
+
 def train_early_stopping(module: Any, *, run_epoch: Callable[[np.ndarray, int], float],
                          predict_logits: Callable[[np.ndarray], np.ndarray], Y: np.ndarray,
                          train_idx: np.ndarray, val_idx: np.ndarray, scheduler: Any, max_epochs: int,
@@ -114,12 +120,13 @@ def train_early_stopping(module: Any, *, run_epoch: Callable[[np.ndarray, int], 
     Returns
     -------
     (history, best_epoch)
-        ``history``: one dict per epoch (``epoch``, ``train_loss``, ``val_f1`` or NaN, ``seconds``, ``lr``; the
-        final held-out epoch has ``phase="held-out"``); ``best_epoch`` is 1-based (0 when no epoch ran).
+        ``history``: one dict per epoch (``epoch``, ``train_loss``, ``val_f1`` and ``val_loss`` or NaN,
+        ``seconds``, ``lr``; the final held-out epoch has ``phase="held-out"``); ``best_epoch`` is 1-based (0 when
+        no epoch ran).
     """
     torch = _torch("training a neural view")
     history: list[dict] = []
-    best_f1, best_epoch, best_state, bad = -np.inf, 0, None, 0
+    best_f1, best_loss, best_epoch, best_state, bad = -np.inf, np.inf, 0, None, 0
     # frozen weights (e.g. an embedding table) never change: the best-epoch snapshot leaves them out
     frozen = {name for name, p in module.named_parameters() if not p.requires_grad}
     for epoch in range(1, max_epochs + 1):
@@ -128,19 +135,23 @@ def train_early_stopping(module: Any, *, run_epoch: Callable[[np.ndarray, int], 
         loss = float(run_epoch(train_idx, epoch))
         if scheduler is not None:
             scheduler.step()
-        val_f1 = float("nan")
+        val_f1 = val_loss = float("nan")
         if val_idx.size:
-            val_f1 = macro_f1(Y[val_idx], predict_logits(val_idx))
+            logits = np.asarray(predict_logits(val_idx), dtype=np.float64)
+            val_f1 = macro_f1(Y[val_idx], logits)
+            val_loss = _bce(logits, Y[val_idx])
         seconds = time.perf_counter() - t0
-        history.append({"epoch": epoch, "phase": "train", "train_loss": loss, "val_f1": val_f1, "seconds": seconds,
-                        "lr": lr})
+        history.append({"epoch": epoch, "phase": "train", "train_loss": loss, "val_f1": val_f1, "val_loss": val_loss,
+                        "seconds": seconds, "lr": lr})
         logger.info("%s: epoch %d/%d, loss %.4f, held-out macro-F1 %.4f, %.1f s", name, epoch, max_epochs, loss,
                     val_f1, seconds)
         if not val_idx.size:
             best_epoch = epoch
             continue
-        if val_f1 > best_f1:
-            best_f1, best_epoch, bad = val_f1, epoch, 0
+        # macro-F1 decides; on a tie (early in training every epoch may score 0: no logit above the threshold
+        # yet) the held-out loss does, so that a slowly starting network is not stopped for lack of progress
+        if val_f1 > best_f1 + 1e-9 or (abs(val_f1 - best_f1) <= 1e-9 and val_loss < best_loss):
+            best_f1, best_loss, best_epoch, bad = val_f1, val_loss, epoch, 0
             best_state = {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()
                           if k not in frozen}
         else:
