@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.funnelling import GeneralizedFunnelling
-from gfun.inputs import as_label_matrix, unpack
+from gfun.inputs import training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.parallel import run_parallel
@@ -111,13 +111,7 @@ class NaiveClassifier(ClassifierMixin, BaseEstimator):
         """Fit one classifier per language (same inputs as :meth:`GeneralizedFunnelling.fit`)."""
         if isinstance(self.C, str) and self.C != "cv":
             raise ValueError(f"C must be a positive number or 'cv', got {self.C!r}")
-        texts, lang_arr = unpack(X, langs)
-        if y is None:
-            if not getattr(X, "labelled", False):
-                raise ValueError("no labels: pass y, or a labelled MultilingualCorpus")
-            Y, classes = as_label_matrix(X.Y, len(texts), X.classes)
-        else:
-            Y, classes = as_label_matrix(y, len(texts))
+        texts, lang_arr, Y, classes = training_data(X, y, langs)
         self.classes_ = classes
         self.languages_ = sorted(set(lang_arr.tolist()))
         vparams = {"min_df": self.min_df, "stopwords": self.stopwords, "stem": self.stem}

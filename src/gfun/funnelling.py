@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.inputs import as_label_matrix, unpack
+from gfun.inputs import training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
 from gfun.normalization import ZScore, l2_normalize
 from gfun.persistence import sub_arrays
@@ -307,13 +307,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             Language of each text when ``X`` is a list of texts.
         """
         self._check_params()
-        texts, lang_arr = unpack(X, langs)
-        if y is None:
-            if not getattr(X, "labelled", False):
-                raise ValueError("no labels: pass y, or a labelled MultilingualCorpus")
-            Y, classes = as_label_matrix(X.Y, len(texts), X.classes)
-        else:
-            Y, classes = as_label_matrix(y, len(texts))
+        texts, lang_arr, Y, classes = training_data(X, y, langs)
         if len(texts) == 0:
             raise ValueError("no training documents")
         self.classes_ = classes

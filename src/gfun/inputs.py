@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from gfun.corpus import MultilingualCorpus, binarize_labels
 
-__all__ = ["as_label_matrix", "unpack"]
+__all__ = ["as_label_matrix", "training_data", "unpack"]
 
 
 def _is_numeric_row(row: Any) -> bool:
@@ -74,3 +74,20 @@ def unpack(X: Any, langs: Sequence[str] | None = None) -> tuple[list[str], np.nd
         if not isinstance(t, str):
             raise TypeError(f"text {i} ({langs_arr[i]}) is a {type(t).__name__}, expected str")
     return texts, langs_arr
+
+
+def training_data(X: Any, y: Any = None, langs: Sequence[str] | None = None
+                  ) -> tuple[list[str], np.ndarray, np.ndarray, list[str]]:
+    """Texts, languages, label matrix and class names of what a ``fit(X, y, langs=...)`` received.
+
+    ``X`` is a labelled :class:`~gfun.corpus.MultilingualCorpus` (then ``y`` may be omitted) or a list of
+    texts with ``langs``; ``y`` a binary matrix or lists of label names (see :func:`as_label_matrix`).
+    """
+    texts, lang_arr = unpack(X, langs)
+    if y is None:
+        if not getattr(X, "labelled", False):
+            raise ValueError("no labels: pass y, or a labelled MultilingualCorpus")
+        Y, classes = as_label_matrix(X.Y, len(texts), X.classes)
+    else:
+        Y, classes = as_label_matrix(y, len(texts))
+    return texts, lang_arr, Y, classes

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.inputs import as_label_matrix, unpack
+from gfun.inputs import training_data, unpack
 from gfun.views.transformer import _TransformerParams
 
 __all__ = ["FineTunedTransformerClassifier"]
@@ -44,13 +44,7 @@ amp, save_dtype, device, random_state, progress
 
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> FineTunedTransformerClassifier:
         """Fine-tune on labelled documents (same inputs as :meth:`gfun.GeneralizedFunnelling.fit`)."""
-        texts, lang_arr = unpack(X, langs)
-        if y is None:
-            if not getattr(X, "labelled", False):
-                raise ValueError("no labels: pass y, or a labelled MultilingualCorpus")
-            Y, classes = as_label_matrix(X.Y, len(texts), X.classes)
-        else:
-            Y, classes = as_label_matrix(y, len(texts))
+        texts, lang_arr, Y, classes = training_data(X, y, langs)
         if not texts:
             raise ValueError("no training documents")
         self.classes_ = classes
