@@ -170,7 +170,7 @@ def test_early_stopping_restores_the_best_epoch():
                                          **{**kw, "predict_logits": lambda idx: np.asarray(
                                              slow[int(module.weight.item())], dtype=float)[:, None]})
     assert [h["val_f1"] for h in history] == [0.0] * 5 and best == 5 and len(history) == 5
-    assert all(a["val_loss"] > b["val_loss"] for a, b in zip(history, history[1:]))
+    assert all(a["val_loss"] > b["val_loss"] for a, b in zip(history, history[1:], strict=False))
 
 
 def test_presets_and_overrides():
