@@ -19,13 +19,10 @@ import pandas as pd
 from gfun.experiments.configs import Config, parse_config
 from gfun.experiments.many_shot import RunCache, cell_job, language_average, write_tables
 from gfun.experiments.runner import (
-    CellStore,
     ExperimentSettings,
     cell_scores,
-    drop_view_cache,
+    open_experiment,
     run_cells,
-    with_view_cache,
-    write_settings,
 )
 
 __all__ = ["aggregation_variants", "run_aggregation"]
@@ -58,19 +55,14 @@ def run_aggregation(settings: ExperimentSettings, configs: Sequence[Config], out
         ``table``, ``scores``, ``files``, ``cells`` and ``wall_s``.
     """
     t0 = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     variants = aggregation_variants(configs)
-    write_settings(out / "aggregation-settings.json", settings, {"experiment": "aggregation"})
-    settings = with_view_cache(settings, out)
-    store = CellStore(out / "cells" / "aggregation")
+    out, settings, store = open_experiment(out, "aggregation", settings)
     cache = RunCache(settings, zero_shot_test=False)
     cells = []
     for run in range(settings.runs):
         for cfg in variants:
             cells.append(({"run": run, "config": cfg.name}, cell_job(settings, cfg, run, lambda r=run: cache(r))))
-    counts = run_cells(store, cells, label="aggregation")
-    drop_view_cache(settings)
+    counts = run_cells(store, cells, label="aggregation", settings=settings)
     frame = store.load_all(k for k, _ in cells)
     scores = cell_scores(frame, ["run", "config"])
     avg = language_average(scores, ["run", "config"])

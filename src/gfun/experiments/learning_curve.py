@@ -23,13 +23,10 @@ import numpy as np
 from gfun.experiments.configs import Config
 from gfun.experiments.many_shot import RunCache, cell_job
 from gfun.experiments.runner import (
-    CellStore,
     ExperimentSettings,
     cell_scores,
-    drop_view_cache,
+    open_experiment,
     run_cells,
-    with_view_cache,
-    write_settings,
 )
 from gfun.metrics import DISPLAY_NAMES, MEASURES
 
@@ -73,14 +70,10 @@ def run_learning_curve(settings: ExperimentSettings, configs: Sequence[Config], 
         ``scores``, ``summary``, ``files``, ``cells`` and ``wall_s``.
     """
     t0 = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     fractions = sorted({int(f) for f in fractions})
     if any(f < 0 or f > 100 for f in fractions):
         raise ValueError(f"fractions must be percentages in [0, 100], got {fractions}")
-    write_settings(out / "learning-curve-settings.json", settings, {"experiment": "learning-curve"})
-    settings = with_view_cache(settings, out)
-    store = CellStore(out / "cells" / "learning-curve")
+    out, settings, store = open_experiment(out, "learning-curve", settings)
     cache = RunCache(settings, zero_shot_test=False)
     languages = sorted(cache(0)[0].languages)
     targets = list(targets) if targets else languages[:1]
@@ -98,8 +91,7 @@ def run_learning_curve(settings: ExperimentSettings, configs: Sequence[Config], 
                 for cfg in configs:
                     key = {"run": run, "config": cfg.name, "target": target, "fraction": frac}
                     cells.append((key, cell_job(settings, cfg, run, data)))
-    counts = run_cells(store, cells, label="learning-curve")
-    drop_view_cache(settings)
+    counts = run_cells(store, cells, label="learning-curve", settings=settings)
     frame = store.load_all(k for k, _ in cells)
     scores = cell_scores(frame, ["run", "config", "target", "fraction"])
     scores = scores[scores["lang"] == scores["target"]].drop(columns="lang")

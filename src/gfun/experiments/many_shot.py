@@ -23,16 +23,14 @@ import pandas as pd
 from gfun.experiments.configs import Config, build_estimator
 from gfun.experiments.runner import (
     SCORE_COLUMNS,
-    CellStore,
     ExperimentSettings,
     cell_scores,
     drop_view_cache,
     evaluate_cell,
     load_run,
+    open_experiment,
     run_cells,
     view_memory,
-    with_view_cache,
-    write_settings,
 )
 from gfun.experiments.tables import significance_table, summary_frame, to_latex, to_markdown
 from gfun.metrics import DISPLAY_NAMES, MEASURES
@@ -127,19 +125,14 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
         (written paths), ``cells`` (computed/skipped counts) and ``wall_s``.
     """
     t0 = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_settings(out / "many-shot-settings.json", settings, {"experiment": "many-shot"})
-    settings = with_view_cache(settings, out)
-    store = CellStore(out / "cells" / "many-shot")
+    out, settings, store = open_experiment(out, "many-shot", settings)
     cache = RunCache(settings, zero_shot_test=False)
     cells = []
     for run in range(settings.runs):
         for cfg in configs:
             key = {"run": run, "config": cfg.name}
             cells.append((key, cell_job(settings, cfg, run, lambda r=run: cache(r))))
-    counts = run_cells(store, cells, label="many-shot")
-    drop_view_cache(settings)
+    counts = run_cells(store, cells, label="many-shot", settings=settings)
     frame = store.load_all(k for k, _ in cells)
     scores = cell_scores(frame, ["run", "config"])
     avg = language_average(scores, ["run", "config"])

@@ -27,7 +27,7 @@ import pandas as pd
 from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, f1_from_counts, k_from_counts
 
 __all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "drop_view_cache", "evaluate_cell",
-           "load_run", "run_cells", "sample_corpus", "view_memory", "with_view_cache"]
+           "load_run", "open_experiment", "run_cells", "sample_corpus", "view_memory", "with_view_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -270,8 +270,26 @@ class CellStore:
         return pd.concat(frames, ignore_index=True)
 
 
+def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSettings
+                    ) -> tuple[Path, ExperimentSettings, CellStore]:
+    """Start (or resume) experiment ``name`` in ``out``.
+
+    Creates the folder, saves the settings as ``<name>-settings.json`` (or checks them against those of an
+    earlier start, see :func:`write_settings`), locates the view cache (:func:`with_view_cache`) and opens the
+    cell store ``<out>/cells/<name>``.
+
+    Returns
+    -------
+    (out, settings, store)
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_settings(out / f"{name}-settings.json", settings, {"experiment": name})
+    return out, with_view_cache(settings, out), CellStore(out / "cells" / name)
+
+
 def run_cells(store: CellStore, cells: Sequence[tuple[dict[str, Any], Callable[[], pd.DataFrame]]], *,
-              label: str = "experiment") -> dict[str, int]:
+              label: str = "experiment", settings: ExperimentSettings | None = None) -> dict[str, int]:
     """Compute the cells not stored yet, saving each as soon as it finishes.
 
     Parameters
@@ -281,6 +299,8 @@ def run_cells(store: CellStore, cells: Sequence[tuple[dict[str, Any], Callable[[
         ``compute()`` returns the cell's contingency frame (see :func:`evaluate_cell`).
     label : str
         Name used in the progress log.
+    settings : ExperimentSettings, optional
+        The experiment's settings: its view cache is deleted once every cell is stored.
 
     Returns
     -------
@@ -302,6 +322,8 @@ def run_cells(store: CellStore, cells: Sequence[tuple[dict[str, Any], Callable[[
         done += 1
         logger.info("%s [%d/%d] %s: done in %.1f s (%.0f s elapsed)", label, i, total, name,
                     time.perf_counter() - t0, time.perf_counter() - t_start)
+    if settings is not None:
+        drop_view_cache(settings)
     return {"done": done, "skipped": skipped}
 
 

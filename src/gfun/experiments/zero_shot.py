@@ -26,13 +26,10 @@ import pandas as pd
 from gfun.experiments.configs import Config
 from gfun.experiments.many_shot import RunCache, cell_job
 from gfun.experiments.runner import (
-    CellStore,
     ExperimentSettings,
     cell_scores,
-    drop_view_cache,
+    open_experiment,
     run_cells,
-    with_view_cache,
-    write_settings,
 )
 from gfun.metrics import DISPLAY_NAMES, MEASURES
 
@@ -78,14 +75,10 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
         ``scores``, ``languages``, ``files``, ``cells`` and ``wall_s``.
     """
     t0 = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_settings(out / "zero-shot-settings.json", settings, {"experiment": "zero-shot"})
-    settings = with_view_cache(settings, out)
+    out, settings, store = open_experiment(out, "zero-shot", settings)
     if not any(c.serves_unseen for c in configs):
         logger.warning("no configuration among %s can serve languages without training documents (needs the "
                        "M view with mean aggregation): every zero-shot cell will be NaN", [c.name for c in configs])
-    store = CellStore(out / "cells" / "zero-shot")
     cache = RunCache(settings)
     languages = training_languages(settings, cache)
     cells = []
@@ -97,8 +90,7 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
             for cfg in configs:
                 key = {"run": run, "config": cfg.name, "iteration": it}
                 cells.append((key, cell_job(settings, cfg, run, data, zero_shot=True)))
-    counts = run_cells(store, cells, label="zero-shot")
-    drop_view_cache(settings)
+    counts = run_cells(store, cells, label="zero-shot", settings=settings)
     frame = store.load_all(k for k, _ in cells)
     scores = cell_scores(frame, ["run", "config", "iteration"])
     scores.insert(3, "n_languages", scores["iteration"] + 1)
