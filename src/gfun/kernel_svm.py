@@ -26,7 +26,7 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.calibration import fit_platt, platt_posteriors
-from gfun.linear_svm import CONSTANT_SCORE, make_folds
+from gfun.linear_svm import CONSTANT_SCORE, binary_class_weights, make_folds
 from gfun.metrics import f1_from_counts
 from gfun.parallel import run_parallel
 
@@ -72,14 +72,9 @@ class _Kernel:
         return self.gram[np.ix_(rows, cols)]
 
 
-def _binary_weights(y: np.ndarray, class_weight: str | None) -> np.ndarray:
-    """libsvm class weights for labels (0, 1), as sklearn's ``class_weight`` computes them."""
-    if class_weight is None:
-        return np.empty(0)
-    if class_weight == "balanced":
-        n_pos = int(y.sum())
-        return y.size / (2.0 * np.array([y.size - n_pos, n_pos], dtype=np.float64))
-    raise ValueError(f"class_weight must be None or 'balanced', got {class_weight!r}")
+def _libsvm_weights(y: np.ndarray, class_weight: str | None) -> np.ndarray:
+    weights = binary_class_weights(y, class_weight)
+    return np.empty(0) if weights is None else weights  # libsvm: an empty array means unweighted
 
 
 def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomputed: bool,
@@ -95,7 +90,7 @@ def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomput
         _libsvm.set_verbosity_wrap(0)
         support, _, _, dual, intercept, *_ = _libsvm.fit(
             Kx, np.asarray(y, dtype=np.float64), svm_type=0, kernel="precomputed" if precomputed else "rbf",
-            gamma=gamma, tol=tol, C=C, class_weight=_binary_weights(y, class_weight), cache_size=cache_size)
+            gamma=gamma, tol=tol, C=C, class_weight=_libsvm_weights(y, class_weight), cache_size=cache_size)
         # libsvm's binary model has the opposite sign of SVC's decision_function
         return support.astype(np.int64), -dual[0], -float(intercept[0])
     svm = SVC(C=C, kernel="precomputed" if precomputed else "rbf", gamma=gamma, class_weight=class_weight,

@@ -60,6 +60,16 @@ _SOLVER = {"squared_hinge": 1, "hinge": 3}
 _TOL = 1e-4
 
 
+def binary_class_weights(y: np.ndarray, class_weight: str | None) -> np.ndarray | None:
+    """Weights of labels (0, 1) as scikit-learn's ``class_weight`` computes them (``None``: unweighted)."""
+    if class_weight is None:
+        return None
+    if class_weight == "balanced":
+        n_pos = int(np.sum(y))
+        return y.size / (2.0 * np.array([y.size - n_pos, n_pos], dtype=np.float64))
+    raise ValueError(f"class_weight must be None or 'balanced', got {class_weight!r}")
+
+
 def _liblinear_seed(random_state: int | None) -> int:
     """The seed LinearSVC(random_state=...) hands liblinear, drawn once instead of once per class."""
     return int(np.random.RandomState(random_state).randint(np.iinfo("i").max))
@@ -77,12 +87,8 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
         # liblinear directly (what LinearSVC.fit ends up calling): LinearSVC re-validates X and y, encodes
         # labels and draws a seed on every call, which costs more than the solve itself for the small
         # per-class problems of tier 1; liblinear releases the GIL, so classes can run in threads.
-        if class_weight is None:
-            weights = np.ones(2)
-        elif class_weight == "balanced":
-            weights = y.size / (2.0 * np.array([y.size - n_pos, n_pos], dtype=np.float64))
-        else:
-            raise ValueError(f"class_weight must be None or 'balanced', got {class_weight!r}")
+        weights = binary_class_weights(y, class_weight)
+        weights = np.ones(2) if weights is None else weights
         _liblinear.set_verbosity_wrap(0)
         raw, n_iter = _liblinear.train_wrap(
             X, np.asarray(y, dtype=np.float64), sparse, _SOLVER[loss], _TOL, 1.0, float(C), weights, max_iter,
