@@ -43,16 +43,26 @@ def _setup_logging(verbosity: int) -> None:
                         stream=sys.stderr, force=True)
 
 
-def _parse_C(value: str) -> float | str:
-    if value == "cv":
-        return "cv"
-    try:
-        c = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number or 'cv', got {value!r}") from None
-    if c <= 0:
-        raise argparse.ArgumentTypeError(f"C must be positive, got {value}")
-    return c
+def _C_type(*, allow_cv: bool = True) -> Any:
+    """argparse ``type`` of a C option: a positive finite number (or ``cv``); NaN, inf, 0 and negatives are refused.
+
+    argparse prefixes the message with the option: ``argument --meta-C: must be a positive finite number or 'cv',
+    got 'nan'``.
+    """
+
+    def parse(value: str) -> float | str:
+        from gfun.inputs import check_C
+
+        try:
+            return check_C("cv" if value.strip() == "cv" else float(value), allow_cv=allow_cv)
+        except ValueError:
+            what = "a positive finite number" + (" or 'cv'" if allow_cv else "")
+            raise argparse.ArgumentTypeError(f"must be {what}, got {value!r}") from None
+
+    return parse
+
+
+_parse_C = _C_type()  # also used by the experiment commands
 
 
 def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "error",
@@ -280,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4")
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
-    p.add_argument("--first-tier-C", type=float, default=1.0, help="C of the first-tier linear SVMs")
+    p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
+                   help="C of the first-tier linear SVMs")
     p.add_argument("--train-posteriors", choices=("in-sample", "cv"), default="in-sample",
                    help="how first-tier posteriors of training documents are produced")
     p.add_argument("--no-normalize", action="store_true", help="disable L2 and z-score normalisation")

@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.inputs import training_data, unpack
+from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
 from gfun.normalization import ZScore, l2_normalize
 from gfun.persistence import sub_arrays
@@ -292,6 +292,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             raise ValueError(f"aggregation must be 'mean' or 'concat', got {self.aggregation!r}")
         if self.train_posteriors not in ("in-sample", "cv"):
             raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
+        check_C(self.meta_C, "meta_C")
+        check_C(self.first_tier_C, "first_tier_C", allow_cv=False)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> GeneralizedFunnelling:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,7 +12,24 @@ import scipy.sparse as sp
 
 from gfun.corpus import MultilingualCorpus, binarize_labels
 
-__all__ = ["as_label_matrix", "training_data", "unpack"]
+__all__ = ["as_label_matrix", "check_C", "training_data", "unpack"]
+
+
+def check_C(value: Any, name: str = "C", *, allow_cv: bool = True) -> float | str:
+    """``value`` as a regularisation constant: a positive finite number (or ``"cv"`` when allowed).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: ``"meta_C must be a positive finite number or 'cv', got nan"``.
+    """
+    if allow_cv and isinstance(value, str) and value == "cv":
+        return "cv"
+    if (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+            and float(value) > 0):
+        return float(value)
+    what = "a positive finite number" + (" or 'cv'" if allow_cv else "")
+    raise ValueError(f"{name} must be {what}, got {value!r}")
 
 
 def _is_numeric_row(row: Any) -> bool:

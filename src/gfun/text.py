@@ -33,8 +33,19 @@ Tokenisation rules (the same for every language)
 * Stop words are matched on the case-folded surface token, before stemming. Each entry of the
   stop list is passed through the same normalisation and tokenisation, so ``don't`` in the
   English list also removes the fragments ``don`` and ``t``.
-* Scripts written without spaces between words (Chinese, Japanese, Thai) are not segmented:
-  a whole run of characters becomes one token.
+* Scripts written without spaces between words are cut into **character n-grams**, found by the
+  Unicode script of each character (not by the language code, so Chinese quoted inside an English
+  text is cut too): Han, Hiragana, Katakana and Yi give character unigrams and bigrams (a Chinese
+  or Japanese word is mostly one or two characters); Thai, Lao, Khmer and Myanmar give bigrams and
+  trigrams of grapheme clusters (a base letter with its combining vowel and tone marks), since
+  their letters are an alphabet. Letters and digits of other scripts inside the same run
+  (``iPhone手机``) stay one token. N-grams are exempt from ``min_len``; stop words still apply
+  (the Chinese list holds single characters). Hangul (Korean) is written with spaces and is
+  tokenised by words. See :data:`UNSPACED_NGRAMS`.
+* A language whose text still looks unsegmented when its TF-IDF is fitted (more than 80% of the
+  token occurrences are of terms found in a single document, as when whole clauses of a script
+  without spaces that is not in the table above become tokens; 13-61% for the 20 languages of
+  SIB-200) is reported by a ``logging`` warning: gfun cannot tokenise that script.
 
 Nothing is downloaded at run time: the stop lists ship inside the ``stop-words`` package and
 the stemmers inside ``snowballstemmer`` (which uses the C extension of PyStemmer when that
@@ -120,6 +131,24 @@ _LANGUAGE_CODES: dict[str, tuple[str, ...]] = {
 }
 _CODE_TO_NAME: dict[str, str] = {code: name for name, codes in _LANGUAGE_CODES.items() for code in codes}
 
+#: Unicode ranges of scripts written without spaces between words, with the n-gram orders (over
+#: characters, or grapheme clusters for the Brahmic scripts) their runs are cut into.
+UNSPACED_NGRAMS: dict[str, tuple[tuple[tuple[int, int], ...], tuple[int, int]]] = {
+    "han": (((0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3038, 0x303B), (0x3400, 0x4DBF),
+             (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3134F)), (1, 2)),
+    "kana": (((0x3040, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F)), (1, 2)),
+    "yi": (((0xA000, 0xA4CF),), (1, 2)),
+    "thai": (((0x0E00, 0x0E7F),), (2, 3)),
+    "lao": (((0x0E80, 0x0EFF),), (2, 3)),
+    "myanmar": (((0x1000, 0x109F), (0xAA60, 0xAA7F), (0xA9E0, 0xA9FF)), (2, 3)),
+    "khmer": (((0x1780, 0x17FF), (0x19E0, 0x19FF)), (2, 3)),
+}
+
+# A language looks unsegmented when more than this share of its token occurrences are of terms found in
+# one training document only (with at least _UNSEGMENTED_MIN_DOCS documents).
+_UNSEGMENTED_HAPAX_SHARE = 0.8
+_UNSEGMENTED_MIN_DOCS = 20
+
 # Languages already reported as lacking a stemmer / stop list (reported once per process).
 _REPORTED: set[tuple[str, str]] = set()
 
@@ -203,6 +232,66 @@ def _token_pattern() -> re.Pattern[str]:
     astral = [c for c in [*range(0x10000, 0x20000), *range(0xE0000, 0xE1000)] if category(chr(c))[0] == "M"]
     marks = rf"(?:[{_class_body(sorted(bmp))}]|(?=[\U00010000-\U000E0FFF])[{_class_body(astral)}])"
     return re.compile(rf"[^\W_]+(?:{marks}+[^\W_]*)*+")
+
+
+@functools.lru_cache(maxsize=1)
+def _unspaced_pattern() -> re.Pattern[str]:
+    """Regex matching one character of a script of :data:`UNSPACED_NGRAMS`."""
+    body = "".join(f"\\U{a:08x}-\\U{b:08x}" for ranges, _ in UNSPACED_NGRAMS.values() for a, b in ranges)
+    return re.compile(f"[{body}]")
+
+
+def _ngram_orders(ch: str) -> tuple[int, int]:
+    code = ord(ch)
+    for ranges, orders in UNSPACED_NGRAMS.values():
+        if any(a <= code <= b for a, b in ranges):
+            return orders
+    raise ValueError(f"{ch!r} is not in a script of UNSPACED_NGRAMS")
+
+
+def _clusters(run: str) -> list[str]:
+    """``run`` cut into grapheme clusters: a character with the combining marks that follow it."""
+    out: list[str] = []
+    for ch in run:
+        if out and unicodedata.category(ch)[0] == "M":
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
+def _segment(token: str) -> list[str]:
+    """A token cut into character n-grams where it is in a script written without spaces.
+
+    The token is split into maximal runs of one script of :data:`UNSPACED_NGRAMS` and runs of anything
+    else; the latter stay whole, the former give their n-grams in text order (for each position, the
+    shorter n-gram first). A run shorter than the smallest order is kept whole.
+    """
+    unspaced = _unspaced_pattern()
+    out: list[str] = []
+    i = 0
+    n = len(token)
+    while i < n:
+        m = unspaced.search(token, i)
+        if m is None:
+            out.append(token[i:])
+            break
+        if m.start() > i:
+            out.append(token[i:m.start()])
+        orders = _ngram_orders(token[m.start()])
+        j = m.start()
+        while j < n and (unicodedata.category(token[j])[0] == "M" or (
+                unspaced.match(token, j) and _ngram_orders(token[j]) == orders)):
+            j += 1
+        units = _clusters(token[m.start():j]) if orders[0] > 1 else list(token[m.start():j])
+        if len(units) < orders[0]:
+            out.append("".join(units))
+        for k in range(len(units)):
+            for size in range(orders[0], orders[1] + 1):
+                if k + size <= len(units):
+                    out.append("".join(units[k:k + size]))
+        i = j
+    return out
 
 
 def _normalize(text: str, lowercase: bool) -> str:
@@ -376,11 +465,16 @@ class Analyzer:
         """Normalise and split ``text`` into tokens, without filtering or stemming."""
         if not isinstance(text, str):
             raise TypeError(f"expected a str, got {type(text).__name__}")
-        return _token_pattern().findall(_normalize(text, self.lowercase))
+        norm = _normalize(text, self.lowercase)
+        tokens = _token_pattern().findall(norm)
+        if norm.isascii() or _unspaced_pattern().search(norm) is None:
+            return tokens
+        unspaced = _unspaced_pattern().search
+        return [gram for token in tokens for gram in (_segment(token) if unspaced(token) else (token,))]
 
     def _term(self, token: str) -> str:
         """The term for one token, or ``""`` when the token is dropped."""
-        if len(token) < self.min_len:
+        if len(token) < self.min_len and not _unspaced_pattern().match(token):
             return ""
         if not self.keep_numbers and token.isdecimal():
             return ""
@@ -558,6 +652,7 @@ class TfidfVectorizer(BaseEstimator):
             raise ValueError(f"cannot fit the TF-IDF of language {self.lang!r} on zero documents")
         terms = list(vocab)
         df = np.bincount(counts.indices, minlength=len(terms))
+        self._check_segmented(counts, df, terms)
         keep = np.flatnonzero(df >= self.min_df)
         if self.max_features is not None and len(keep) > self.max_features:
             by_df = sorted(keep, key=lambda j: (-df[j], terms[j]))
@@ -587,6 +682,22 @@ class TfidfVectorizer(BaseEstimator):
         logger.debug("TF-IDF %s: %d documents, %d terms (%d before pruning)", self.lang, n_docs, len(keep),
                      len(terms))
         return counts
+
+    def _check_segmented(self, counts: sp.csr_matrix, df: np.ndarray, terms: list[str]) -> None:
+        """Warn when most token occurrences are of terms seen in one document: text gfun cannot tokenise."""
+        n_docs = counts.shape[0]
+        total = counts.data.sum()
+        if n_docs < _UNSEGMENTED_MIN_DOCS or total == 0:
+            return
+        share = counts.data[df[counts.indices] == 1].sum() / total
+        if share > _UNSEGMENTED_HAPAX_SHARE:
+            longest = sorted(terms, key=len, reverse=True)[:2]
+            logger.warning(
+                "language %r: %.0f%% of the tokens of its %d training documents occur in one document only "
+                "(e.g. %s): its script seems to be written without spaces between words and gfun cannot "
+                "tokenise it, so its TF-IDF features are nearly useless (scripts cut into character n-grams: "
+                "%s)", self.lang, 100 * share, n_docs, ", ".join(repr(t[:30]) for t in longest),
+                ", ".join(UNSPACED_NGRAMS))
 
     def fit(self, texts: Iterable[str], y: Any = None) -> TfidfVectorizer:
         """Learn the vocabulary and the idf from the training documents of this language.
