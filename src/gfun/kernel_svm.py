@@ -26,8 +26,8 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.calibration import fit_platt, platt_posteriors
-from gfun.linear_svm import CONSTANT_SCORE, binary_class_weights, make_folds
 from gfun.inputs import check_C
+from gfun.linear_svm import CONSTANT_SCORE, binary_class_weights, make_folds
 from gfun.metrics import f1_from_counts
 from gfun.parallel import run_parallel
 

@@ -41,7 +41,10 @@ Tokenisation rules (the same for every language)
   their letters are an alphabet. Letters and digits of other scripts inside the same run
   (``iPhone手机``) stay one token. N-grams are exempt from ``min_len``; stop words still apply
   (the Chinese list holds single characters). Hangul (Korean) is written with spaces and is
-  tokenised by words. See :data:`UNSPACED_NGRAMS`.
+  tokenised by words. See :data:`UNSPACED_NGRAMS`. ``segment=False`` keeps such runs whole (the
+  behaviour of gfun before this rule, and what a sub-word encoder wants: the M view with an ``e5``
+  source passes it, because the encoder's own sub-word pieces of a whole run carry more meaning
+  than the mean of the pieces of a two-letter fragment).
 * A language whose text still looks unsegmented when its TF-IDF is fitted (more than 80% of the
   token occurrences are of terms found in a single document, as when whole clauses of a script
   without spaces that is not in the table above become tokens; 13-61% for the 20 languages of
@@ -358,6 +361,8 @@ class Analyzer:
         Drop tokens with fewer characters than this (measured before stemming).
     keep_numbers : bool, default False
         Keep tokens made only of digits.
+    segment : bool, default True
+        Cut runs of scripts written without spaces into character n-grams (see the module docstring).
 
     Notes
     -----
@@ -371,10 +376,10 @@ class Analyzer:
     ['cat', 'run', 'garden']
     """
 
-    _PARAMS = ("lang", "stopwords", "stem", "lowercase", "min_len", "keep_numbers")
+    _PARAMS = ("lang", "stopwords", "stem", "lowercase", "min_len", "keep_numbers", "segment")
 
     def __init__(self, lang: str, *, stopwords: bool | Iterable[str] = True, stem: bool = True,
-                 lowercase: bool = True, min_len: int = 2, keep_numbers: bool = False) -> None:
+                 lowercase: bool = True, min_len: int = 2, keep_numbers: bool = False, segment: bool = True) -> None:
         if not isinstance(lang, str) or not lang.strip():
             raise ValueError(f"lang must be a non-empty string, got {lang!r}")
         if int(min_len) != min_len or min_len < 1:
@@ -389,6 +394,7 @@ class Analyzer:
         self.lowercase = bool(lowercase)
         self.min_len = int(min_len)
         self.keep_numbers = bool(keep_numbers)
+        self.segment = bool(segment)
         self._reset()
 
     # -- lazily built, unpicklable or bulky parts ------------------------------------------
@@ -425,13 +431,15 @@ class Analyzer:
         return {name: getattr(self, name) for name in self._PARAMS}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state = {"segment": False, **state}  # pickled before segmentation existed
         for name in self._PARAMS:
             setattr(self, name, state[name])
         self._reset()
 
     def __repr__(self) -> str:
         return (f"Analyzer({self.lang!r}, stopwords={self.stopwords}, stem={self.stem}, "
-                f"lowercase={self.lowercase}, min_len={self.min_len}, keep_numbers={self.keep_numbers})")
+                f"lowercase={self.lowercase}, min_len={self.min_len}, keep_numbers={self.keep_numbers}, "
+                f"segment={self.segment})")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Analyzer):
@@ -467,14 +475,14 @@ class Analyzer:
             raise TypeError(f"expected a str, got {type(text).__name__}")
         norm = _normalize(text, self.lowercase)
         tokens = _token_pattern().findall(norm)
-        if norm.isascii() or _unspaced_pattern().search(norm) is None:
+        if not self.segment or norm.isascii() or _unspaced_pattern().search(norm) is None:
             return tokens
         unspaced = _unspaced_pattern().search
         return [gram for token in tokens for gram in (_segment(token) if unspaced(token) else (token,))]
 
     def _term(self, token: str) -> str:
         """The term for one token, or ``""`` when the token is dropped."""
-        if len(token) < self.min_len and not _unspaced_pattern().match(token):
+        if len(token) < self.min_len and not (self.segment and _unspaced_pattern().match(token)):
             return ""
         if not self.keep_numbers and token.isdecimal():
             return ""
@@ -529,7 +537,7 @@ def _index_dtype(*maxima: int) -> type:
 
 def _analyzer_params(est: Any) -> dict[str, Any]:
     return {"stopwords": est.stopwords, "stem": est.stem, "lowercase": est.lowercase,
-            "min_len": est.min_len, "keep_numbers": est.keep_numbers}
+            "min_len": est.min_len, "keep_numbers": est.keep_numbers, "segment": est.segment}
 
 
 class TfidfVectorizer(BaseEstimator):
@@ -556,7 +564,7 @@ class TfidfVectorizer(BaseEstimator):
         alphabetically).
     dtype : numpy dtype, default np.float32
         Dtype of the returned matrices (computations are done in float64).
-    stopwords, stem, lowercase, min_len, keep_numbers
+    stopwords, stem, lowercase, min_len, keep_numbers, segment
         Passed to :class:`Analyzer`.
 
     Attributes
@@ -578,7 +586,7 @@ class TfidfVectorizer(BaseEstimator):
 
     def __init__(self, lang: str, *, min_df: int = 1, max_features: int | None = None,
                  dtype: Any = np.float32, stopwords: bool | Iterable[str] = True, stem: bool = True,
-                 lowercase: bool = True, min_len: int = 2, keep_numbers: bool = False) -> None:
+                 lowercase: bool = True, min_len: int = 2, keep_numbers: bool = False, segment: bool = True) -> None:
         self.lang = lang
         self.min_df = min_df
         self.max_features = max_features
@@ -588,6 +596,7 @@ class TfidfVectorizer(BaseEstimator):
         self.lowercase = lowercase
         self.min_len = min_len
         self.keep_numbers = keep_numbers
+        self.segment = segment
 
     # -- helpers ---------------------------------------------------------------------------
     def _validate(self) -> None:
@@ -758,6 +767,7 @@ class TfidfVectorizer(BaseEstimator):
             "lowercase": bool(self.lowercase),
             "min_len": int(self.min_len),
             "keep_numbers": bool(self.keep_numbers),
+            "segment": bool(self.segment),
         }
 
     def get_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -788,7 +798,7 @@ class TfidfVectorizer(BaseEstimator):
             raise ValueError(f"not a TfidfVectorizer state (format={meta.get('format')!r})")
         if meta.get("version") != STATE_VERSION:
             raise ValueError(f"unsupported TfidfVectorizer state version {meta.get('version')!r}")
-        params = dict(meta["params"])
+        params = {"segment": False, **meta["params"]}  # saved before segmentation existed: runs stay whole
         params["dtype"] = np.dtype(params["dtype"]).type
         lang = params.pop("lang")
         est = cls(lang, **params)
@@ -811,7 +821,7 @@ class MultilingualTfidf(BaseEstimator):
 
     Parameters
     ----------
-    min_df, max_features, dtype, stopwords, stem, lowercase, min_len, keep_numbers
+    min_df, max_features, dtype, stopwords, stem, lowercase, min_len, keep_numbers, segment
         Passed to every :class:`TfidfVectorizer` (explicit keywords rather than ``**kwargs`` so
         that ``get_params``/``clone`` work).
 
@@ -826,7 +836,7 @@ class MultilingualTfidf(BaseEstimator):
     def __init__(self, *, min_df: int = 1, max_features: int | None = None, dtype: Any = np.float32,
                  stopwords: bool | Iterable[str] = True, stem: bool = True, lowercase: bool = True,
                  min_len: int = 2,
-                 keep_numbers: bool = False) -> None:
+                 keep_numbers: bool = False, segment: bool = True) -> None:
         self.min_df = min_df
         self.max_features = max_features
         self.dtype = dtype
@@ -835,6 +845,7 @@ class MultilingualTfidf(BaseEstimator):
         self.lowercase = lowercase
         self.min_len = min_len
         self.keep_numbers = keep_numbers
+        self.segment = segment
 
     def _vectorizer(self, lang: str) -> TfidfVectorizer:
         return TfidfVectorizer(lang, min_df=self.min_df, max_features=self.max_features, dtype=self.dtype,
@@ -943,7 +954,7 @@ class MultilingualTfidf(BaseEstimator):
             raise ValueError(f"not a MultilingualTfidf state (format={meta.get('format')!r})")
         if meta.get("version") != STATE_VERSION:
             raise ValueError(f"unsupported MultilingualTfidf state version {meta.get('version')!r}")
-        params = dict(meta["params"])
+        params = {"segment": False, **meta["params"]}
         params["dtype"] = np.dtype(params["dtype"]).type
         est = cls(**params)
         vectorizers = {}
