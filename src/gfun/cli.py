@@ -31,6 +31,8 @@ logger = logging.getLogger("gfun.cli")
 
 METHODS = ("gfun", "fun", "naive", "bert")
 NEURAL_PRESETS = ("paper", "gpu", "cpu")
+MISSING_LABELS_HELP = ("documents without a 'labels' field (when others have one): read as having no label, negative "
+                       "for every class, with a warning (warn), refused (error), or so without a warning (negative)")
 
 
 def _out(text: str) -> None:
@@ -300,10 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: every label found in the training file, sorted)")
     p.add_argument("--ignore-unknown-labels", action="store_true",
                    help="drop labels outside --classes instead of failing")
-    p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn",
-                   help="documents without a 'labels' field (when others have one): read as having no label, "
-                   "negative for every class, with a warning (warn), refused (error), or so without a warning "
-                   "(negative)")
+    p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
     p.add_argument("--meta-C", type=_parse_C, default="cv",
                    help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4")
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
@@ -340,10 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "missed positives (count: the model's honest score on this file), dropped (ignore: the score "
                    "on the model's classes only), or refused (error); their number is in the unknown_labels "
                    "column either way")
-    p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn",
-                   help="documents without a 'labels' field (when others have one): read as having no label, "
-                   "negative for every class, with a warning (warn), refused (error), or so without a warning "
-                   "(negative)")
+    p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("demo", help="train Naive, Fun and gFun on the bundled demo data and print the table",
