@@ -93,7 +93,9 @@ def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool, 
     def params(est: Any) -> dict:
         return {k: v for k, v in est.get_params().items() if k not in _RUNTIME_PARAMS}
 
-    return {"view": type(view).__name__, "params": params(view), "normalize": normalize,
+    from gfun.text import ANALYZER_VERSION
+
+    return {"view": type(view).__name__, "params": params(view), "normalize": normalize, "analyzer": ANALYZER_VERSION,
             "mapper": params(mapper) if mapper is not None else None,
             "train_posteriors": train_posteriors if mapper is not None else None}
 

@@ -85,6 +85,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 STATE_VERSION = 1
+#: Version of the tokenisation rules; part of the key of cached views, so that a change refits them
+#: (2: character n-grams for scripts without spaces and Hangul).
+ANALYZER_VERSION = 2
 
 # Language names used by snowballstemmer and stop-words, with the codes that map to them
 # (ISO 639-1, ISO 639-2/B and /T, ISO 639-3).
