@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.funnelling import GeneralizedFunnelling
-from gfun.inputs import training_data, unpack
+from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.parallel import run_parallel
@@ -109,8 +109,7 @@ class NaiveClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> NaiveClassifier:
         """Fit one classifier per language (same inputs as :meth:`GeneralizedFunnelling.fit`)."""
-        if isinstance(self.C, str) and self.C != "cv":
-            raise ValueError(f"C must be a positive number or 'cv', got {self.C!r}")
+        check_C(self.C, "C")
         texts, lang_arr, Y, classes = training_data(X, y, langs)
         self.classes_ = classes
         self.languages_ = sorted(set(lang_arr.tolist()))

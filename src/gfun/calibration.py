@@ -4,6 +4,10 @@ The fit follows Platt (2000) with the numerically safe Newton method of Lin, Lin
 (2007), the procedure libsvm uses for ``probability=True``: regularised targets
 ``t+ = (N+ + 1) / (N+ + 2)`` and ``t- = 1 / (N- + 2)``, and ``P(y=1|s) = 1 / (1 + exp(A s + B))``.
 It is vectorised over classes: one call fits one sigmoid per column.
+
+``fit_intercept=False`` fits the sigmoid through ``P = 0.5`` at score 0 (``B = 0``, ``A < 0``), so that
+``P > 0.5`` exactly when the score is positive: probabilities that agree with the labels a decision
+threshold of 0 predicts (what :class:`gfun.funnelling.GeneralizedFunnelling` reports).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ def _sigmoid_neg(f: np.ndarray) -> np.ndarray:
 
 
 def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_step: float = 1e-10,
-              sigma: float = 1e-12, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
+              sigma: float = 1e-12, eps: float = 1e-5, fit_intercept: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Fit one Platt sigmoid per column.
 
     Parameters
@@ -41,6 +45,8 @@ def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_ste
         Binary targets (dense or sparse).
     max_iter, min_step, sigma, eps
         Newton iterations, smallest line-search step, Hessian ridge and stopping tolerance on the gradient.
+    fit_intercept : bool
+        ``False`` fixes ``B = 0`` and keeps ``A <= -1e-6``: ``P > 0.5`` if and only if the score is positive.
 
     Returns
     -------
@@ -58,7 +64,7 @@ def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_ste
     lo = 1.0 / (n_neg + 2.0)
     t = np.where(yy, hi, lo)
     A = np.zeros(s.shape[1])
-    B = np.log((n_neg + 1.0) / (n_pos + 1.0))
+    B = np.log((n_neg + 1.0) / (n_pos + 1.0)) if fit_intercept else np.zeros(s.shape[1])
 
     def objective(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         f = s * a + b
@@ -81,10 +87,15 @@ def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_ste
         d1 = t[:, active] - p
         g1 = (sa * d1).sum(axis=0)
         g2 = d1.sum(axis=0)
-        done = (np.abs(g1) < eps) & (np.abs(g2) < eps)
-        det = h11 * h22 - h21 * h21
-        dA = -(h22 * g1 - h21 * g2) / det
-        dB = -(-h21 * g1 + h11 * g2) / det
+        if fit_intercept:
+            done = (np.abs(g1) < eps) & (np.abs(g2) < eps)
+            det = h11 * h22 - h21 * h21
+            dA = -(h22 * g1 - h21 * g2) / det
+            dB = -(-h21 * g1 + h11 * g2) / det
+        else:  # one-parameter Newton step on A
+            done = np.abs(g1) < eps
+            dA = -g1 / h11
+            dB = np.zeros_like(dA)
         gd = g1 * dA + g2 * dB
         idx = np.flatnonzero(active)
         step = np.ones(idx.size)
@@ -112,6 +123,8 @@ def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_ste
         B[idx] = newB
         still = ~done
         active[idx[~still]] = False
+    if not fit_intercept:  # scores anti-correlated with the labels (or constant): keep the sigmoid decreasing
+        A = np.minimum(A, -1e-6)
     return A, B
 
 

@@ -31,6 +31,8 @@ logger = logging.getLogger("gfun.cli")
 
 METHODS = ("gfun", "fun", "naive", "bert")
 NEURAL_PRESETS = ("paper", "gpu", "cpu")
+MISSING_LABELS_HELP = ("documents without a 'labels' field (when others have one): read as having no label, negative "
+                       "for every class, with a warning (warn), refused (error), or so without a warning (negative)")
 
 
 def _out(text: str) -> None:
@@ -43,23 +45,47 @@ def _setup_logging(verbosity: int) -> None:
                         stream=sys.stderr, force=True)
 
 
-def _parse_C(value: str) -> float | str:
-    if value == "cv":
-        return "cv"
-    try:
-        c = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number or 'cv', got {value!r}") from None
-    if c <= 0:
-        raise argparse.ArgumentTypeError(f"C must be positive, got {value}")
-    return c
+def _C_type(*, allow_cv: bool = True) -> Any:
+    """argparse ``type`` of a C option: a positive finite number (or ``cv``); NaN, inf, 0 and negatives are refused.
+
+    argparse prefixes the message with the option: ``argument --meta-C: must be a positive finite number or 'cv',
+    got 'nan'``.
+    """
+
+    def parse(value: str) -> float | str:
+        from gfun.inputs import check_C
+
+        try:
+            return check_C("cv" if value.strip() == "cv" else float(value), allow_cv=allow_cv)
+        except ValueError:
+            what = "a positive finite number" + (" or 'cv'" if allow_cv else "")
+            raise argparse.ArgumentTypeError(f"must be {what}, got {value!r}") from None
+
+    return parse
+
+
+_parse_C = _C_type()  # also used by the experiment commands
 
 
 def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "error",
-          detect_language: bool | list[str] = False) -> Any:
+          detect_language: bool | list[str] = False, on_missing_labels: str = "warn") -> Any:
     from gfun.corpus import read_corpus
 
-    return read_corpus(path, classes, on_unknown_label=on_unknown_label, detect_language=detect_language)
+    return read_corpus(path, classes, on_unknown_label=on_unknown_label, detect_language=detect_language,
+                       on_missing_labels=on_missing_labels)
+
+
+def _probabilities(labels: np.ndarray, proba: np.ndarray, classes: list[str]) -> dict[str, float]:
+    """The written probabilities of one document: 6 decimals, and > 0.5 exactly for its written labels.
+
+    The model's probabilities already agree with its labels (sigmoids through 0.5 at decision 0); this keeps
+    rounding (0.5000004 -> 0.5) and models saved before that rule from writing a contradiction.
+    """
+    out = {}
+    for c, lab, p in zip(classes, labels, proba, strict=True):
+        p = round(float(p), 6)
+        out[c] = max(p, 0.500001) if lab else min(p, 0.5)
+    return out
 
 
 def neural_view_params(word_vectors: str | None = None, encoder: str | None = None, neural_preset: str | None = None,
@@ -129,7 +155,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from gfun.corpus import read_classes
 
     classes = read_classes(args.classes) if args.classes else None
-    train = _read(args.train, classes, "ignore" if args.ignore_unknown_labels else "error")
+    train = _read(args.train, classes, "ignore" if args.ignore_unknown_labels else "error",
+                  on_missing_labels=args.missing_labels)
     if not train.labelled:
         raise ValueError(f"{args.train}: the training documents carry no 'labels' field")
     logger.info("training %s on %s", args.method, train)
@@ -155,7 +182,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     model = load_model(args.model)
     docs = _read(args.input, list(model.classes_), "ignore",
-                 detect_language=bool(args.detect_language))
+                 detect_language=bool(args.detect_language), on_missing_labels="negative")
     t0 = time.perf_counter()
     pred = model.predict(docs)
     proba = None
@@ -171,7 +198,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i],
                                    "labels": [model.classes_[j] for j in np.flatnonzero(pred[i])]}
             if proba is not None:
-                rec["probabilities"] = {c: round(float(p), 6) for c, p in zip(model.classes_, proba[i], strict=True)}
+                rec["probabilities"] = _probabilities(pred[i], proba[i], list(model.classes_))
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     tmp.replace(out)
     _out(f"wrote predictions for {len(docs)} documents to {out}")
@@ -179,15 +206,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from gfun.metrics import evaluate, format_table
+    from gfun.metrics import evaluate_model, format_table
     from gfun.persistence import load_model
 
     model = load_model(args.model)
-    test = _read(args.test, list(model.classes_), "ignore")
+    test = _read(args.test, on_missing_labels=args.missing_labels)  # its own labels: unknown ones are counted
     if not test.labelled:
         raise ValueError(f"{args.test}: the test documents carry no 'labels' field")
-    pred = model.predict(test)
-    df = evaluate(test.Y, pred, test.langs)
+    df = evaluate_model(model, test, unknown_labels=args.unknown_labels)
     if args.json:
         _out(json.dumps({str(k): {c: (None if v != v else float(v)) for c, v in row.items()}
                          for k, row in df.to_dict(orient="index").items()}, indent=1))
@@ -276,11 +302,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: every label found in the training file, sorted)")
     p.add_argument("--ignore-unknown-labels", action="store_true",
                    help="drop labels outside --classes instead of failing")
+    p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
     p.add_argument("--meta-C", type=_parse_C, default="cv",
                    help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4")
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
-    p.add_argument("--first-tier-C", type=float, default=1.0, help="C of the first-tier linear SVMs")
+    p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
+                   help="C of the first-tier linear SVMs")
     p.add_argument("--train-posteriors", choices=("in-sample", "cv"), default="in-sample",
                    help="how first-tier posteriors of training documents are produced")
     p.add_argument("--no-normalize", action="store_true", help="disable L2 and z-score normalisation")
@@ -306,6 +334,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="directory of a saved model")
     p.add_argument("--test", required=True, help="labelled test documents (.jsonl/.tsv)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--unknown-labels", choices=("count", "ignore", "error"), default="count",
+                   help="test labels the model does not know: scored as classes the model never predicts, i.e. "
+                   "missed positives (count: the model's honest score on this file), dropped (ignore: the score "
+                   "on the model's classes only), or refused (error); their number is in the unknown_labels "
+                   "column either way")
+    p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("demo", help="train Naive, Fun and gFun on the bundled demo data and print the table",

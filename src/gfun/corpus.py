@@ -10,7 +10,11 @@ JSONL, one document per line::
 
     {"id": "doc-1", "lang": "en", "text": "...", "labels": ["a", "b"]}
 
-Extra fields (for instance ``source``) are kept and written back. TSV has a header row
+Extra fields (for instance ``source``) are kept and written back. Language codes are normalised to
+lower case without surrounding spaces (``EN`` and ``en`` are one language; a warning says when a code
+was changed). A label must be a non-empty string (``""`` and ``"  "`` are refused). A record without a
+``labels`` field (or with ``null``) in a file where other records have one is read as a document with
+no label, negative for every class, and a warning names them (``on_missing_labels``). TSV has a header row
 ``id<TAB>lang<TAB>labels<TAB>text`` (further columns are kept as extra fields); labels are
 separated by ``,`` and tabs, newlines and backslashes in the text are escaped as ``\\t``,
 ``\\n`` and ``\\\\``. Files ending in ``.gz`` are (de)compressed transparently.
@@ -44,6 +48,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _REQUIRED = ("id", "lang", "text")
+MissingLabels = Literal["warn", "error", "negative"]
 TSV_LABEL_SEP = ","
 
 
@@ -127,6 +132,20 @@ def _surrogate_in(value: Any) -> str | None:
     return None
 
 
+def normalize_languages(langs: Sequence[Any]) -> list[str]:
+    """Language codes in lower case without surrounding spaces, so that ``EN`` and ``en`` are one language.
+
+    Codes are compared case-insensitively everywhere (BCP 47 and ISO 639 codes are case-insensitive); a
+    warning lists the codes that were changed (once per call).
+    """
+    out = [str(lang).strip().lower() for lang in langs]
+    changed = Counter((str(a), b) for a, b in zip(langs, out, strict=True) if str(a) != b)
+    if changed:
+        logger.warning("language codes normalised to lower case without spaces: %s",
+                       ", ".join(f"{a!r} -> {b!r} ({n} document(s))" for (a, b), n in sorted(changed.items())))
+    return out
+
+
 def binarize_labels(labels: Sequence[Sequence[str]], classes: Sequence[str]) -> sp.csr_matrix:
     """Binary label matrix (documents x classes, ``int8`` CSR); labels not in ``classes`` are dropped."""
     index = {c: j for j, c in enumerate(classes)}
@@ -189,7 +208,7 @@ class MultilingualCorpus:
             if _is_missing(lang):
                 raise CorpusFormatError(f"document {i} ({doc_id!r}) has no language (got {lang!r})", field="lang")
         self.ids: list[str] = [str(i) for i in ids]
-        self.langs: list[str] = [str(lang) for lang in langs]
+        self.langs: list[str] = normalize_languages(langs)
         self.texts: list[str] = list(texts)
         for i, (doc_id, lang, text) in enumerate(zip(self.ids, self.langs, self.texts, strict=True)):
             if not doc_id:
@@ -209,12 +228,18 @@ class MultilingualCorpus:
             if isinstance(ls, str | bytes) or not isinstance(ls, Iterable):
                 raise CorpusFormatError(f"document {self.ids[i]!r} ({self.langs[i]}): labels must be a list of "
                                         f"label names, got {ls!r}", field="labels")
+            blank = [lab for lab in ls if not str(lab).strip()]
+            if blank:
+                raise CorpusFormatError(f"document {self.ids[i]!r} ({self.langs[i]}) has an empty label "
+                                        f"{blank[0]!r}", field="labels")
         labs = [tuple(dict.fromkeys(str(x) for x in ls)) for ls in labels] if labels is not None else [()] * n
         if classes is None:
             classes = sorted({lab for ls in labs for lab in ls})
         self.classes: tuple[str, ...] = tuple(str(c) for c in classes)
         if len(set(self.classes)) != len(self.classes):
             raise CorpusFormatError("the class list has duplicates")
+        if any(not c.strip() for c in self.classes):
+            raise CorpusFormatError("the class list has an empty class name")
         cset = set(self.classes)
         for i, ls in enumerate(labs):
             unknown = [lab for lab in ls if lab not in cset]
@@ -357,7 +382,8 @@ class MultilingualCorpus:
     def from_records(cls, records: Iterable[dict[str, Any]], classes: Sequence[str] | None = None, *,
                      on_unknown_label: Literal["error", "ignore"] = "error",
                      path: str | Path | None = None,
-                     detect_language: bool | Sequence[str] = False) -> MultilingualCorpus:
+                     detect_language: bool | Sequence[str] = False,
+                     on_missing_labels: MissingLabels = "warn") -> MultilingualCorpus:
         """Build a corpus from dicts with keys ``id``, ``lang``, ``text`` and optionally ``labels``.
 
         Parameters
@@ -372,10 +398,18 @@ class MultilingualCorpus:
             :func:`gfun.langid.fill_missing_languages` (needs ``pip install 'gfun[langid]'``): ``True``
             chooses among every language the detector knows, a list of codes among those only. By
             default a record without a language is an error.
+        on_missing_labels : {"warn", "error", "negative"}
+            Records without a ``labels`` field (or with ``null``) when other records have one: read as
+            documents with no label (negative for every class) with a warning naming them (``"warn"``),
+            refused (``"error"``), or read so deliberately, without a warning (``"negative"``). When no
+            record has labels the corpus is unlabelled (documents to classify) and this does not apply.
         """
+        if on_missing_labels not in ("warn", "error", "negative"):
+            raise ValueError(f"on_missing_labels must be 'warn', 'error' or 'negative', got {on_missing_labels!r}")
         ids, langs, texts, labels = [], [], [], []
         extra: dict[str, list[Any]] = {}
         any_labels = False
+        missing: list[tuple[int, str]] = []  # (line, id) of the records without a labels field
         recs = list(records)
         if isinstance(detect_language, str):
             raise TypeError("detect_language must be True/False or a list of candidate language codes, not a "
@@ -399,18 +433,36 @@ class MultilingualCorpus:
                     raise CorpusFormatError(f"expected a non-empty string, got {rec[key]!r}", path=path,
                                             line=line, field=key)
             labs = rec.get("labels")
-            if labs is not None:
+            if labs is None:
+                missing.append((line, str(rec["id"])))
+            else:
                 any_labels = True
                 if isinstance(labs, str) or not isinstance(labs, list) or not all(
                         isinstance(x, str) for x in labs):
                     raise CorpusFormatError(f"expected a list of strings, got {labs!r}", path=path, line=line,
                                             field="labels")
+                blank = [x for x in labs if not x.strip()]
+                if blank:
+                    raise CorpusFormatError(f"empty label {blank[0]!r} (a label must be a non-empty string)",
+                                            path=path, line=line, field="labels")
             ids.append(str(rec["id"]))
             langs.append(str(rec["lang"]).strip())
             texts.append(rec["text"])
             labels.append(labs or [])
             for k in extra_keys:
                 extra.setdefault(k, []).append(rec.get(k))
+        if any_labels and missing:
+            where = "" if path is None else f"{path}: "
+            examples = ", ".join(f"line {ln} (id {i!r})" for ln, i in missing[:5])
+            message = (f"{where}{len(missing)} of {len(recs)} document(s) have no 'labels' field, e.g. {examples}")
+            if on_missing_labels == "error":
+                raise CorpusFormatError(message.removeprefix(where) + " (on_missing_labels='negative', on the "
+                                        "command line --missing-labels negative, reads them as documents with no "
+                                        "label)", path=path, line=missing[0][0], field="labels")
+            if on_missing_labels == "warn":
+                logger.warning("%s: they are read as documents with no label, negative for every class "
+                               "(on_missing_labels='negative', on the command line --missing-labels negative, "
+                               "does so without this warning; 'error' refuses them)", message)
         try:
             return cls(ids, langs, texts, labels if any_labels else None, classes,
                        on_unknown_label=on_unknown_label, extra=extra)
@@ -422,10 +474,12 @@ class MultilingualCorpus:
     @classmethod
     def from_jsonl(cls, path: str | Path, classes: Sequence[str] | None = None, *,
                    on_unknown_label: Literal["error", "ignore"] = "error",
-                   detect_language: bool | Sequence[str] = False) -> MultilingualCorpus:
+                   detect_language: bool | Sequence[str] = False,
+                   on_missing_labels: MissingLabels = "warn") -> MultilingualCorpus:
         """Read a JSONL file (``.gz`` allowed); errors name the file, line and field.
 
-        ``detect_language`` fills in missing languages (see :meth:`from_records`).
+        ``detect_language`` fills in missing languages, ``on_missing_labels`` says what to do with records
+        without labels (see :meth:`from_records`).
         """
         records = []
         seen: dict[tuple[str, str], int] = {}
@@ -446,7 +500,7 @@ class MultilingualCorpus:
                     raise CorpusFormatError(f"not valid Unicode: the escape \\u{ord(bad):04x} is half of a "
                                             "surrogate pair and encodes no character", path=path, line=lineno)
             if rec.get("id") is not None and not _is_missing(rec.get("lang")):
-                key = (str(rec.get("lang")).strip(), str(rec["id"]))
+                key = (str(rec.get("lang")).strip().lower(), str(rec["id"]))
                 if key in seen:
                     raise CorpusFormatError(f"duplicated id {key[1]!r} in language {key[0]!r} (first seen on "
                                             f"line {seen[key]})", path=path, line=lineno, field="id")
@@ -454,7 +508,7 @@ class MultilingualCorpus:
             rec["__line__"] = lineno
             records.append(rec)
         return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path,
-                                detect_language=detect_language)
+                                detect_language=detect_language, on_missing_labels=on_missing_labels)
 
     def to_records(self) -> list[dict[str, Any]]:
         """The documents as dicts (the JSONL schema)."""
@@ -478,7 +532,8 @@ class MultilingualCorpus:
     @classmethod
     def from_tsv(cls, path: str | Path, classes: Sequence[str] | None = None, *,
                  on_unknown_label: Literal["error", "ignore"] = "error",
-                 detect_language: bool | Sequence[str] = False) -> MultilingualCorpus:
+                 detect_language: bool | Sequence[str] = False,
+                 on_missing_labels: MissingLabels = "warn") -> MultilingualCorpus:
         """Read a TSV file with header ``id, lang, labels, text`` (other columns become extra fields).
 
         ``detect_language`` fills in missing (empty) languages (see :meth:`from_records`).
@@ -503,12 +558,12 @@ class MultilingualCorpus:
             rec: dict[str, Any] = {}
             for col, cell in zip(header, cells, strict=True):
                 if col == "labels":
-                    rec[col] = [x for x in cell.split(TSV_LABEL_SEP) if x] if cell else []
+                    rec[col] = cell.split(TSV_LABEL_SEP) if cell else []  # "a,,b": an empty label, refused
                 elif col in ("id", "lang"):
                     rec[col] = cell
                 else:
                     rec[col] = _unescape(cell)
-            key = (str(rec.get("lang")).strip(), str(rec.get("id")))
+            key = (str(rec.get("lang")).strip().lower(), str(rec.get("id")))
             if rec.get("id") and not _is_missing(rec.get("lang")) and key in seen:
                 raise CorpusFormatError(f"duplicated id {key[1]!r} in language {key[0]!r} (first seen on line "
                                         f"{seen[key]})", path=path, line=lineno, field="id")
@@ -518,7 +573,7 @@ class MultilingualCorpus:
         if header is None:
             raise CorpusFormatError("empty file (no header row)", path=path)
         return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path,
-                                detect_language=detect_language)
+                                detect_language=detect_language, on_missing_labels=on_missing_labels)
 
     def to_tsv(self, path: str | Path) -> None:
         """Write the corpus as TSV (see the module docstring for the escaping)."""

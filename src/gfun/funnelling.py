@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.inputs import training_data, unpack
+from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
 from gfun.normalization import ZScore, l2_normalize
 from gfun.persistence import sub_arrays
@@ -93,7 +93,9 @@ def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool, 
     def params(est: Any) -> dict:
         return {k: v for k, v in est.get_params().items() if k not in _RUNTIME_PARAMS}
 
-    return {"view": type(view).__name__, "params": params(view), "normalize": normalize,
+    from gfun.text import ANALYZER_VERSION
+
+    return {"view": type(view).__name__, "params": params(view), "normalize": normalize, "analyzer": ANALYZER_VERSION,
             "mapper": params(mapper) if mapper is not None else None,
             "train_posteriors": train_posteriors if mapper is not None else None}
 
@@ -292,6 +294,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             raise ValueError(f"aggregation must be 'mean' or 'concat', got {self.aggregation!r}")
         if self.train_posteriors not in ("in-sample", "cv"):
             raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
+        check_C(self.meta_C, "meta_C")
+        check_C(self.first_tier_C, "first_tier_C", allow_cv=False)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> GeneralizedFunnelling:
@@ -360,9 +364,29 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                                class_weight=self.meta_class_weight, approximation=self.kernel_approximation,
                                n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
                                verbose=self.verbose).fit(Zmeta, Y)
+        self._anchor_probabilities(Y)
         self.timings_["meta"] = time.perf_counter() - t0
         self.n_meta_features_ = Zmeta.shape[1]
         return self
+
+    def _anchor_probabilities(self, Y: np.ndarray) -> None:
+        """Refit the meta-classifier's Platt sigmoids through 0.5 at decision 0 (``B = 0``).
+
+        :meth:`predict` thresholds the decision scores at 0 (the paper's rule); with free sigmoids a
+        probability could fall on the other side of 0.5 (152 of 22,500 document-class pairs of gFun-X on
+        the demo). Anchored, ``predict_proba > 0.5`` equals :meth:`predict` by construction; the
+        predicted labels, hence every score, are unchanged.
+        """
+        meta = self.meta_
+        if getattr(meta, "platt_A_", None) is None:
+            return
+        from gfun.calibration import fit_platt
+
+        oof = getattr(meta, "oof_decision_", None)
+        if oof is not None:
+            meta.platt_A_, meta.platt_B_ = fit_platt(oof, Y, fit_intercept=False)
+        else:  # no held-out scores (too few documents): the logistic of the decision score
+            meta.platt_A_, meta.platt_B_ = np.full(Y.shape[1], -1.0), np.zeros(Y.shape[1])
 
     # ------------------------------------------------------------------ inference
     def _aggregate(self, views: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
@@ -455,7 +479,11 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
 
     def predict_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
-        """Calibrated posterior of each class (n_docs, n_classes)."""
+        """Calibrated posterior of each class (n_docs, n_classes).
+
+        Platt sigmoids of the decision scores fitted through 0.5 at score 0, so ``predict_proba(X) > 0.5``
+        is :meth:`predict` (for models saved by gfun 0.x before this rule, the two may differ near 0.5).
+        """
         check_is_fitted(self, "meta_")
         return self.meta_.predict_proba(self.transform(X, langs=langs))
 

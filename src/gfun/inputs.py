@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from gfun.corpus import MultilingualCorpus, binarize_labels
+from gfun.corpus import MultilingualCorpus, binarize_labels, normalize_languages
 
-__all__ = ["as_label_matrix", "training_data", "unpack"]
+__all__ = ["as_label_matrix", "check_C", "training_data", "unpack"]
+
+
+def check_C(value: Any, name: str = "C", *, allow_cv: bool = True) -> float | str:
+    """``value`` as a regularisation constant: a positive finite number (or ``"cv"`` when allowed).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: ``"meta_C must be a positive finite number or 'cv', got nan"``.
+    """
+    if allow_cv and isinstance(value, str) and value == "cv":
+        return "cv"
+    if (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+            and float(value) > 0):
+        return float(value)
+    what = "a positive finite number" + (" or 'cv'" if allow_cv else "")
+    raise ValueError(f"{name} must be {what}, got {value!r}")
 
 
 def _is_numeric_row(row: Any) -> bool:
@@ -28,6 +47,10 @@ def as_label_matrix(y: Any, n_docs: int, classes: Sequence[str] | None = None
         Y = y
     elif isinstance(y, Sequence) and (len(y) == 0 or (not np.isscalar(y[0]) and not _is_numeric_row(y[0]))):
         lists = [list(labs) for labs in y]
+        for i, labs in enumerate(lists):
+            blank = [lab for lab in labs if not str(lab).strip()]
+            if blank:
+                raise ValueError(f"document {i} has an empty label {blank[0]!r} (a label must be a non-empty string)")
         if classes is None:
             classes = sorted({lab for labs in lists for lab in labs})
         Y = binarize_labels(lists, classes).toarray()
@@ -69,7 +92,7 @@ def unpack(X: Any, langs: Sequence[str] | None = None) -> tuple[list[str], np.nd
         if lang is None or (isinstance(lang, float) and lang != lang) or not str(lang).strip():
             raise ValueError(f"text {i} has no language code (got {lang!r}); gfun.langid.detect_languages can "
                              "detect it")
-    langs_arr = np.asarray([str(lang) for lang in langs], dtype=object)
+    langs_arr = np.asarray(normalize_languages(langs), dtype=object)  # 'EN' and 'en' are one language
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise TypeError(f"text {i} ({langs_arr[i]}) is a {type(t).__name__}, expected str")

@@ -26,6 +26,7 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.calibration import fit_platt, platt_posteriors
+from gfun.inputs import check_C
 from gfun.linear_svm import CONSTANT_SCORE, binary_class_weights, make_folds
 from gfun.metrics import f1_from_counts
 from gfun.parallel import run_parallel
@@ -185,12 +186,11 @@ class RBFSVMOvR(BaseEstimator):
         if isinstance(self.C, str):
             if self.C != "cv":
                 raise ValueError(f"C must be a positive number or 'cv', got {self.C!r}")
-            grid = sorted(float(c) for c in self.C_grid)
-            if not grid or min(grid) <= 0:
+            grid = sorted(float(check_C(c, "each value of C_grid", allow_cv=False)) for c in self.C_grid)
+            if not grid:
                 raise ValueError(f"C_grid must hold positive values, got {self.C_grid!r}")
             return grid
-        if not isinstance(self.C, numbers.Real) or self.C <= 0:
-            raise ValueError(f"C must be a positive number or 'cv', got {self.C!r}")
+        check_C(self.C, "C")
         if self.C_selection not in ("per-class", "global"):
             raise ValueError(f"C_selection must be 'per-class' or 'global', got {self.C_selection!r}")
         return [float(self.C)]

@@ -46,6 +46,7 @@ __all__ = [
     "MEASURES",
     "contingency",
     "evaluate",
+    "evaluate_model",
     "f1_from_counts",
     "f1_macro_present",
     "f1_score",
@@ -457,6 +458,64 @@ def evaluate(y_true: ArrayLike, y_pred: ArrayLike, langs: ArrayLike | None = Non
     df["n_docs"] = df["n_docs"].astype(np.int64)
     df.index.name = "lang"
     logger.debug("evaluated %d documents in %d languages", t.shape[0], len(df) - 1)
+    return df
+
+
+UnknownLabels = Literal["count", "ignore", "error"]
+
+
+def evaluate_model(model: Any, test: Any, *, unknown_labels: UnknownLabels = "count") -> pd.DataFrame:
+    """Evaluate a fitted model on a labelled corpus, labels the model does not know included.
+
+    Parameters
+    ----------
+    model : fitted estimator
+        Anything with ``classes_`` and ``predict(corpus)`` (gFun, Fun, Naive, the fine-tuned baseline).
+    test : MultilingualCorpus
+        Labelled test documents, read with their own labels (``classes=None``): a corpus built with the
+        model's class list and ``on_unknown_label="ignore"`` has already lost the labels this counts.
+    unknown_labels : {"count", "ignore", "error"}
+        Test labels outside ``model.classes_``. ``"count"`` (default) scores each as a class the model never
+        predicts: its occurrences are missed positives (F1 and K of 0 in a language where it occurs, and,
+        as for any class, 1 where it neither occurs nor is predicted). This is the honest score of the model
+        on this test set; dropping them instead (``"ignore"``) scores the model on its own class list only
+        and reads higher. ``"error"`` refuses such a
+        test set. Either way a warning names them and the ``unknown_labels`` column counts them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`evaluate`'s table plus a column ``unknown_labels``: the occurrences of unknown labels in each
+        language (their total in the ``average`` row).
+    """
+    from gfun.corpus import binarize_labels
+
+    if unknown_labels not in ("count", "ignore", "error"):
+        raise ValueError(f"unknown_labels must be 'count', 'ignore' or 'error', got {unknown_labels!r}")
+    if not getattr(test, "labelled", False):
+        raise ValueError("the test documents carry no labels")
+    known = [str(c) for c in model.classes_]
+    kset = set(known)
+    per_doc = np.asarray([sum(lab not in kset for lab in labs) for labs in test.labels], dtype=np.int64)
+    unknown = sorted({lab for labs in test.labels for lab in labs} - kset)
+    if unknown:
+        message = (f"{int(per_doc.sum())} occurrence(s) of {len(unknown)} label(s) the model does not know, in "
+                   f"{int((per_doc > 0).sum())} of {len(test)} test documents: "
+                   + ", ".join(map(repr, unknown[:5])) + (", ..." if len(unknown) > 5 else ""))
+        if unknown_labels == "error":
+            raise ValueError(message + " (unknown_labels='count', --unknown-labels count, scores them as missed "
+                             "positives; 'ignore' drops them)")
+        logger.warning("%s: %s", message, "scored as classes the model never predicts (missed positives)"
+                       if unknown_labels == "count" else "dropped: the scores cover the model's classes only")
+    classes = known + (unknown if unknown_labels == "count" else [])
+    y_true = binarize_labels(test.labels, classes)
+    y_pred = np.asarray(model.predict(test))
+    if len(classes) > len(known):
+        y_pred = np.hstack([y_pred, np.zeros((y_pred.shape[0], len(classes) - len(known)), dtype=y_pred.dtype)])
+    df = evaluate(y_true, y_pred, test.langs)
+    langs = np.asarray(test.langs, dtype=object)
+    counts = {lang: int(per_doc[langs == lang].sum()) for lang in df.index if lang != AVERAGE_ROW}
+    df["unknown_labels"] = [counts.get(lang, int(per_doc.sum())) for lang in df.index]
     return df
 
 

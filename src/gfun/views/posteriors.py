@@ -20,6 +20,7 @@ import numpy as np
 from joblib import delayed
 
 from gfun.calibration import fit_platt, platt_posteriors
+from gfun.inputs import check_C
 from gfun.linear_svm import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
 from gfun.parallel import run_parallel
 from gfun.persistence import sub_arrays
@@ -127,6 +128,7 @@ class PosteriorsView(ViewGenerator):
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
         if self.train_posteriors not in ("in-sample", "cv"):
             raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
+        check_C(self.C, "C", allow_cv=False)
         langs = np.asarray(langs, dtype=object)
         Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int8)
         languages = sorted(set(langs.tolist()))
