@@ -149,8 +149,7 @@ class _TrackedList(list):
         return value if isinstance(index, slice) else _track(value, f"{self._path}/{index}", self._trail)
 
     def __iter__(self) -> Iterator[Any]:
-        for i, value in enumerate(super().__iter__()):
-            self._trail.append(f"{self._path}/{i}")
+        for i, value in enumerate(super().__iter__()):  # elements are named once they are read from
             yield _track(value, f"{self._path}/{i}", self._trail)
 
 
@@ -592,12 +591,13 @@ def _locate(root: Path, dir_fd: int) -> tuple[dict, Path, str | None]:
                                         recorded_in=f"{root / CURRENT}")
     except FileNotFoundError as exc:
         raise _VersionVanished(version, Path(exc.filename or version).name) from None
-    except NotADirectoryError:
-        raise DamagedModelError(f"{where} (named by {root / CURRENT}) is not a directory") from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:  # the version folder is a symbolic link
-            raise DamagedModelError(f"{where} is a symbolic link; refusing to follow it") from None
-        raise
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        if stat.S_ISLNK(os.stat(version, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            raise DamagedModelError(f"{where} is a symbolic link; a model's folders must be inside its directory, so "
+                                    "gfun does not follow it") from None
+        raise DamagedModelError(f"{where} (named by {root / CURRENT}) is not a directory") from None
     return _check_manifest(manifest, where / MANIFEST, root, layout=True), where, version
 
 
@@ -626,6 +626,31 @@ def _read_state(dir_fd: int, where: Path, manifest: dict) -> tuple[dict, dict[st
     return meta, arrays
 
 
+def _resolve(doc: Any, path: str) -> Any:
+    for key in path.strip("/").split("/") if path.strip("/") else []:
+        if isinstance(doc, dict) and key in doc:
+            doc = doc[key]
+        elif isinstance(doc, list) and key.isdigit() and int(key) < len(doc):
+            doc = doc[int(key)]
+        else:
+            return None
+    return doc
+
+
+def _blame(trail: list[str], meta: dict, message: str) -> str:
+    """The field to name for a failed rebuild: the last one read, or a key of a recently read object that the
+    error message names (``max_features must be ...`` raised after a whole ``params`` object was read)."""
+    if not trail:
+        return "(top level)"
+    for path in reversed(trail[-200:]):
+        value = _resolve(meta, path) if not path.startswith("arrays:") else None
+        if isinstance(value, dict):
+            named = [k for k in value if isinstance(k, str) and re.search(rf"\b{re.escape(k)}\b", message)]
+            if len(named) == 1:
+                return f"{path}/{named[0]}".lstrip("/")
+    return trail[-1].lstrip("/")
+
+
 def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) -> Any:
     """``cls.from_state``; a failure (a damaged state) becomes a DamagedModelError naming the field."""
     try:
@@ -636,7 +661,7 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) 
         trail = _Trail()
         with contextlib.suppress(Exception):
             cls.from_state(_TrackedDict(meta, "", trail), _TrackedDict(arrays, "arrays:", trail))
-        field = trail[-1].lstrip("/") if trail else "(top level)"
+        field = _blame(trail, meta, str(exc))
         fname, what = STATE, f"field {field!r}"
         if field.startswith("arrays:"):
             fname, what = ARRAYS, f"array {field[len('arrays:/'):]!r}"
