@@ -14,14 +14,15 @@ Examples
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import Any, TextIO
 
 from gfun import __version__
 
@@ -127,7 +128,9 @@ def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", 
 # ---------------------------------------------------------------------------------------------- commands
 def cmd_train(args: argparse.Namespace) -> int:
     from gfun.corpus import read_classes
+    from gfun.persistence import check_model_destination
 
+    check_model_destination(args.model)  # before the fit: a destination that cannot be written fails in seconds
     classes = read_classes(args.classes) if args.classes else None
     train = _read(args.train, classes, "ignore" if args.ignore_unknown_labels else "error")
     if not train.labelled:
@@ -150,9 +153,51 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_prediction_output(output: str, input_path: str) -> None:
+    """Refuse an ``--output`` that would overwrite the input or write inside a gfun model directory."""
+    from gfun.persistence import model_directory_of
+
+    if output == "-":
+        return
+    out = Path(output)
+    if out.is_dir():
+        raise IsADirectoryError(f"--output {output} is a directory; give a file name (or - for standard output)")
+    with contextlib.suppress(OSError):
+        if input_path != "-" and Path(input_path).is_file() and out.exists() and os.path.samefile(out, input_path):
+            raise ValueError(f"--output {output} is the input file {input_path}; refusing to overwrite it")
+    owner = model_directory_of(out)
+    if owner is not None:
+        raise ValueError(f"--output {output} lies inside the gfun model directory {owner}; refusing to write "
+                         "there (it would damage the model)")
+
+
+@contextlib.contextmanager
+def _prediction_output(output: str) -> Iterator[TextIO]:
+    """The text stream predictions go to: stdout for ``-``, a device or FIFO written in place, otherwise a
+    temporary file that replaces ``output`` only once every line is written."""
+    import io
+
+    from gfun.atomic import atomic_write, is_special_file
+
+    if output == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    if not is_special_file(output):
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(output) as raw:
+        fh = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        yield fh
+        fh.flush()
+        fh.detach()
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from gfun.persistence import load_model
 
+    _check_prediction_output(args.output, args.input)
     model = load_model(args.model)
     docs = _read(args.input, list(model.classes_), "ignore",
                  detect_language=bool(args.detect_language))
@@ -163,18 +208,17 @@ def cmd_predict(args: argparse.Namespace) -> int:
             not hasattr(model, "meta_") or getattr(model.meta_, "platt_A_", None) is not None):
         proba = model.predict_proba(docs)
     logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with _prediction_output(args.output) as fh:
         for i in range(len(docs)):
             rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i],
                                    "labels": [model.classes_[j] for j in np.flatnonzero(pred[i])]}
             if proba is not None:
                 rec["probabilities"] = {c: round(float(p), 6) for c, p in zip(model.classes_, proba[i], strict=True)}
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    tmp.replace(out)
-    _out(f"wrote predictions for {len(docs)} documents to {out}")
+    if args.output == "-":
+        logger.info("wrote predictions for %d documents to standard output", len(docs))
+    else:
+        _out(f"wrote predictions for {len(docs)} documents to {args.output}")
     return 0
 
 
@@ -292,8 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Write one JSON line per document: id, lang, predicted labels and the "
                                    "posterior probability of every class.")
     p.add_argument("--model", required=True, help="directory of a saved model")
-    p.add_argument("--input", required=True, help="documents to label (.jsonl/.tsv; labels ignored)")
-    p.add_argument("--output", required=True, help="output JSONL file")
+    p.add_argument("--input", required=True,
+                   help="documents to label (.jsonl/.tsv; labels ignored; - reads JSONL from standard input)")
+    p.add_argument("--output", required=True,
+                   help="output JSONL file (- writes to standard output); never the input or a file of a model")
     p.add_argument("--no-proba", action="store_true", help="do not write per-class probabilities")
     p.add_argument("--detect-language", action="store_true",
                    help="identify the language of documents without a 'lang' field (needs gfun[langid]); "
@@ -327,7 +373,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``gfun`` command."""
+    """Entry point of the ``gfun`` command: exit status 0, 1 (an error, one line on stderr), 2 (usage), 130 (Ctrl-C).
+
+    Heavy modules are imported only inside this function, so an interrupt at any moment (imports
+    included) ends with one line on stderr and status 130, and ``--help``/``--version`` answer at once.
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("gfun: interrupted\n")
+        return 130
+    except BrokenPipeError:  # e.g. `gfun predict --output - | head`: the reader left
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     root = logging.getLogger()
@@ -343,11 +405,13 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             return int(args.func(args))
+        except BrokenPipeError:
+            raise
         except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError) as exc:
             sys.stderr.write(f"gfun {args.command}: error: {exc}\n")
             return 1
         except KeyboardInterrupt:
-            sys.stderr.write("interrupted\n")
+            sys.stderr.write("gfun: interrupted\n")
             return 130
     finally:
         # Called in-process (tests, notebooks): leave no handler bound to this call's stderr behind.
