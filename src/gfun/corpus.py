@@ -555,25 +555,25 @@ class MultilingualCorpus:
         return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path,
                                 detect_language=detect_language)
 
-    def _check_tsv_writable(self) -> None:
+    def _check_tsv_writable(self, path: str | Path) -> None:
         """Refuse what :meth:`from_tsv` could not read back: tabs or line breaks in ids, languages, labels or
         column names (texts and extra values are escaped), and ``,`` inside a label."""
         breaks = re.compile(r"[\t\n\r]")
         for name in self.extra:
             if breaks.search(str(name)):
                 raise CorpusFormatError(f"the extra field name {name!r} contains a tab or line break, which TSV "
-                                        "cannot hold; write JSONL instead")
+                                        "cannot hold; write JSONL instead", path=path)
         for i in range(len(self)):
             for fname, value in (("id", self.ids[i]), ("lang", self.langs[i])):
                 if breaks.search(value):
                     raise CorpusFormatError(f"document {self.ids[i]!r} ({self.langs[i]}): the {fname} {value!r} "
                                             "contains a tab or line break, which TSV cannot hold; write JSONL instead",
-                                            field=fname)
+                                            path=path, field=fname)
             for lab in self.labels[i] if self.labelled else ():
                 if breaks.search(lab) or TSV_LABEL_SEP in lab:
                     raise CorpusFormatError(f"document {self.ids[i]!r} ({self.langs[i]}): the label {lab!r} contains "
                                             f"a tab, a line break or {TSV_LABEL_SEP!r}, which TSV cannot hold; write "
-                                            "JSONL instead", field="labels")
+                                            "JSONL instead", path=path, field="labels")
 
     def to_tsv(self, path: str | Path) -> None:
         """Write the corpus as TSV (see the module docstring for the escaping).
@@ -586,7 +586,7 @@ class MultilingualCorpus:
         CorpusFormatError
             An id, language or label that TSV cannot hold (naming the document and the field).
         """
-        self._check_tsv_writable()
+        self._check_tsv_writable(path)
         cols = ["id", "lang"] + (["labels"] if self.labelled else []) + list(self.extra) + ["text"]
         with _atomic_text(path) as fh:
             fh.write("\t".join(cols) + "\n")
