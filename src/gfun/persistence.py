@@ -492,7 +492,7 @@ def _read_small_json(dir_fd: int, name: str, shown: Path, *, size: int | None = 
         data = fh.read(limit + 1)
     try:
         return json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise DamagedModelError(f"{shown} is damaged: {exc}") from None
 
 
@@ -619,7 +619,7 @@ def _read_state(dir_fd: int, where: Path, manifest: dict) -> tuple[dict, dict[st
                                     f"no object arrays): {exc}") from None
     try:
         meta = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise DamagedModelError(f"{where / STATE} is damaged: {exc}") from None
     if not isinstance(meta, dict):
         raise _field_error(where / STATE, "(top level)", "an object", meta)
@@ -681,10 +681,11 @@ def _probe(model: Any, where: Path, manifest: dict) -> None:
     langs = list(model.languages_)
     if not langs:
         return
-    probe = MultilingualCorpus([f"probe-{i}" for i in range(len(langs))], langs, ["gfun model check"] * len(langs))
     level = logging.getLogger("gfun").level
     logging.getLogger("gfun").setLevel(logging.ERROR)
     try:
+        probe = MultilingualCorpus([f"probe-{i}" for i in range(len(langs))], langs,
+                                   ["gfun model check"] * len(langs))
         scores = np.asarray(model.decision_function(probe), dtype=np.float64)
     except ImportError:
         raise
