@@ -277,3 +277,21 @@ def test_help_and_version_import_nothing_heavy() -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert res.stdout.startswith("gfun ") and "usage: gfun" in res.stdout
     assert res.stderr == "[]"
+
+
+def test_output_dev_stdout_appends_to_a_redirected_file_without_replacing_it(folder: Path, model: Path,
+                                                                            tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text("first line\n")
+    inode = log.stat().st_ino
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    with open(log, "a") as out:  # `gfun predict --output /dev/stdout >> log.jsonl`
+        res = subprocess.run([sys.executable, "-c", "import sys\nfrom gfun.cli import main\nsys.exit(main())",
+                              "-q", "predict", "--model", str(model), "--input", str(folder / "test.jsonl"),
+                              "--output", "/dev/stdout"], stdout=out, stderr=subprocess.PIPE, text=True, env=env,
+                             timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = log.read_text().splitlines()
+    assert lines[0] == "first line" and len(lines) == 1 + len(read_jsonl(folder / "test.jsonl"))
+    assert all(json.loads(line)["id"] for line in lines[1:])  # predictions only, no summary line
+    assert log.stat().st_ino == inode and os.listdir(tmp_path) == ["log.jsonl"]

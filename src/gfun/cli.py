@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import logging
 import os
@@ -171,15 +172,25 @@ def _check_prediction_output(output: str, input_path: str) -> None:
                          "there (it would damage the model)")
 
 
+def _is_stdout(output: str) -> bool:
+    """Whether ``output`` is ``-`` or names the file standard output writes to (``/dev/stdout``, a redirect)."""
+    if output == "-":
+        return True
+    try:
+        out, std = os.stat(output), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    return (out.st_dev, out.st_ino) == (std.st_dev, std.st_ino)
+
+
 @contextlib.contextmanager
 def _prediction_output(output: str) -> Iterator[TextIO]:
-    """The text stream predictions go to: stdout for ``-``, a device or FIFO written in place, otherwise a
-    temporary file that replaces ``output`` only once every line is written."""
-    import io
-
+    """The text stream predictions go to: stdout for ``-`` (or ``/dev/stdout``: its file is not reopened, so
+    ``>>`` still appends), a device or FIFO written in place, otherwise a temporary file that replaces
+    ``output`` only once every line is written."""
     from gfun.atomic import atomic_write, is_special_file
 
-    if output == "-":
+    if _is_stdout(output):
         yield sys.stdout
         sys.stdout.flush()
         return
@@ -215,7 +226,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             if proba is not None:
                 rec["probabilities"] = {c: round(float(p), 6) for c, p in zip(model.classes_, proba[i], strict=True)}
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    if args.output == "-":
+    if _is_stdout(args.output):  # keep the JSONL stream clean
         logger.info("wrote predictions for %d documents to standard output", len(docs))
     else:
         _out(f"wrote predictions for {len(docs)} documents to {args.output}")
