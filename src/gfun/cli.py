@@ -421,9 +421,6 @@ def _main(argv: list[str] | None) -> int:
         except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError) as exc:
             sys.stderr.write(f"gfun {args.command}: error: {exc}\n")
             return 1
-        except KeyboardInterrupt:
-            sys.stderr.write("gfun: interrupted\n")
-            return 130
     finally:
         # Called in-process (tests, notebooks): leave no handler bound to this call's stderr behind.
         for handler in root.handlers[:]:
