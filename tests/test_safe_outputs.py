@@ -251,7 +251,7 @@ def test_keyboard_interrupt_while_importing_or_fitting_exits_130_with_one_line(
 _CHILD = "import sys\nfrom gfun.cli import main\nsys.stderr.write('ready\\n'); sys.stderr.flush()\nsys.exit(main())"
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.15, 0.5])
+@pytest.mark.parametrize("delay", [0.02, 0.15, 0.5])
 def test_sigint_at_any_moment_of_gfun_train_exits_130_with_one_line(folder: Path, tmp_path: Path,
                                                                     delay: float) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
