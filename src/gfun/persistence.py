@@ -750,12 +750,8 @@ def read_manifest(path: str | os.PathLike[str]) -> dict:
     root = Path(path)
     for _ in range(10):
         try:
-            with _opened_dir(root) as dir_fd:
+            with _opened_root(root) as dir_fd:
                 return _locate(root, dir_fd)[0]
-        except FileNotFoundError:
-            raise ModelFormatError(f"{root} is not a saved gfun model (no such directory)") from None
-        except NotADirectoryError:
-            raise ModelFormatError(f"{root} is not a saved gfun model (it is a file, not a directory)") from None
         except _VersionVanished:
             continue
     raise DamagedModelError(f"{root} kept being replaced while it was read (10 tries)")
