@@ -17,6 +17,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# ``procrustes`` is also the name of a submodule: importing that submodule anywhere would rebind the
+# package attribute to the module, so the function is bound here (this imports numpy, nothing heavier).
+from gfun.wordvectors.procrustes import ProcrustesAligned, procrustes
+
 # Imported on first use, so that ``gfun --help`` (which registers ``gfun embeddings``) stays fast.
 _LAZY = {
     "WordVectorSource": "gfun.wordvectors.base",
@@ -30,8 +34,6 @@ _LAZY = {
     "AlignmentReport": "gfun.wordvectors.evaluation",
     "evaluate_alignment": "gfun.wordvectors.evaluation",
     "translation_precision": "gfun.wordvectors.evaluation",
-    "ProcrustesAligned": "gfun.wordvectors.procrustes",
-    "procrustes": "gfun.wordvectors.procrustes",
     "VecFileSource": "gfun.wordvectors.vecfile",
     "read_vec_subset": "gfun.wordvectors.vecfile",
 }
