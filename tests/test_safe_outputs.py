@@ -248,6 +248,31 @@ def test_keyboard_interrupt_while_importing_or_fitting_exits_130_with_one_line(
     assert not (tmp_path / "m").exists()
 
 
+def test_an_interrupt_that_a_library_turns_into_another_error_still_exits_130(capsys,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import gfun.cli
+
+    def numpy_like_import(argv):  # numpy reports a Ctrl-C during its C-extension import as an ImportError
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except KeyboardInterrupt as exc:
+            raise ImportError("Importing the numpy C-extensions failed") from exc
+
+    before = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(gfun.cli, "_main", numpy_like_import)
+    assert main(["--version"]) == 130
+    assert capsys.readouterr().err == "gfun: interrupted\n"
+    assert signal.getsignal(signal.SIGINT) is before
+
+    def broken(argv):
+        raise ImportError("a real import error")
+
+    monkeypatch.setattr(gfun.cli, "_main", broken)
+    with pytest.raises(ImportError, match="real"):  # without a Ctrl-C, other errors are not disguised
+        main(["--version"])
+
+
 _CHILD = "import sys\nfrom gfun.cli import main\nsys.stderr.write('ready\\n'); sys.stderr.flush()\nsys.exit(main())"
 
 

@@ -389,15 +389,43 @@ def main(argv: list[str] | None = None) -> int:
     Heavy modules are imported only inside this function, so an interrupt at any moment (imports
     included) ends with one line on stderr and status 130, and ``--help``/``--version`` answer at once.
     """
+    with _recording_interrupts() as interrupts:
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            sys.stderr.write("gfun: interrupted\n")
+            return 130
+        except BrokenPipeError:  # e.g. `gfun predict --output - | head`: the reader left
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
+        except BaseException:
+            if interrupts:  # Ctrl-C turned into another error (numpy reports it as a failed C-extension import)
+                sys.stderr.write("gfun: interrupted\n")
+                return 130
+            raise
+
+
+@contextlib.contextmanager
+def _recording_interrupts() -> Iterator[list[int]]:
+    """Remember every SIGINT while raising KeyboardInterrupt as usual (main thread only; restored after)."""
+    import signal
+
+    seen: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
     try:
-        return _main(argv)
-    except KeyboardInterrupt:
-        sys.stderr.write("gfun: interrupted\n")
-        return 130
-    except BrokenPipeError:  # e.g. `gfun predict --output - | head`: the reader left
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield seen
+        return
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _main(argv: list[str] | None) -> int:
