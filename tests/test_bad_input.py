@@ -24,6 +24,7 @@ from gfun.corpus import CorpusFormatError, MultilingualCorpus
 from gfun.datasets.demo import load_demo
 from gfun.funnelling import GeneralizedFunnelling
 from gfun.normalization import ZScore, l2_normalize
+from gfun.persistence import read_manifest
 from gfun.views.base import UnseenLanguageError
 
 LANGS = ("de", "en", "it")
@@ -217,7 +218,7 @@ def test_labels_outside_the_class_list_cli(demo, folder: Path, capsys) -> None:
     assert recs[5]["id"] in err
     code, err = _cli(capsys, *args, folder / "model-ignore", "--ignore-unknown-labels")
     assert code == 0, err
-    manifest = json.loads((folder / "model-ignore" / "manifest.json").read_text())
+    manifest = read_manifest(folder / "model-ignore")
     assert manifest["classes"] == list(demo["train"].classes)
 
 
@@ -286,7 +287,7 @@ def test_training_on_one_language_only(demo, folder: Path, capsys) -> None:
     code, err = _cli(capsys, "train", "--train", folder / "en-only.jsonl", "--meta-C", "1", "--model",
                      folder / "model-en")
     assert code == 0, err
-    assert json.loads((folder / "model-en" / "manifest.json").read_text())["languages"] == ["en"]
+    assert read_manifest(folder / "model-en")["languages"] == ["en"]
 
 
 # ------------------------------------------------------------------------------------------------ files

@@ -13,6 +13,7 @@ import pytest
 from gfun.cli import build_parser, main
 from gfun.corpus import MultilingualCorpus
 from gfun.datasets.demo import load_demo
+from gfun.persistence import read_manifest
 
 
 def _sample(corpus: MultilingualCorpus, n: int, langs: tuple[str, ...]) -> MultilingualCorpus:
@@ -43,7 +44,7 @@ def gfun_model(files: dict[str, Path]) -> Path:
 
 
 def test_train_writes_a_loadable_model(gfun_model: Path) -> None:
-    manifest = json.loads((gfun_model / "manifest.json").read_text())
+    manifest = read_manifest(gfun_model)
     assert manifest["estimator"] == "GeneralizedFunnelling"
     assert manifest["languages"] == ["de", "en", "it"]
     assert len(manifest["classes"]) == 30

@@ -14,14 +14,16 @@ Examples
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import logging
+import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import Any, TextIO
 
 from gfun import __version__
 
@@ -153,7 +155,9 @@ def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", 
 # ---------------------------------------------------------------------------------------------- commands
 def cmd_train(args: argparse.Namespace) -> int:
     from gfun.corpus import read_classes
+    from gfun.persistence import check_model_destination
 
+    check_model_destination(args.model)  # before the fit: a destination that cannot be written fails in seconds
     classes = read_classes(args.classes) if args.classes else None
     train = _read(args.train, classes, "ignore" if args.ignore_unknown_labels else "error",
                   on_missing_labels=args.missing_labels)
@@ -177,9 +181,61 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_prediction_output(output: str, input_path: str) -> None:
+    """Refuse an ``--output`` that would overwrite the input or write inside a gfun model directory."""
+    from gfun.persistence import model_directory_of
+
+    if output == "-":
+        return
+    out = Path(output)
+    if out.is_dir():
+        raise IsADirectoryError(f"--output {output} is a directory; give a file name (or - for standard output)")
+    with contextlib.suppress(OSError):
+        if input_path != "-" and Path(input_path).is_file() and out.exists() and os.path.samefile(out, input_path):
+            raise ValueError(f"--output {output} is the input file {input_path}; refusing to overwrite it")
+    owner = model_directory_of(out)
+    if owner is not None:
+        raise ValueError(f"--output {output} lies inside the gfun model directory {owner}; refusing to write "
+                         "there (it would damage the model)")
+
+
+def _is_stdout(output: str) -> bool:
+    """Whether ``output`` is ``-`` or names the file standard output writes to (``/dev/stdout``, a redirect)."""
+    if output == "-":
+        return True
+    try:
+        out, std = os.stat(output), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    return (out.st_dev, out.st_ino) == (std.st_dev, std.st_ino)
+
+
+@contextlib.contextmanager
+def _prediction_output(output: str) -> Iterator[TextIO]:
+    """The text stream predictions go to: stdout for ``-`` (or ``/dev/stdout``: its file is not reopened, so
+    ``>>`` still appends), a device or FIFO written in place, otherwise a temporary file that replaces
+    ``output`` only once every line is written."""
+    from gfun.atomic import atomic_write, is_special_file
+
+    if _is_stdout(output):
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    if not is_special_file(output):
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(output) as raw:
+        fh = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        yield fh
+        fh.flush()
+        fh.detach()
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from gfun.persistence import load_model
 
+    _check_prediction_output(args.output, args.input)
     model = load_model(args.model)
     docs = _read(args.input, list(model.classes_), "ignore",
                  detect_language=bool(args.detect_language), on_missing_labels="negative")
@@ -190,18 +246,17 @@ def cmd_predict(args: argparse.Namespace) -> int:
             not hasattr(model, "meta_") or getattr(model.meta_, "platt_A_", None) is not None):
         proba = model.predict_proba(docs)
     logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with _prediction_output(args.output) as fh:
         for i in range(len(docs)):
             rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i],
                                    "labels": [model.classes_[j] for j in np.flatnonzero(pred[i])]}
             if proba is not None:
                 rec["probabilities"] = _probabilities(pred[i], proba[i], list(model.classes_))
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    tmp.replace(out)
-    _out(f"wrote predictions for {len(docs)} documents to {out}")
+    if _is_stdout(args.output):  # keep the JSONL stream clean
+        logger.info("wrote predictions for %d documents to standard output", len(docs))
+    else:
+        _out(f"wrote predictions for {len(docs)} documents to {args.output}")
     return 0
 
 
@@ -320,8 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Write one JSON line per document: id, lang, predicted labels and the "
                                    "posterior probability of every class.")
     p.add_argument("--model", required=True, help="directory of a saved model")
-    p.add_argument("--input", required=True, help="documents to label (.jsonl/.tsv; labels ignored)")
-    p.add_argument("--output", required=True, help="output JSONL file")
+    p.add_argument("--input", required=True,
+                   help="documents to label (.jsonl/.tsv; labels ignored; - reads JSONL from standard input)")
+    p.add_argument("--output", required=True,
+                   help="output JSONL file (- writes to standard output); never the input or a file of a model")
     p.add_argument("--no-proba", action="store_true", help="do not write per-class probabilities")
     p.add_argument("--detect-language", action="store_true",
                    help="identify the language of documents without a 'lang' field (needs gfun[langid]); "
@@ -361,7 +418,51 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``gfun`` command."""
+    """Entry point of the ``gfun`` command: exit status 0, 1 (an error, one line on stderr), 2 (usage), 130 (Ctrl-C).
+
+    Heavy modules are imported only inside this function, so an interrupt at any moment (imports
+    included) ends with one line on stderr and status 130, and ``--help``/``--version`` answer at once.
+    """
+    with _recording_interrupts() as interrupts:
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            sys.stderr.write("gfun: interrupted\n")
+            return 130
+        except BrokenPipeError:  # e.g. `gfun predict --output - | head`: the reader left
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
+        except BaseException:
+            if interrupts:  # Ctrl-C turned into another error (numpy reports it as a failed C-extension import)
+                sys.stderr.write("gfun: interrupted\n")
+                return 130
+            raise
+
+
+@contextlib.contextmanager
+def _recording_interrupts() -> Iterator[list[int]]:
+    """Remember every SIGINT while raising KeyboardInterrupt as usual (main thread only; restored after)."""
+    import signal
+
+    seen: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield seen
+        return
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     root = logging.getLogger()
@@ -377,12 +478,11 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             return int(args.func(args))
+        except BrokenPipeError:
+            raise
         except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError) as exc:
             sys.stderr.write(f"gfun {args.command}: error: {exc}\n")
             return 1
-        except KeyboardInterrupt:
-            sys.stderr.write("interrupted\n")
-            return 130
     finally:
         # Called in-process (tests, notebooks): leave no handler bound to this call's stderr behind.
         for handler in root.handlers[:]:

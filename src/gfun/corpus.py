@@ -22,16 +22,19 @@ separated by ``,`` and tabs, newlines and backslashes in the text are escaped as
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
 import logging
 import re
+import sys
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -85,28 +88,56 @@ class Document:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
-def _open_text(path: str | Path, mode: str) -> io.TextIOBase:
-    path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, mode + "t", encoding="utf-8", newline="\n")  # type: ignore[return-value]
-    return open(path, mode, encoding="utf-8", newline="\n")  # noqa: SIM115
+@contextlib.contextmanager
+def _atomic_text(path: str | Path) -> Iterator[io.TextIOBase]:
+    """A text stream whose content replaces ``path`` once complete (gzip-compressed for ``.gz``)."""
+    from gfun.atomic import atomic_write
+
+    with atomic_write(path) as raw:
+        if Path(path).suffix == ".gz":
+            with gzip.open(raw, "wt", encoding="utf-8", newline="\n") as fh:
+                yield fh  # type: ignore[misc]
+        else:
+            fh = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+            yield fh
+            fh.flush()
+            fh.detach()
 
 
 def _iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)``; undecodable bytes raise a CorpusFormatError with the line number."""
+    """Yield ``(line_number, line)``; undecodable bytes raise a CorpusFormatError with the line number.
+
+    ``-`` reads standard input. A truncated or damaged ``.gz`` file raises a CorpusFormatError naming it.
+    """
+    if str(path) == "-":
+        yield from _decode_lines(sys.stdin.buffer, "-")
+        return
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"corpus file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise CorpusFormatError(
-                    f"not valid UTF-8 (byte {exc.start} of the line: {raw[exc.start:exc.start + 4]!r})",
-                    path=path, line=lineno) from None
-            yield lineno, line.rstrip("\n").rstrip("\r")
+    if path.suffix != ".gz":
+        with open(path, "rb") as fh:
+            yield from _decode_lines(fh, path)
+        return
+    lineno = 0
+    try:
+        with gzip.open(path, "rb") as fh:
+            for lineno, line in _decode_lines(fh, path):
+                yield lineno, line
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise CorpusFormatError(f"truncated or damaged gzip file after {lineno} complete line(s) ({exc})",
+                                path=path) from None
+
+
+def _decode_lines(fh: IO[bytes], path: str | Path) -> Iterator[tuple[int, str]]:
+    for lineno, raw in enumerate(fh, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CorpusFormatError(
+                f"not valid UTF-8 (byte {exc.start} of the line: {raw[exc.start:exc.start + 4]!r})",
+                path=path, line=lineno) from None
+        yield lineno, line.rstrip("\n").rstrip("\r")
 
 
 def _is_missing(value: Any) -> bool:
@@ -524,8 +555,12 @@ class MultilingualCorpus:
         return out
 
     def to_jsonl(self, path: str | Path) -> None:
-        """Write the corpus as JSONL (``.gz`` compresses)."""
-        with _open_text(path, "w") as fh:
+        """Write the corpus as JSONL (``.gz`` compresses).
+
+        The file is replaced only once every record is written (see :func:`gfun.atomic.atomic_write`): an
+        error (a value that JSON cannot hold) leaves the previous file as it was.
+        """
+        with _atomic_text(path) as fh:
             for rec in self.to_records():
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
@@ -575,17 +610,44 @@ class MultilingualCorpus:
         return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path,
                                 detect_language=detect_language, on_missing_labels=on_missing_labels)
 
+    def _check_tsv_writable(self, path: str | Path) -> None:
+        """Refuse what :meth:`from_tsv` could not read back: tabs or line breaks in ids, languages, labels or
+        column names (texts and extra values are escaped), and ``,`` inside a label."""
+        breaks = re.compile(r"[\t\n\r]")
+        for name in self.extra:
+            if breaks.search(str(name)):
+                raise CorpusFormatError(f"the extra field name {name!r} contains a tab or line break, which TSV "
+                                        "cannot hold; write JSONL instead", path=path)
+        for i in range(len(self)):
+            for fname, value in (("id", self.ids[i]), ("lang", self.langs[i])):
+                if breaks.search(value):
+                    raise CorpusFormatError(f"document {self.ids[i]!r} ({self.langs[i]}): the {fname} {value!r} "
+                                            "contains a tab or line break, which TSV cannot hold; write JSONL instead",
+                                            path=path, field=fname)
+            for lab in self.labels[i] if self.labelled else ():
+                if breaks.search(lab) or TSV_LABEL_SEP in lab:
+                    raise CorpusFormatError(f"document {self.ids[i]!r} ({self.langs[i]}): the label {lab!r} contains "
+                                            f"a tab, a line break or {TSV_LABEL_SEP!r}, which TSV cannot hold; write "
+                                            "JSONL instead", path=path, field="labels")
+
     def to_tsv(self, path: str | Path) -> None:
-        """Write the corpus as TSV (see the module docstring for the escaping)."""
+        """Write the corpus as TSV (see the module docstring for the escaping).
+
+        Everything is validated before the file is touched, and the file is replaced only once every row is
+        written: an error leaves the previous file as it was.
+
+        Raises
+        ------
+        CorpusFormatError
+            An id, language or label that TSV cannot hold (naming the document and the field).
+        """
+        self._check_tsv_writable(path)
         cols = ["id", "lang"] + (["labels"] if self.labelled else []) + list(self.extra) + ["text"]
-        with _open_text(path, "w") as fh:
+        with _atomic_text(path) as fh:
             fh.write("\t".join(cols) + "\n")
             for i in range(len(self)):
                 row = [self.ids[i], self.langs[i]]
                 if self.labelled:
-                    bad = [lab for lab in self.labels[i] if TSV_LABEL_SEP in lab]
-                    if bad:
-                        raise ValueError(f"label {bad[0]!r} contains {TSV_LABEL_SEP!r}; write JSONL instead")
                     row.append(TSV_LABEL_SEP.join(self.labels[i]))
                 row += [_escape(str(self.extra[k][i])) for k in self.extra]
                 row.append(_escape(self.texts[i]))

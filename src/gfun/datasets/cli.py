@@ -23,8 +23,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gfun.corpus import CorpusFormatError
-
 _LANGS_HELP = "comma-separated languages (exceptius, sib200, jrc-acquis, rcv1-rcv2)"
 
 __all__ = ["add_datasets_parser", "build_dataset", "cmd_build", "cmd_list", "cmd_stats", "main"]
@@ -93,7 +91,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return _error(str(exc), 2)
     try:
         splits = load_dataset(name, data_dir=args.data_dir, run=args.run, **_loader_kw(args))
-    except (FileNotFoundError, CorpusFormatError, ValueError, ImportError, TypeError) as exc:
+    except (FileNotFoundError, ValueError, ImportError, TypeError) as exc:  # CorpusFormatError is a ValueError
         return _error(str(exc))
     table = dataset_stats(splits, features=not getattr(args, "no_features", False))
     if args.json:
@@ -145,7 +143,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         if str(exc).startswith("unknown dataset"):
             return _error(str(exc), 2)
         return _error(str(exc))
-    except (FileNotFoundError, CorpusFormatError, ImportError, TypeError) as exc:
+    except (FileNotFoundError, ImportError, TypeError) as exc:
         return _error(str(exc))
     from gfun.datasets.registry import load_dataset, resolve_dataset_name
     from gfun.datasets.stats import dataset_stats

@@ -5,12 +5,34 @@ See :mod:`gfun.experiments.many_shot`, :mod:`~gfun.experiments.zero_shot`,
 ``gfun experiment many-shot|zero-shot|learning-curve|aggregation`` (:mod:`gfun.experiments.cli`).
 """
 
-from gfun.experiments.aggregation import run_aggregation
-from gfun.experiments.configs import Config, parse_configs
-from gfun.experiments.learning_curve import run_learning_curve
-from gfun.experiments.many_shot import run_many_shot
-from gfun.experiments.runner import CellStore, ExperimentSettings
-from gfun.experiments.zero_shot import run_zero_shot
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Imported on first use, so that ``gfun --help`` (which registers ``gfun experiment``) stays fast.
+_LAZY = {
+    "run_aggregation": "gfun.experiments.aggregation",
+    "Config": "gfun.experiments.configs",
+    "parse_configs": "gfun.experiments.configs",
+    "run_learning_curve": "gfun.experiments.learning_curve",
+    "run_many_shot": "gfun.experiments.many_shot",
+    "CellStore": "gfun.experiments.runner",
+    "ExperimentSettings": "gfun.experiments.runner",
+    "run_zero_shot": "gfun.experiments.zero_shot",
+}
 
 __all__ = ["CellStore", "Config", "ExperimentSettings", "parse_configs", "run_aggregation", "run_learning_curve",
            "run_many_shot", "run_zero_shot"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gfun.experiments' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

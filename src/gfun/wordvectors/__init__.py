@@ -14,12 +14,29 @@ torch.
 
 from __future__ import annotations
 
-from gfun.wordvectors.base import WordVectorSource, vocabulary_hash
-from gfun.wordvectors.dictionaries import find_freedict, freedict_pairs, read_dictd, read_pairs, split_pairs
-from gfun.wordvectors.encoder import EncoderWordVectors
-from gfun.wordvectors.evaluation import AlignmentReport, evaluate_alignment, translation_precision
+import importlib
+from typing import Any
+
+# ``procrustes`` is also the name of a submodule: importing that submodule anywhere would rebind the
+# package attribute to the module, so the function is bound here (this imports numpy, nothing heavier).
 from gfun.wordvectors.procrustes import ProcrustesAligned, procrustes
-from gfun.wordvectors.vecfile import VecFileSource, read_vec_subset
+
+# Imported on first use, so that ``gfun --help`` (which registers ``gfun embeddings``) stays fast.
+_LAZY = {
+    "WordVectorSource": "gfun.wordvectors.base",
+    "vocabulary_hash": "gfun.wordvectors.base",
+    "find_freedict": "gfun.wordvectors.dictionaries",
+    "freedict_pairs": "gfun.wordvectors.dictionaries",
+    "read_dictd": "gfun.wordvectors.dictionaries",
+    "read_pairs": "gfun.wordvectors.dictionaries",
+    "split_pairs": "gfun.wordvectors.dictionaries",
+    "EncoderWordVectors": "gfun.wordvectors.encoder",
+    "AlignmentReport": "gfun.wordvectors.evaluation",
+    "evaluate_alignment": "gfun.wordvectors.evaluation",
+    "translation_precision": "gfun.wordvectors.evaluation",
+    "VecFileSource": "gfun.wordvectors.vecfile",
+    "read_vec_subset": "gfun.wordvectors.vecfile",
+}
 
 __all__ = [
     "AlignmentReport",
@@ -38,3 +55,15 @@ __all__ = [
     "translation_precision",
     "vocabulary_hash",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gfun.wordvectors' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -11,9 +11,10 @@ import json
 import logging
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from gfun.wordvectors.base import WordVectorSource
+if TYPE_CHECKING:
+    from gfun.wordvectors.base import WordVectorSource
 
 __all__ = ["add_embeddings_parser", "main", "make_source"]
 
