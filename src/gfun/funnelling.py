@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from gfun.aggregation import AGGREGATIONS, POSTERIOR_AGGREGATIONS, aggregate, fit_view_weights
 from gfun.inputs import training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
 from gfun.normalization import ZScore, l2_normalize
@@ -50,52 +51,51 @@ def parse_views(spec: str | Sequence[Any]) -> list[str]:
 
 
 def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, normalize: bool,
-                mapper: RBFSVMOvR | None, train_posteriors: str,
-                ) -> tuple[ViewGenerator, np.ndarray, RBFSVMOvR | None, ZScore | None, dict[str, float]]:
+                mapper: RBFSVMOvR | None,
+                ) -> tuple[ViewGenerator, np.ndarray, np.ndarray | None, RBFSVMOvR | None, ZScore | None,
+                           dict[str, float]]:
     """Fit one view (and its mapper to posteriors, if any); return it with the training documents' meta input.
 
-    Returns the fitted view, the (normalised, mapped) training views as float32, the fitted mapper and
-    its input scaler (``None`` without a mapper) and the seconds spent per phase.
+    Returns the fitted view, the (mapped) training views, in-sample and out-of-fold (``None`` without a
+    mapper), the fitted mapper and its input scaler (``None`` without a mapper) and the seconds spent per
+    phase. The training views are not L2-normalised yet (see :meth:`GeneralizedFunnelling._block`): a view
+    without mapper as it comes, a mapped view as the mapper's |Y| posteriors.
     """
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     Z = view.fit_transform(texts, langs, Y)
     seconds[f"view_{view.letter}"] = time.perf_counter() - t0
-    if normalize:
-        Z = l2_normalize(Z)
-    scaler = None
+    scaler = oof = None
     if mapper is not None:
         t0 = time.perf_counter()
+        if normalize:
+            Z = l2_normalize(Z)
         scaler = ZScore.fit(Z) if normalize else None
         Zs = scaler.transform(Z) if scaler else Z
         mapper.fit(Zs, Y)
-        if train_posteriors == "cv" and mapper.oof_decision_ is not None:
+        if mapper.oof_decision_ is not None:
             from gfun.calibration import platt_posteriors
 
-            Z = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
-        else:
-            Z = mapper.predict_proba(Zs)
+            oof = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
+        Z = mapper.predict_proba(Zs)
         mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
-        if normalize:
-            Z = l2_normalize(Z)
         seconds[f"mapper_{view.letter}"] = time.perf_counter() - t0
     if getattr(view, "source_", None) is not None:
         view.source_ = None  # word-vector sources (possibly an encoder) are rebuilt on demand, never stored
-    return view, np.asarray(Z, dtype=np.float32), mapper, scaler, seconds
+    return view, np.asarray(Z), oof, mapper, scaler, seconds
 
 
 _RUNTIME_PARAMS = ("n_jobs", "verbose")
 
 
-def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool, train_posteriors: str) -> dict:
+def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool) -> dict:
     """What determines a branch's result, minus run-time settings (so that n_jobs does not miss the cache)."""
 
     def params(est: Any) -> dict:
         return {k: v for k, v in est.get_params().items() if k not in _RUNTIME_PARAMS}
 
     return {"view": type(view).__name__, "params": params(view), "normalize": normalize,
-            "mapper": params(mapper) if mapper is not None else None,
-            "train_posteriors": train_posteriors if mapper is not None else None}
+            "mapper": params(mapper) if mapper is not None else None}
 
 
 def _cached_branch(memory: Any) -> Any:
@@ -114,19 +114,19 @@ def _cached_branch(memory: Any) -> Any:
     cached = memory.cache(_cached_call, ignore=["view", "mapper"])
 
     def call(key: dict, view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray,
-             normalize: bool, mapper: RBFSVMOvR | None, train_posteriors: str) -> tuple:
+             normalize: bool, mapper: RBFSVMOvR | None) -> tuple:
         args = (key, view, list(texts), np.asarray(langs, dtype=str), np.asarray(Y, dtype=np.int8), normalize,
-                mapper, train_posteriors)
+                mapper)
         hit = cached.check_call_in_cache(*args)
         out = cached(*args)
-        return (*out[:4], {} if hit else out[4])
+        return (*out[:5], {} if hit else out[5])
 
     return call
 
 
 def _cached_call(key: dict, view: ViewGenerator, texts: list[str], langs: np.ndarray, Y: np.ndarray,
-                 normalize: bool, mapper: RBFSVMOvR | None, train_posteriors: str) -> tuple:
-    return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, train_posteriors)
+                 normalize: bool, mapper: RBFSVMOvR | None) -> tuple:
+    return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper)
 
 
 class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
@@ -136,13 +136,22 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     ----------
     views : str or list of ViewGenerator
         The VGFs, as the paper's letters (``"x"``, ``"xm"``, ``"xmw"``, ...) or as unfitted view objects.
-    aggregation : {"mean", "concat"}
-        How the views of a document are combined before the meta-classifier.
+    aggregation : {"mean", "concat", "stack", "wmean"}
+        How the views of a document are combined before the meta-classifier (see :mod:`gfun.aggregation`).
+        ``mean`` and ``concat`` are the paper's. ``stack``: the calibrated posteriors of every view side by
+        side (m·|Y| columns; a view that does not cover a document's language gets the mean of the views
+        that do). ``wmean``: a per-view, per-class weighted mean of the posteriors, the weights fitted by
+        non-negative least squares on out-of-fold posteriors. Every policy but ``concat`` maps each
+        non-posterior view to |Y| posteriors first.
     normalize : bool
         L2-normalise each view and z-score the columns before every classifier that reads views
-        (section 3.6). ``False`` gives the original Funnelling.
-    train_posteriors : {"in-sample", "cv"}
-        How tier-1 produces the posteriors of the training documents (in-sample is the paper's choice).
+        (section 3.6). ``False`` gives the original Funnelling. ``stack`` and ``wmean`` read the mapped
+        posteriors without L2 normalisation (see ``meta_zscore`` for the meta-classifier's input).
+    train_posteriors : {"auto", "in-sample", "cv"}
+        How tier 1 produces the posteriors of the training documents that the meta-classifier is trained on:
+        in-sample (the paper's choice; X's classifiers and the mappers applied to the documents they were
+        trained on) or out-of-fold (as the test documents see them). ``"auto"``: out-of-fold for ``stack`` and
+        ``wmean``, in-sample for the paper's ``mean`` and ``concat``.
     first_tier_C : float
         C of the Posteriors view's linear SVMs.
     cv : int
@@ -157,6 +166,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Class weights of the meta-classifier's SVMs. ``None`` is the paper's setting; ``"balanced"`` raises
         recall on rare classes (debtags run 0, gFun-X, C = 1: F1M .381 -> .386, KM .363 -> .380, Kµ .532 -> .553,
         F1µ .560 -> .559).
+    meta_zscore : bool, optional
+        Z-score the meta-classifier's input columns with training statistics; ``None`` follows ``normalize``.
     mapper_C : float or "cv"
         C of the RBF SVMs that map non-posterior views to posteriors (``mean`` aggregation). The paper
         optimises C for the meta-classifier only, so the default is a fixed 1; ``"cv"`` chooses it like
@@ -200,7 +211,10 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Languages seen in training.
     views_ : list of ViewGenerator
     mappers_ : dict of str to RBFSVMOvR
-        Per-view mappers to posteriors (``mean`` aggregation, non-posterior views).
+        Per-view mappers to posteriors (every aggregation but ``concat``, non-posterior views).
+    view_weights_ : (weights, mean, scale) or None
+        What ``wmean`` learned (see :func:`gfun.aggregation.fit_view_weights`): arrays (n_views, n_classes),
+        rows in the order of :attr:`views_`.
     meta_ : RBFSVMOvR
     timings_ : dict of str to float
         Seconds spent in each phase of the last fit (``view_<letter>``, ``mapper_<letter>``, ``meta``);
@@ -209,11 +223,13 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Letters of the views (and mappers) loaded from ``memory`` by the last fit.
     """
 
-    def __init__(self, views: str | Sequence[ViewGenerator] = "x", aggregation: Literal["mean", "concat"] = "mean",
-                 normalize: bool = True, train_posteriors: Literal["in-sample", "cv"] = "in-sample",
+    def __init__(self, views: str | Sequence[ViewGenerator] = "x",
+                 aggregation: Literal["mean", "concat", "stack", "wmean"] = "mean",
+                 normalize: bool = True, train_posteriors: Literal["auto", "in-sample", "cv"] = "auto",
                  first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = "cv",
                  meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
-                 meta_cv: int = 5, meta_class_weight: str | None = None, mapper_C: float | str = 1.0,
+                 meta_cv: int = 5, meta_class_weight: str | None = None, meta_zscore: bool | None = None,
+                 mapper_C: float | str = 1.0,
                  gamma: float | str = "scale", kernel_approximation: str | None = None, n_components: int = 1000,
                  view_params: dict | None = None, memory: Any = None,
                  probability: bool = True, zero_shot_views: str | None = None, n_jobs: int | None = None,
@@ -229,6 +245,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.meta_C_selection = meta_C_selection
         self.meta_cv = meta_cv
         self.meta_class_weight = meta_class_weight
+        self.meta_zscore = meta_zscore
         self.mapper_C = mapper_C
         self.gamma = gamma
         self.kernel_approximation = kernel_approximation
@@ -253,7 +270,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             for letter in parse_views(spec):
                 params = dict(common)
                 if letter == "x":
-                    params.update(C=self.first_tier_C, cv=self.cv, train_posteriors=self.train_posteriors)
+                    params.update(C=self.first_tier_C, cv=self.cv, train_posteriors=self._train_posteriors())
                 elif letter == "w":
                     # out-of-fold training views: WCEs estimated on the same documents they represent make
                     # the training views over-optimistic (demo: F1M .315 in-sample vs .347 out-of-fold)
@@ -262,6 +279,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                 built.append(make_view(letter, **params))
             return built
         views = [clone(v) for v in spec]
+        if self._train_posteriors() == "cv":  # out-of-fold training posteriors for the learned policies too
+            views = [v.set_params(train_posteriors="cv") if "train_posteriors" in v.get_params() else v
+                     for v in views]
         if not views:
             raise ValueError("at least one view is needed")
         return views
@@ -288,10 +308,30 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                         ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
 
     def _check_params(self) -> None:
-        if self.aggregation not in ("mean", "concat"):
-            raise ValueError(f"aggregation must be 'mean' or 'concat', got {self.aggregation!r}")
-        if self.train_posteriors not in ("in-sample", "cv"):
-            raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
+        if self.train_posteriors not in ("auto", "in-sample", "cv"):
+            raise ValueError(f"train_posteriors must be 'auto', 'in-sample' or 'cv', got {self.train_posteriors!r}")
+
+    def _train_posteriors(self) -> str:
+        """``train_posteriors`` resolved: ``"auto"`` is out-of-fold for the learned policies (stack, wmean)."""
+        if self.train_posteriors == "auto":
+            return "cv" if self.aggregation in ("stack", "wmean") else "in-sample"
+        return self.train_posteriors
+
+    def _zscore_meta(self) -> bool:
+        """Whether the meta-classifier's input is z-scored (``meta_zscore``; ``None`` follows ``normalize``)."""
+        return self.normalize if self.meta_zscore is None else bool(self.meta_zscore)
+
+    def _block(self, Z: np.ndarray) -> np.ndarray:
+        """A view's meta-level block: L2-normalised for the paper's policies, raw posteriors for the others.
+
+        ``stack`` and ``wmean`` read calibrated posteriors as they are: they are comparable across views
+        already, and their size tells how sure a view is, which L2 normalisation would blur.
+        """
+        if self.normalize and self.aggregation in ("mean", "concat"):
+            return l2_normalize(Z)
+        return np.asarray(Z, dtype=np.float32)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> GeneralizedFunnelling:
@@ -326,14 +366,15 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.mapper_scalers_: dict[str, ZScore] = {}
         self.cache_hits_: list[str] = []
         train_mapped = []
+        out_of_fold = self._train_posteriors() == "cv"
         for i, view in enumerate(self.views_):
-            mapper = self._mapper() if self.aggregation == "mean" and view.output != "posteriors" else None
-            view, Z, mapper, scaler, seconds = fit_branch(
-                _branch_key(view, mapper, self.normalize, self.train_posteriors), view, texts, lang_arr, Y,
-                self.normalize, mapper, self.train_posteriors)
+            mapped = self.aggregation in POSTERIOR_AGGREGATIONS and view.output != "posteriors"
+            mapper = self._mapper() if mapped else None
+            view, Z, Z_oof, mapper, scaler, seconds = fit_branch(
+                _branch_key(view, mapper, self.normalize), view, texts, lang_arr, Y, self.normalize, mapper)
             self._record_branch(view, mapper, scaler, seconds)
             self.views_[i] = view
-            train_mapped.append(Z)
+            train_mapped.append(self._block(Z_oof if out_of_fold and Z_oof is not None else Z))
         self.fallback_views_: list[ViewGenerator] = []
         if self.zero_shot_views:
             letters = parse_views(self.zero_shot_views)
@@ -341,17 +382,17 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             if main & set(letters):
                 raise ValueError(f"zero_shot_views {self.zero_shot_views!r} repeats a view of views={self.views!r}")
             if self.aggregation == "concat" and [v.output for v in self.views_] != ["posteriors"]:
-                raise ValueError("zero_shot_views needs a meta-level input of |Y| posteriors: mean aggregation, or "
-                                 "concat of a single posterior view (views='x')")
+                raise ValueError("zero_shot_views needs a meta-level input of posteriors: mean, stack or wmean "
+                                 "aggregation, or concat of a single posterior view (views='x')")
             for view in self._build_views(self.zero_shot_views):
                 mapper = self._mapper()
-                view, _, mapper, scaler, seconds = fit_branch(
-                    _branch_key(view, mapper, self.normalize, self.train_posteriors), view, texts, lang_arr, Y,
-                    self.normalize, mapper, self.train_posteriors)
+                view, _, _, mapper, scaler, seconds = fit_branch(
+                    _branch_key(view, mapper, self.normalize), view, texts, lang_arr, Y, self.normalize, mapper)
                 self._record_branch(view, mapper, scaler, seconds)
                 self.fallback_views_.append(view)
+        self.view_weights_ = fit_view_weights(train_mapped, Y) if self.aggregation == "wmean" else None
         Zmeta = self._aggregate(train_mapped, [np.ones(len(texts), dtype=bool)] * len(train_mapped))
-        self.scaler_ = ZScore.fit(Zmeta) if self.normalize else None
+        self.scaler_ = ZScore.fit(Zmeta) if self._zscore_meta() else None
         if self.scaler_ is not None:
             Zmeta = self.scaler_.transform(Zmeta)
         t0 = time.perf_counter()
@@ -366,14 +407,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ inference
     def _aggregate(self, views: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
-        if self.aggregation == "concat":
-            return np.hstack(views).astype(np.float32)
-        total = np.zeros_like(views[0], dtype=np.float64)
-        count = np.zeros((views[0].shape[0], 1))
-        for Z, m in zip(views, masks, strict=True):
-            total[m] += Z[m]
-            count[m, 0] += 1
-        return (total / np.maximum(count, 1)).astype(np.float32)
+        return aggregate(self.aggregation, views, masks, getattr(self, "view_weights_", None))
 
     def transform(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Meta-level representation of documents: aggregated, normalised views (the meta-classifier's input).
@@ -391,7 +425,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         fallback = getattr(self, "fallback_views_", [])
 
         def served(letters: list[str]) -> bool:
-            return bool(letters) and (self.aggregation == "mean" or len(letters) == len(self.views_))
+            return bool(letters) and (self.aggregation != "concat" or len(letters) == len(self.views_))
 
         for lang, letters in covering.items():
             if not served(letters) and not any(v.covers(lang) for v in fallback):
@@ -409,13 +443,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             if mask.any():
                 idx = np.flatnonzero(mask)
                 Zv = view.transform([texts[i] for i in idx], lang_arr[idx])
-                if self.normalize:
-                    Zv = l2_normalize(Zv)
                 if view.letter in self.mappers_:
-                    scaler = self.mapper_scalers_.get(view.letter)
-                    Zv = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
                     if self.normalize:
                         Zv = l2_normalize(Zv)
+                    scaler = self.mapper_scalers_.get(view.letter)
+                    Zv = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
+                Zv = self._block(Zv)
                 Z = np.zeros((n, Zv.shape[1]), dtype=np.float32)
                 Z[idx] = Zv
             mapped.append(Z)
@@ -435,9 +468,10 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                     Zv = l2_normalize(Zv)
                 scaler = self.mapper_scalers_.get(view.letter)
                 P = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
-                total[sub] += l2_normalize(P) if self.normalize else P
+                total[sub] += self._block(P)
                 count[sub, 0] += 1
-            Zmeta[rest] = (total / np.maximum(count, 1)).astype(np.float32)
+            fill = (total / np.maximum(count, 1)).astype(np.float32)
+            Zmeta[rest] = np.tile(fill, Zmeta.shape[1] // fill.shape[1])  # stack: the same estimate for every view
         return self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
 
     def _view_dim(self, view: ViewGenerator) -> int:
@@ -492,6 +526,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         for letter, sc in self.mapper_scalers_.items():
             arrays[f"mapper_scaler/{letter}/mean"] = sc.mean
             arrays[f"mapper_scaler/{letter}/scale"] = sc.scale
+        if getattr(self, "view_weights_", None) is not None:
+            for name, arr in zip(("weights", "mean", "scale"), self.view_weights_, strict=True):
+                arrays[f"view_weights/{name}"] = arr
         if self.scaler_ is not None:
             arrays["scaler/mean"] = self.scaler_.mean
             arrays["scaler/scale"] = self.scaler_.scale
@@ -527,6 +564,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                                               arrays[f"mapper_scaler/{letter}/scale"])
                                for letter in meta["mapper_scalers"]}
         obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
+        obj.view_weights_ = (tuple(arrays[f"view_weights/{k}"] for k in ("weights", "mean", "scale"))
+                             if "view_weights/weights" in arrays else None)
         obj.meta_ = RBFSVMOvR.from_state(meta["meta"], sub_arrays(arrays, "meta/"))
         obj.timings_ = {}
         return obj
