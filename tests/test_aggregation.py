@@ -126,3 +126,33 @@ def test_paper_policies_keep_in_sample_training_posteriors(demo) -> None:
     for agg in ("mean", "concat"):
         model = GeneralizedFunnelling(views="x", aggregation=agg, meta_C=1.0, random_state=0).fit(train)
         assert model.views_[0].train_posteriors == "in-sample"
+
+
+def test_f1_thresholds_pick_the_best_cut() -> None:
+    from gfun.kernel_svm import f1_thresholds
+
+    scores = np.array([[-0.9, 2.0], [-0.5, 1.0], [-0.2, 0.5], [-1.0, -0.5], [-1.5, -1.0]])
+    Y = np.array([[1, 0], [1, 0], [0, 0], [0, 0], [0, 0]])
+    t = f1_thresholds(scores, Y)
+    # class 0: the two positives are ranked 2nd and 3rd; the best F1 (0.8) predicts the top three
+    assert t[0] == pytest.approx(-0.95)  # halfway between the 3rd and the 4th score
+    assert t[1] == 0.0  # no positive: the SVM's own threshold stays
+
+
+def test_meta_f1_threshold_raises_training_f1_of_its_own_out_of_fold_scores(demo) -> None:
+    from gfun.kernel_svm import RBFSVMOvR
+    from gfun.metrics import f1_from_counts
+
+    train, _ = demo
+    stack = GeneralizedFunnelling(views="x", aggregation="stack", meta_C=1.0, random_state=0).fit(train)
+    Z, Y = stack.transform(train), np.asarray(train.Y.toarray(), dtype=bool)
+
+    def oof_f1(svm: RBFSVMOvR) -> float:
+        pred = svm.oof_decision_ > 0
+        return float(np.mean(f1_from_counts((pred & Y).sum(0), (pred & ~Y).sum(0), (~pred & Y).sum(0),
+                                            (~pred & ~Y).sum(0))))
+
+    plain = RBFSVMOvR(C=1.0, random_state=0).fit(Z, Y)
+    tuned = RBFSVMOvR(C=1.0, threshold="f1", random_state=0).fit(Z, Y)
+    assert oof_f1(tuned) > oof_f1(plain)
+    np.testing.assert_allclose(tuned.decision_function(Z), plain.decision_function(Z) - tuned.threshold_)

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["AGGREGATIONS", "POSTERIOR_AGGREGATIONS", "aggregate", "fit_view_weights"]
+__all__ = ["AGGREGATIONS", "DEFAULT_AGGREGATION", "POSTERIOR_AGGREGATIONS", "aggregate", "fit_view_weights"]
 
 #: Every aggregation policy.
 AGGREGATIONS: tuple[str, ...] = ("mean", "concat", "stack", "wmean")
+#: The policy of ``GeneralizedFunnelling()``, ``gfun train`` and of configurations without a suffix.
+DEFAULT_AGGREGATION = "mean"
 #: Policies whose blocks are |Y| posteriors (non-posterior views go through a mapper).
 POSTERIOR_AGGREGATIONS: tuple[str, ...] = ("mean", "stack", "wmean")
 

@@ -22,7 +22,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.aggregation import AGGREGATIONS, POSTERIOR_AGGREGATIONS, aggregate, fit_view_weights
+from gfun.aggregation import (
+    AGGREGATIONS,
+    DEFAULT_AGGREGATION,
+    POSTERIOR_AGGREGATIONS,
+    aggregate,
+    fit_view_weights,
+)
 from gfun.inputs import training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
 from gfun.normalization import ZScore, l2_normalize
@@ -168,6 +174,10 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         F1µ .560 -> .559).
     meta_zscore : bool, optional
         Z-score the meta-classifier's input columns with training statistics; ``None`` follows ``normalize``.
+    meta_threshold : {"zero", "f1"}
+        Decision threshold of the meta-classifier's SVMs: their own (``"zero"``, the paper's), or per class the
+        one that maximises F1 on the meta-classifier's out-of-fold scores (``"f1"``; see
+        :class:`gfun.kernel_svm.RBFSVMOvR`).
     mapper_C : float or "cv"
         C of the RBF SVMs that map non-posterior views to posteriors (``mean`` aggregation). The paper
         optimises C for the meta-classifier only, so the default is a fixed 1; ``"cv"`` chooses it like
@@ -224,11 +234,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, views: str | Sequence[ViewGenerator] = "x",
-                 aggregation: Literal["mean", "concat", "stack", "wmean"] = "mean",
+                 aggregation: Literal["mean", "concat", "stack", "wmean"] = DEFAULT_AGGREGATION,
                  normalize: bool = True, train_posteriors: Literal["auto", "in-sample", "cv"] = "auto",
                  first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = "cv",
                  meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
                  meta_cv: int = 5, meta_class_weight: str | None = None, meta_zscore: bool | None = None,
+                 meta_threshold: str = "zero",
                  mapper_C: float | str = 1.0,
                  gamma: float | str = "scale", kernel_approximation: str | None = None, n_components: int = 1000,
                  view_params: dict | None = None, memory: Any = None,
@@ -246,6 +257,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.meta_cv = meta_cv
         self.meta_class_weight = meta_class_weight
         self.meta_zscore = meta_zscore
+        self.meta_threshold = meta_threshold
         self.mapper_C = mapper_C
         self.gamma = gamma
         self.kernel_approximation = kernel_approximation
@@ -398,7 +410,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         t0 = time.perf_counter()
         self.meta_ = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection,
                                cv=self.meta_cv, gamma=self.gamma, probability=self.probability,
-                               class_weight=self.meta_class_weight, approximation=self.kernel_approximation,
+                               class_weight=self.meta_class_weight, threshold=self.meta_threshold,
+                               approximation=self.kernel_approximation,
                                n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
                                verbose=self.verbose).fit(Zmeta, Y)
         self.timings_["meta"] = time.perf_counter() - t0
