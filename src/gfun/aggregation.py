@@ -23,11 +23,11 @@ import numpy as np
 __all__ = ["AGGREGATIONS", "DEFAULT_AGGREGATION", "POSTERIOR_AGGREGATIONS", "aggregate", "fit_view_weights"]
 
 #: Every aggregation policy.
-AGGREGATIONS: tuple[str, ...] = ("mean", "concat", "stack", "wmean")
+AGGREGATIONS: tuple[str, ...] = ("mean", "concat", "stack", "wmean", "select")
 #: The policy of ``GeneralizedFunnelling()``, ``gfun train`` and of configurations without a suffix.
 DEFAULT_AGGREGATION = "mean"
 #: Policies whose blocks are |Y| posteriors (non-posterior views go through a mapper).
-POSTERIOR_AGGREGATIONS: tuple[str, ...] = ("mean", "stack", "wmean")
+POSTERIOR_AGGREGATIONS: tuple[str, ...] = ("mean", "stack", "wmean", "select")
 
 
 def _masked_mean(blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:

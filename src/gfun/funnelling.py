@@ -31,6 +31,7 @@ from gfun.aggregation import (
 )
 from gfun.inputs import training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
+from gfun.metrics import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
 from gfun.persistence import sub_arrays
 from gfun.views import VIEW_CLASSES, make_view
@@ -71,7 +72,10 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
     t0 = time.perf_counter()
     Z = view.fit_transform(texts, langs, Y)
     seconds[f"view_{view.letter}"] = time.perf_counter() - t0
-    scaler = oof = None
+    oof = getattr(view, "train_oof_", None)  # a posterior view's out-of-fold training posteriors
+    if oof is not None:
+        del view.train_oof_
+    scaler = None
     if mapper is not None:
         t0 = time.perf_counter()
         if normalize:
@@ -100,7 +104,8 @@ def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool) 
     def params(est: Any) -> dict:
         return {k: v for k, v in est.get_params().items() if k not in _RUNTIME_PARAMS}
 
-    return {"view": type(view).__name__, "params": params(view), "normalize": normalize,
+    # "branch": the layout of what a branch returns; bump it when that changes, so old caches are not read
+    return {"branch": 2, "view": type(view).__name__, "params": params(view), "normalize": normalize,
             "mapper": params(mapper) if mapper is not None else None}
 
 
@@ -178,6 +183,15 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Decision threshold of the meta-classifier's SVMs: their own (``"zero"``, the paper's), or per class the
         one that maximises F1 on the meta-classifier's out-of-fold scores (``"f1"``; see
         :class:`gfun.kernel_svm.RBFSVMOvR`).
+    meta_validation : {"same", "oof"}
+        What the meta-classifier's cross-validation (C selection, Platt sigmoids, ``meta_threshold="f1"``)
+        scores its held-out folds on: the training inputs themselves (``"same"``, the paper), or their
+        out-of-fold version (``"oof"``: first-tier posteriors of each training document produced by models
+        that did not see it, as those of new documents are), while the models are trained on the inputs
+        ``train_posteriors`` gives.
+    block_l2 : bool, optional
+        L2-normalise each view's meta-level block (its posteriors); ``None``: with ``normalize`` for ``mean``
+        and ``concat`` (the paper), never for ``stack`` and ``wmean``.
     mapper_C : float or "cv"
         C of the RBF SVMs that map non-posterior views to posteriors (``mean`` aggregation). The paper
         optimises C for the meta-classifier only, so the default is a fixed 1; ``"cv"`` chooses it like
@@ -239,7 +253,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                  first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = "cv",
                  meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
                  meta_cv: int = 5, meta_class_weight: str | None = None, meta_zscore: bool | None = None,
-                 meta_threshold: str = "zero",
+                 meta_threshold: str = "auto", meta_validation: str = "auto", select_cv: int = 3,
+                 block_l2: bool | None = None,
                  mapper_C: float | str = 1.0,
                  gamma: float | str = "scale", kernel_approximation: str | None = None, n_components: int = 1000,
                  view_params: dict | None = None, memory: Any = None,
@@ -258,6 +273,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.meta_class_weight = meta_class_weight
         self.meta_zscore = meta_zscore
         self.meta_threshold = meta_threshold
+        self.block_l2 = block_l2
+        self.meta_validation = meta_validation
+        self.select_cv = select_cv
         self.mapper_C = mapper_C
         self.gamma = gamma
         self.kernel_approximation = kernel_approximation
@@ -326,10 +344,22 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             raise ValueError(f"train_posteriors must be 'auto', 'in-sample' or 'cv', got {self.train_posteriors!r}")
 
     def _train_posteriors(self) -> str:
-        """``train_posteriors`` resolved: ``"auto"`` is out-of-fold for the learned policies (stack, wmean)."""
+        """``train_posteriors`` resolved: ``"auto"`` is out-of-fold for stack and wmean, in-sample otherwise."""
         if self.train_posteriors == "auto":
             return "cv" if self.aggregation in ("stack", "wmean") else "in-sample"
         return self.train_posteriors
+
+    def _meta_validation(self) -> str:
+        """``meta_validation`` resolved: ``"auto"`` is ``"same"`` for the paper's policies, else ``"oof"``."""
+        if self.meta_validation == "auto":
+            return "same" if self.aggregation in ("mean", "concat") else "oof"
+        return self.meta_validation
+
+    def _meta_threshold(self) -> str:
+        """``meta_threshold`` resolved: ``"auto"`` is ``"f1"`` when validating on out-of-fold inputs."""
+        if self.meta_threshold == "auto":
+            return "f1" if self._meta_validation() == "oof" else "zero"
+        return self.meta_threshold
 
     def _zscore_meta(self) -> bool:
         """Whether the meta-classifier's input is z-scored (``meta_zscore``; ``None`` follows ``normalize``)."""
@@ -341,7 +371,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         ``stack`` and ``wmean`` read calibrated posteriors as they are: they are comparable across views
         already, and their size tells how sure a view is, which L2 normalisation would blur.
         """
-        if self.normalize and self.aggregation in ("mean", "concat"):
+        l2 = self.normalize and self.aggregation in ("mean", "concat") if self.block_l2 is None else self.block_l2
+        if l2:
             return l2_normalize(Z)
         return np.asarray(Z, dtype=np.float32)
 
@@ -377,7 +408,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.mappers_: dict[str, RBFSVMOvR] = {}
         self.mapper_scalers_: dict[str, ZScore] = {}
         self.cache_hits_: list[str] = []
-        train_mapped = []
+        train_mapped, val_mapped = [], []  # the meta-classifier's training inputs, and their test-like version
         out_of_fold = self._train_posteriors() == "cv"
         for i, view in enumerate(self.views_):
             mapped = self.aggregation in POSTERIOR_AGGREGATIONS and view.output != "posteriors"
@@ -387,6 +418,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             self._record_branch(view, mapper, scaler, seconds)
             self.views_[i] = view
             train_mapped.append(self._block(Z_oof if out_of_fold and Z_oof is not None else Z))
+            val_mapped.append(self._block(Z_oof if Z_oof is not None else Z))
         self.fallback_views_: list[ViewGenerator] = []
         if self.zero_shot_views:
             letters = parse_views(self.zero_shot_views)
@@ -402,25 +434,87 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                     _branch_key(view, mapper, self.normalize), view, texts, lang_arr, Y, self.normalize, mapper)
                 self._record_branch(view, mapper, scaler, seconds)
                 self.fallback_views_.append(view)
-        self.view_weights_ = fit_view_weights(train_mapped, Y) if self.aggregation == "wmean" else None
-        Zmeta = self._aggregate(train_mapped, [np.ones(len(texts), dtype=bool)] * len(train_mapped))
-        self.scaler_ = ZScore.fit(Zmeta) if self._zscore_meta() else None
-        if self.scaler_ is not None:
-            Zmeta = self.scaler_.transform(Zmeta)
+        self.view_weights_ = fit_view_weights(val_mapped, Y) if self.aggregation == "wmean" else None
+        self.selected_views_ = [v.letter for v in self.views_]
+        self.selected_l2_ = None
         t0 = time.perf_counter()
-        self.meta_ = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection,
-                               cv=self.meta_cv, gamma=self.gamma, probability=self.probability,
-                               class_weight=self.meta_class_weight, threshold=self.meta_threshold,
-                               approximation=self.kernel_approximation,
-                               n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
-                               verbose=self.verbose).fit(Zmeta, Y)
+        if self.aggregation == "select":
+            Zmeta = self._fit_select(train_mapped, val_mapped, Y)
+        else:
+            everyone = [np.ones(len(texts), dtype=bool)] * len(train_mapped)
+            Zmeta = self._aggregate(train_mapped, everyone)
+            Zval = self._aggregate(val_mapped, everyone) if self._meta_validation() == "oof" else None
+            self.meta_, self.scaler_ = self._fit_meta(Zmeta, Zval, Y, self._zscore_meta(), self.meta_cv)
         self.timings_["meta"] = time.perf_counter() - t0
         self.n_meta_features_ = Zmeta.shape[1]
         return self
 
+    def _fit_meta(self, Zmeta: np.ndarray, Zval: np.ndarray | None, Y: np.ndarray, zscore: bool,
+                  cv: int) -> tuple[RBFSVMOvR, ZScore | None]:
+        """The meta-classifier (and its input scaler) trained on ``Zmeta``, validated on ``Zval`` if given."""
+        scaler = ZScore.fit(Zmeta) if zscore else None
+        if scaler is not None:
+            Zmeta = scaler.transform(Zmeta)
+            Zval = scaler.transform(Zval) if Zval is not None else None
+        meta = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=cv,
+                         gamma=self.gamma, probability=self.probability, class_weight=self.meta_class_weight,
+                         threshold=self._meta_threshold(), approximation=self.kernel_approximation,
+                         n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
+                         verbose=self.verbose).fit(Zmeta, Y, X_val=Zval)
+        return meta, scaler
+
+    def _fit_select(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray) -> np.ndarray:
+        """``aggregation="select"``: choose the meta-level input by the meta-classifier's validated F1.
+
+        Candidates, each the mean of the posteriors of a set of views: all views with the paper's
+        normalisation (L2 per view, z-scored columns) and without any (Funnelling's raw posteriors); then,
+        with the better of the two, every set that leaves one view out. Each candidate's meta-classifier is
+        trained on the training inputs (``train``: in-sample, as the paper's) and cross-validated with
+        ``select_cv`` folds on the out-of-fold inputs (``val``); the one with the best macro-F1 over the
+        held-out folds is kept as it is. Ties go to the earlier candidate (more views, the paper's
+        normalisation). Returns the kept meta-classifier's training input.
+        """
+        letters = [v.letter for v in self.views_]
+        everyone = np.ones(train[0].shape[0], dtype=bool)
+        Yb = np.asarray(Y, dtype=bool)
+        best: tuple | None = None
+        tried: dict[str, float] = {}
+
+        def attempt(subset: tuple[int, ...], l2: bool) -> None:
+            nonlocal best
+            norm = l2_normalize if l2 else (lambda z: z)
+            tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
+            va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
+            meta, scaler = self._fit_meta(tr, va, Y, l2, self.select_cv)
+            pred = meta.oof_decision_ > 0
+            score = float(np.mean(f1_from_counts((pred & Yb).sum(0), (pred & ~Yb).sum(0), (~pred & Yb).sum(0),
+                                                 (~pred & ~Yb).sum(0))))
+            name = "".join(letters[i] for i in subset) + ("" if l2 else " (raw)")
+            tried[name] = score
+            if best is None or score > best[0] + 1e-12:
+                best = (score, subset, l2, meta, scaler, tr)
+
+        full = tuple(range(len(letters)))
+        if self.normalize:
+            attempt(full, True)
+        attempt(full, False)
+        l2 = best[2]
+        if len(full) > 1:
+            for drop in full:
+                attempt(tuple(i for i in full if i != drop), l2)
+        _, subset, l2, self.meta_, self.scaler_, Zmeta = best
+        self.selected_views_ = [letters[i] for i in subset]
+        self.selected_l2_ = bool(l2)
+        self.selection_scores_ = tried
+        if self.verbose:
+            logger.info("select: validated macro-F1 %s; kept %s", {k: round(v, 4) for k, v in tried.items()},
+                        "".join(self.selected_views_) + ("" if l2 else " (raw)"))
+        return Zmeta
+
     # ------------------------------------------------------------------ inference
     def _aggregate(self, views: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
-        return aggregate(self.aggregation, views, masks, getattr(self, "view_weights_", None))
+        policy = "mean" if self.aggregation == "select" else self.aggregation
+        return aggregate(policy, views, masks, getattr(self, "view_weights_", None))
 
     def transform(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Meta-level representation of documents: aggregated, normalised views (the meta-classifier's input).
@@ -449,9 +543,14 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                     + f" can represent it ({self.aggregation} aggregation); views that serve languages without "
                     "training documents: M (aligned word embeddings), B (multilingual transformer)")
         main_ok = np.asarray([served(covering[lang]) for lang in lang_arr], dtype=bool)
+        # ``select`` uses the views it kept; a document none of them covers gets the mean of the others
+        selected = set(getattr(self, "selected_views_", None) or [v.letter for v in self.views_])
+        kept_cover = np.asarray([any(x in selected for x in covering[lang]) for lang in lang_arr], dtype=bool)
         mapped, masks = [], []
         for view in self.views_:
             mask = main_ok & np.asarray([view.covers(lang) for lang in lang_arr], dtype=bool)
+            if view.letter not in selected:
+                mask &= ~kept_cover
             Z = np.zeros((n, self._view_dim(view)), dtype=np.float32)
             if mask.any():
                 idx = np.flatnonzero(mask)
@@ -462,6 +561,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                     scaler = self.mapper_scalers_.get(view.letter)
                     Zv = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
                 Zv = self._block(Zv)
+                if getattr(self, "selected_l2_", None):
+                    Zv = l2_normalize(Zv)
                 Z = np.zeros((n, Zv.shape[1]), dtype=np.float32)
                 Z[idx] = Zv
             mapped.append(Z)
@@ -481,7 +582,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                     Zv = l2_normalize(Zv)
                 scaler = self.mapper_scalers_.get(view.letter)
                 P = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
-                total[sub] += self._block(P)
+                P = self._block(P)
+                total[sub] += l2_normalize(P) if getattr(self, "selected_l2_", None) else P
                 count[sub, 0] += 1
             fill = (total / np.maximum(count, 1)).astype(np.float32)
             Zmeta[rest] = np.tile(fill, Zmeta.shape[1] // fill.shape[1])  # stack: the same estimate for every view
@@ -525,6 +627,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         params = self.get_params()
         params["memory"] = None  # a cache location is a property of the machine that fitted, not of the model
         meta: dict = {"params": _jsonable(params), "classes_": self.classes_,
+                      "selected_views_": getattr(self, "selected_views_", None),
+                      "selected_l2_": getattr(self, "selected_l2_", None),
                       "languages_": self.languages_, "n_meta_features_": self.n_meta_features_, "views": [],
                       "mappers": {}, "mapper_scalers": sorted(self.mapper_scalers_)}
         arrays: dict[str, np.ndarray] = {}
@@ -563,6 +667,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         obj.classes_ = list(meta["classes_"])
         obj.languages_ = list(meta["languages_"])
         obj.n_meta_features_ = int(meta["n_meta_features_"])
+        obj.selected_views_ = meta.get("selected_views_") or [e["letter"] for e in meta["views"]]
+        obj.selected_l2_ = meta.get("selected_l2_")
         obj.views_ = []
         for entry in meta["views"]:
             letter = entry["letter"]

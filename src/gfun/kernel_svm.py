@@ -271,13 +271,18 @@ class RBFSVMOvR(BaseEstimator):
                 break
         return out
 
-    def fit(self, X: np.ndarray, Y: object) -> RBFSVMOvR:
+    def fit(self, X: np.ndarray, Y: object, X_val: np.ndarray | None = None) -> RBFSVMOvR:
         """Fit one RBF SVM per column of the binary label matrix ``Y``.
 
         Parameters
         ----------
         X : ndarray of shape (n_samples, n_features)
         Y : array-like or sparse matrix of shape (n_samples, n_classes)
+        X_val : ndarray of shape (n_samples, n_features), optional
+            Another version of the same training samples, the one the cross-validation scores its held-out
+            fold on (the models of each fold are still trained on rows of ``X``). gFun passes the
+            out-of-fold first-tier outputs here while training on the in-sample ones: C, the Platt sigmoids
+            and the thresholds are then chosen on inputs like those of new documents.
         """
         grid = self._check_params()
         X = np.ascontiguousarray(X, dtype=np.float64)
@@ -286,13 +291,19 @@ class RBFSVMOvR(BaseEstimator):
             raise ValueError(f"X has shape {X.shape} but Y has {Y.shape[0]} rows")
         if not np.isfinite(X).all():
             raise ValueError("X contains NaN or infinite values")
+        if X_val is not None:
+            X_val = np.ascontiguousarray(X_val, dtype=np.float64)
+            if X_val.shape != X.shape or not np.isfinite(X_val).all():
+                raise ValueError(f"X_val must be finite and of the shape of X {X.shape}, got {X_val.shape}")
         n, k = Y.shape
         self.gamma_ = self._gamma(X)
         self.n_features_in_ = X.shape[1]
         if self.approximation is not None:
-            return self._fit_nystroem(X, Y, grid)
+            return self._fit_nystroem(X, Y, grid, X_val)
         self.nystroem_components_ = self.nystroem_map_ = None
         kern = _Kernel(X, self.gamma_, precompute=n <= self.max_gram_samples)
+        X_te = X if X_val is None else X_val
+        cross = None if X_val is None or not kern.precomputed else rbf_kernel(X_val, X, gamma=self.gamma_)
         need_cv = len(grid) > 1 or self.probability or self.threshold == "f1"
         folds = make_folds(n, self.cv, self.random_state) if need_cv else []
         oof = np.zeros((len(grid), n, k))
@@ -300,10 +311,10 @@ class RBFSVMOvR(BaseEstimator):
             for f, (tr, te) in enumerate(folds):
                 Ktr = kern.block(tr, tr)
                 if kern.precomputed:
-                    Kte = kern.block(te, tr)
+                    Kte = kern.block(te, tr) if cross is None else cross[np.ix_(te, tr)]
                 else:
                     Kte = None
-                jobs = (delayed(self._path)(Ktr, Kte, X[te] if Kte is None else None,
+                jobs = (delayed(self._path)(Ktr, Kte, X_te[te] if Kte is None else None,
                                             X[tr] if Kte is None else None, Y[tr, j], grid, kern.precomputed)
                         for j in range(k))
                 for j, dec in enumerate(run_parallel(jobs, self.n_jobs)):
@@ -359,7 +370,8 @@ class RBFSVMOvR(BaseEstimator):
                         dict(zip(*np.unique(self.C_, return_counts=True), strict=True)))
         return self
 
-    def _fit_nystroem(self, X: np.ndarray, Y: np.ndarray, grid: list[float]) -> RBFSVMOvR:
+    def _fit_nystroem(self, X: np.ndarray, Y: np.ndarray, grid: list[float],
+                      X_val: np.ndarray | None = None) -> RBFSVMOvR:
         from sklearn.kernel_approximation import Nystroem
 
         from gfun.linear_svm import cross_val_decision, fit_linear_ovr, select_C
@@ -372,11 +384,13 @@ class RBFSVMOvR(BaseEstimator):
         self.nystroem_components_ = nys.components_
         self.nystroem_map_ = nys.normalization_
         features = self._nystroem_features(X)
+        features_val = None if X_val is None else self._nystroem_features(X_val)
         # hinge loss, as the kernel SVM's (liblinear also regularises the bias, which libsvm does not)
         fit_kw = {"loss": "hinge", "class_weight": self.class_weight, "random_state": self.random_state}
         need_cv = len(grid) > 1 or self.probability or self.threshold == "f1"
         folds = make_folds(n, self.cv, self.random_state) if need_cv else []
-        self.C_ = select_C(features, Y, grid, folds, **fit_kw) if len(grid) > 1 else np.full(k, grid[0])
+        self.C_ = (select_C(features, Y, grid, folds, X_eval=features_val, **fit_kw) if len(grid) > 1
+                   else np.full(k, grid[0]))
         self.cv_scores_ = None
         linear = fit_linear_ovr(features, Y, self.C_, n_jobs=self.n_jobs, **fit_kw)
         self.linear_coef_ = linear.coef.astype(np.float64)
@@ -384,7 +398,8 @@ class RBFSVMOvR(BaseEstimator):
         self.support_ = np.zeros(0, dtype=np.int64)
         self.support_vectors_ = np.zeros((0, X.shape[1]))
         self.dual_coef_ = np.zeros((0, k))
-        self.oof_decision_ = cross_val_decision(features, Y, self.C_, folds, **fit_kw) if folds else None
+        self.oof_decision_ = (cross_val_decision(features, Y, self.C_, folds, X_eval=features_val, **fit_kw)
+                              if folds else None)
         self.threshold_ = np.zeros(k)
         if self.threshold == "f1" and folds:
             self.threshold_ = f1_thresholds(self.oof_decision_, Y)
