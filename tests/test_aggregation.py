@@ -92,7 +92,7 @@ def noisy(demo) -> dict[str, GeneralizedFunnelling]:
     train, _ = demo
     views = [PosteriorsView(random_state=0), NoiseView()]
     return {agg: GeneralizedFunnelling(views=views, aggregation=agg, meta_C=1.0, random_state=0).fit(train)
-            for agg in ("wmean", "stack")}
+            for agg in ("wmean", "stack", "select")}
 
 
 def test_pure_noise_view_gets_almost_no_weight(noisy) -> None:
@@ -111,7 +111,18 @@ def test_stack_reads_every_views_posteriors_out_of_fold(demo, noisy) -> None:
     assert _f1_macro(model, test) > _f1_macro(alone, test) - 0.05
 
 
-@pytest.mark.parametrize("aggregation", ["stack", "wmean"])
+def test_select_leaves_a_pure_noise_view_out(noisy) -> None:
+    model = noisy["select"]
+    assert model.selected_views_ == ["x"]
+    assert set(model.selection_scores_) >= {"xn", "xn (raw)", "x" + ("" if model.selected_l2_ else " (raw)")}
+    # one-standard-error rule: X alone is kept because X plus noise is not validated clearly better
+    kept = "x" + ("" if model.selected_l2_ else " (raw)")
+    assert model.selection_scores_[kept] > max(model.selection_scores_.values()) - 0.05
+    assert model.selection_scores_["n" + ("" if model.selected_l2_ else " (raw)")] < 0.5 * model.selection_scores_[kept]
+    assert model.n_meta_features_ == len(model.classes_)
+
+
+@pytest.mark.parametrize("aggregation", ["stack", "wmean", "select"])
 def test_save_load_round_trip_gives_identical_predictions(demo, aggregation: str) -> None:
     train, test = demo
     model = GeneralizedFunnelling(views="xw", aggregation=aggregation, meta_C=1.0, random_state=0).fit(train)

@@ -470,39 +470,51 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         normalisation (L2 per view, z-scored columns) and without any (Funnelling's raw posteriors); then,
         with the better of the two, every set that leaves one view out. Each candidate's meta-classifier is
         trained on the training inputs (``train``: in-sample, as the paper's) and cross-validated with
-        ``select_cv`` folds on the out-of-fold inputs (``val``); the one with the best macro-F1 over the
-        held-out folds is kept as it is. Ties go to the earlier candidate (more views, the paper's
-        normalisation). Returns the kept meta-classifier's training input.
+        ``select_cv`` folds on the out-of-fold inputs (``val``). The kept candidate follows the one-standard-error
+        rule (Breiman et al., 1984): the fewest views whose held-out macro-F1 is within one standard error
+        (over folds) of the best candidate's, the best of those; it is kept as it is (no refit). A view must
+        therefore earn its place by more than the noise of the estimate. Returns the kept meta-classifier's
+        training input.
         """
+        from gfun.linear_svm import make_folds
+
         letters = [v.letter for v in self.views_]
         everyone = np.ones(train[0].shape[0], dtype=bool)
         Yb = np.asarray(Y, dtype=bool)
-        best: tuple | None = None
+        folds = make_folds(len(Yb), self.select_cv, self.random_state)  # the meta-classifier's own folds
+        candidates: list[tuple] = []
         tried: dict[str, float] = {}
 
+        def macro_f1(pred: np.ndarray, y: np.ndarray) -> float:
+            return float(np.mean(f1_from_counts((pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0),
+                                                (~pred & ~y).sum(0))))
+
         def attempt(subset: tuple[int, ...], l2: bool) -> None:
-            nonlocal best
             norm = l2_normalize if l2 else (lambda z: z)
             tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
             va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
             meta, scaler = self._fit_meta(tr, va, Y, l2, self.select_cv)
             pred = meta.oof_decision_ > 0
-            score = float(np.mean(f1_from_counts((pred & Yb).sum(0), (pred & ~Yb).sum(0), (~pred & Yb).sum(0),
-                                                 (~pred & ~Yb).sum(0))))
-            name = "".join(letters[i] for i in subset) + ("" if l2 else " (raw)")
-            tried[name] = score
-            if best is None or score > best[0] + 1e-12:
-                best = (score, subset, l2, meta, scaler, tr)
+            per_fold = [macro_f1(pred[te], Yb[te]) for _, te in folds]
+            score = macro_f1(pred, Yb)
+            se = float(np.std(per_fold, ddof=1) / np.sqrt(len(per_fold))) if len(per_fold) > 1 else 0.0
+            tried["".join(letters[i] for i in subset) + ("" if l2 else " (raw)")] = score
+            candidates.append((score, se, subset, l2, meta, scaler, tr))
 
         full = tuple(range(len(letters)))
         if self.normalize:
             attempt(full, True)
         attempt(full, False)
-        l2 = best[2]
+        l2 = max(candidates, key=lambda c: c[0])[3]
         if len(full) > 1:
             for drop in full:
                 attempt(tuple(i for i in full if i != drop), l2)
-        _, subset, l2, self.meta_, self.scaler_, Zmeta = best
+        # one-standard-error rule: the fewest views whose validated F1 is within one standard error (over
+        # folds) of the best candidate's; among those, the best
+        top = max(candidates, key=lambda c: c[0])
+        near = [c for c in candidates if c[0] >= top[0] - top[1]]
+        best = min(near, key=lambda c: (len(c[2]), -c[0]))
+        _, _, subset, l2, self.meta_, self.scaler_, Zmeta = best
         self.selected_views_ = [letters[i] for i in subset]
         self.selected_l2_ = bool(l2)
         self.selection_scores_ = tried
