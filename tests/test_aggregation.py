@@ -144,7 +144,8 @@ def test_f1_thresholds_pick_the_best_cut() -> None:
 
     scores = np.array([[-0.9, 2.0], [-0.5, 1.0], [-0.2, 0.5], [-1.0, -0.5], [-1.5, -1.0]])
     Y = np.array([[1, 0], [1, 0], [0, 0], [0, 0], [0, 0]])
-    t = f1_thresholds(scores, Y)
+    t = f1_thresholds(scores, Y, min_positives=1)
+    assert (f1_thresholds(scores, Y) == 0).all()  # 2 positives: too few to move the threshold by default
     # class 0: the two positives are ranked 2nd and 3rd; the best F1 (0.8) predicts the top three
     assert t[0] == pytest.approx(-0.95)  # halfway between the 3rd and the 4th score
     assert t[1] == 0.0  # no positive: the SVM's own threshold stays

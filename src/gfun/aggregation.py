@@ -25,7 +25,7 @@ __all__ = ["AGGREGATIONS", "DEFAULT_AGGREGATION", "POSTERIOR_AGGREGATIONS", "agg
 #: Every aggregation policy.
 AGGREGATIONS: tuple[str, ...] = ("mean", "concat", "stack", "wmean", "select")
 #: The policy of ``GeneralizedFunnelling()``, ``gfun train`` and of configurations without a suffix.
-DEFAULT_AGGREGATION = "mean"
+DEFAULT_AGGREGATION = "select"
 #: Policies whose blocks are |Y| posteriors (non-posterior views go through a mapper).
 POSTERIOR_AGGREGATIONS: tuple[str, ...] = ("mean", "stack", "wmean", "select")
 

@@ -99,7 +99,7 @@ def add_neural_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def make_estimator(method: str, *, views: str = "x", aggregation: str = DEFAULT_AGGREGATION,
-                   meta_C: float | str = "cv", first_tier_C: float = 1.0, train_posteriors: str = "auto",
+                   meta_C: float | str | None = None, first_tier_C: float = 1.0, train_posteriors: str = "auto",
                    normalize: bool = True,
                    word_vectors: str | None = None, zero_shot_views: str | None = None,
                    meta_class_weight: str | None = None, n_jobs: int | None = None, random_state: int | None = 0,
@@ -110,7 +110,8 @@ def make_estimator(method: str, *, views: str = "x", aggregation: str = DEFAULT_
     from gfun.funnelling import GeneralizedFunnelling
 
     if method == "naive":
-        return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+        return NaiveClassifier(C="cv" if meta_C is None else meta_C, n_jobs=n_jobs, random_state=random_state)
+    meta_C = 1.0 if meta_C is None else meta_C
     view_params = neural_view_params(word_vectors, encoder, neural_preset, device, recurrent_wce)
     if method == "bert":
         return FineTunedTransformerClassifier(random_state=random_state, progress=verbose,
@@ -280,8 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: every label found in the training file, sorted)")
     p.add_argument("--ignore-unknown-labels", action="store_true",
                    help="drop labels outside --classes instead of failing")
-    p.add_argument("--meta-C", type=_parse_C, default="cv",
-                   help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4")
+    p.add_argument("--meta-C", type=_parse_C, default=None,
+                   help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4 "
+                   "(default: 1 for gfun and fun, cv for naive)")
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
     p.add_argument("--first-tier-C", type=float, default=1.0, help="C of the first-tier linear SVMs")

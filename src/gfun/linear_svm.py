@@ -145,12 +145,30 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
     return LinearOvR(coef, intercept)
 
 
-def make_folds(n_samples: int, n_splits: int, random_state: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Shuffled K folds over ``n_samples`` (fewer when there are fewer samples; none below 2)."""
-    k = min(n_splits, n_samples)
+def make_folds(n_samples: int, n_splits: int, random_state: int | None,
+               groups: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Shuffled K folds over ``n_samples`` (fewer when there are fewer samples; none below 2).
+
+    With ``groups`` (one value per sample), samples sharing a value fall in the same fold (the groups are
+    shuffled and dealt to the folds in turn): the translations of one text in a parallel corpus never sit on
+    both sides of a split.
+    """
+    if groups is None:
+        k = min(n_splits, n_samples)
+        if k < 2:
+            return []
+        return list(KFold(n_splits=k, shuffle=True, random_state=random_state).split(np.zeros(n_samples)))
+    groups = np.asarray(groups)
+    if groups.shape != (n_samples,):
+        raise ValueError(f"groups must hold one value per sample ({n_samples}), got shape {groups.shape}")
+    uniq, inverse = np.unique(groups, return_inverse=True)
+    k = min(n_splits, uniq.size)
     if k < 2:
         return []
-    return list(KFold(n_splits=k, shuffle=True, random_state=random_state).split(np.zeros(n_samples)))
+    fold_of_group = np.empty(uniq.size, dtype=np.int64)
+    fold_of_group[np.random.RandomState(random_state).permutation(uniq.size)] = np.arange(uniq.size) % k
+    fold = fold_of_group[inverse]
+    return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(k)]
 
 
 def cross_val_decision(X: sp.spmatrix, Y: np.ndarray, C: float | np.ndarray,

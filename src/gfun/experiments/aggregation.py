@@ -133,19 +133,21 @@ def run_aggregation(settings: ExperimentSettings, configs: Sequence[Config], out
 
 
 def _pairs_markdown(pairs: pd.DataFrame, dataset: str) -> str:
-    """The F1M and Kµ... comparisons of :func:`pair_tests` as a Markdown table (one line per pair)."""
+    """The comparisons of :func:`pair_tests` as a Markdown table (one line per pair, one column per measure)."""
     if pairs.empty:
         return f"### Paired comparisons on {dataset}\n\n(none)\n"
-    wide = pairs.pivot_table(index=["policy", "config", "reference"], columns="measure",
-                             values=["diff", "p"], sort=False)
     measures = list(dict.fromkeys(pairs["measure"]))
     lines = [f"### Paired comparisons on {dataset}: configuration minus reference (p: paired t-test over runs)",
              "", "| Policy | Configuration | Reference | " + " | ".join(measures) + " |",
              "|---|---|---|" + "---|" * len(measures)]
-    for (policy, cfg, ref), row in wide.iterrows():
+    for (policy, cfg, ref), sub in pairs.groupby(["policy", "config", "reference"], sort=False):
+        by_measure = sub.set_index("measure")
         cells = []
         for m in measures:
-            d, p = row[("diff", m)], row[("p", m)]
+            if m not in by_measure.index:
+                cells.append("")
+                continue
+            d, p = float(by_measure.at[m, "diff"]), float(by_measure.at[m, "p"])
             mark = " **worse**" if d < 0 and p < 0.05 else (" better" if d > 0 and p < 0.05 else "")
             cells.append(f"{d:+.3f} (p={p:.3f}){mark}")
         lines.append(f"| {policy} | {cfg} | {ref} | " + " | ".join(cells) + " |")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gfun.aggregation import DEFAULT_AGGREGATION
+from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
 
 __all__ = ["Config", "UNAVAILABLE_VIEWS", "build_estimator", "parse_config", "parse_configs"]
 
@@ -24,7 +24,7 @@ UNAVAILABLE_VIEWS: dict[str, str] = {}
 _BASELINES = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)"}
 #: Variants of the recurrent view: suffix -> whether WCEs are concatenated to the word vectors.
 _R_VARIANTS = {"m": False, "mw": True}
-_AGGREGATIONS = ("mean", "concat", "stack", "wmean")
+_AGGREGATIONS = AGGREGATIONS
 
 
 @dataclass(frozen=True)
@@ -71,14 +71,14 @@ class Config:
 
         Naive and gFun configurations made of views that need training documents of the language (X, W)
         cannot; a gFun configuration with M (aligned word embeddings), B (multilingual transformer) or
-        R (recurrent network over aligned word vectors) can, with ``mean`` aggregation; so can the fine-tuned
+        R (recurrent network over aligned word vectors) can, with any aggregation but ``concat``; so can the fine-tuned
         transformer baseline, and Fun in the zero-shot experiment, through its auxiliary M classifier
         (``build_estimator(zero_shot=True)``).
         """
         if self.method in ("bert", "fun"):
             return True
         zero_shot = set(self.views) & set("mbr")
-        return self.method == "gfun" and bool(zero_shot) and (self.aggregation == "mean"
+        return self.method == "gfun" and bool(zero_shot) and (self.aggregation != "concat"
                                                               or set(self.views) <= set("mbr"))
 
 
