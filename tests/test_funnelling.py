@@ -174,8 +174,8 @@ def test_list_of_texts_with_langs_equals_corpus_input(demo, model: GeneralizedFu
 def test_y_as_label_lists(demo, model: GeneralizedFunnelling) -> None:
     train, test, _, _ = demo
     assert (train.Y.sum(axis=0) > 0).all()  # every class occurs, so the classes are the codeframe, sorted
-    est = GeneralizedFunnelling(meta_C=1.0, random_state=0, aggregation="mean").fit(train.texts, [list(ls) for ls in train.labels],
-                                                                 langs=train.langs)
+    est = GeneralizedFunnelling(meta_C=1.0, random_state=0, aggregation="mean").fit(
+        train.texts, [list(ls) for ls in train.labels], langs=train.langs)
     assert est.classes_ == sorted(train.classes)
     order = [model.classes_.index(c) for c in est.classes_]
     # the same model up to the column order (libsvm may stop at a slightly different point within its tolerance)
