@@ -59,8 +59,9 @@ def aggregation_variants(configs: Sequence[Config], policies: Sequence[str] = AG
 
 
 def pair_tests(run_scores: pd.DataFrame, configs: Sequence[Config]) -> pd.DataFrame:
-    """Paired t-tests over runs: each multi-view configuration against each of its sub-configurations, and
-    every gFun configuration against Fun, within each aggregation policy.
+    """Paired t-tests over runs: each multi-view configuration against each of its sub-configurations within
+    its aggregation policy, every gFun configuration against the paper's ``mean`` of the same views, and
+    against Fun.
 
     Returns one row per (policy, config, reference, measure): ``mean`` of both, ``diff`` (config minus
     reference), ``p`` (two-tailed paired t-test over runs) and ``worse`` (significantly worse at p < 0.05).
@@ -74,6 +75,9 @@ def pair_tests(run_scores: pd.DataFrame, configs: Sequence[Config]) -> pd.DataFr
     for cfg in gfun:
         refs = [c for c in gfun if c.aggregation == cfg.aggregation and c.name != cfg.name
                 and set(c.views) < set(cfg.views)]
+        # and the paper's mean of the same views
+        refs += [c for c in gfun if c.aggregation == "mean" != cfg.aggregation and c.views == cfg.views
+                 and c.r_wce == cfg.r_wce]
         if "fun" in by_name:
             refs.append(by_name["fun"])
         for ref in refs:
