@@ -33,13 +33,20 @@ ROOT = Path(__file__).resolve().parents[1]
 def parse_config(name: str) -> tuple[str, dict]:
     """(method, estimator parameters) of a configuration name."""
     base, c1 = (name[:-3], True) if name.endswith("-C1") else (name, False)
+    from gfun.aggregation import AGGREGATIONS
+
+    policy = next((p for p in AGGREGATIONS if base.endswith(f"-{p}")), None)
+    if policy is not None and base.startswith("gfun-"):
+        method, kw = parse_config(base[:-len(policy) - 1] + ("-C1" if c1 else ""))
+        return method, {**kw, "aggregation": policy}
     if base == "naive":
         return "naive", {"C": 1.0} if c1 else {}
     if base == "fun":
         return "fun", {"meta_C": 1.0} if c1 else {}
     if base.startswith("gfun-") and base[5:] and set(base[5:]) <= set("xmw"):
         return "gfun", {"views": base[5:], **({"meta_C": 1.0} if c1 else {})}
-    raise ValueError(f"unknown configuration {name!r}: naive, fun or gfun-<letters of x, m, w>, optionally -C1")
+    raise ValueError(f"unknown configuration {name!r}: naive, fun or gfun-<letters of x, m, w>[-<aggregation>], "
+                     "optionally -C1")
 
 
 def _one(point: dict) -> dict:

@@ -6,6 +6,7 @@ Everything runs on a tiny sample of the bundled demo data (3 languages, a few do
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import math
 from collections.abc import Sequence
@@ -207,8 +208,15 @@ def test_learning_curve(tmp_path):
 
 
 def test_aggregation(tmp_path):
-    res = run_aggregation(tiny(), parse_configs("naive,xw"), tmp_path)
-    assert set(res["scores"].config) == {"xw-concat", "xw-mean"}
+    res = run_aggregation(dataclasses.replace(tiny(), runs=2), parse_configs("naive,x,xw"), tmp_path,
+                          policies=("concat", "mean", "select"))
+    assert set(res["scores"].config) == {"naive", "x-concat", "x-mean", "x-select", "xw-concat", "xw-mean",
+                                         "xw-select"}
     md = (tmp_path / "aggregation-demo.md").read_text()
-    assert "gFun-XW (concat)" in md and "gFun-XW (mean)" in md
+    assert "gFun-XW (concat)" in md and "gFun-XW (mean)" in md and "gFun-XW (select)" in md
     assert (tmp_path / "aggregation-demo.tex").stat().st_size > 0
+    pairs = pd.read_csv(tmp_path / "aggregation-demo-pairs.csv")
+    # within each policy, XW is compared with X (its sub-configuration), and with the paper's mean of XW
+    row = pairs[(pairs.policy == "select") & (pairs.config == "gFun-XW (select)") & (pairs.measure == "F1_macro")]
+    assert list(row.reference) == ["gFun-X (select)", "gFun-XW (mean)"] and row["p"].between(0, 1).all()
+    assert "Paired comparisons" in (tmp_path / "aggregation-demo-pairs.md").read_text()

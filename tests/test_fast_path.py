@@ -20,9 +20,9 @@ from gfun.kernel_svm import RBFSVMOvR
 class _SVCEverywhere(RBFSVMOvR):
     """RBFSVMOvR that never precomputes the Gram matrix (libsvm evaluates the kernel itself)."""
 
-    def fit(self, X, Y):  # noqa: ANN001, ANN201
+    def fit(self, X, Y, **kw):  # noqa: ANN001, ANN003, ANN201
         self.max_gram_samples = 0
-        return super().fit(X, Y)
+        return super().fit(X, Y, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def demo():
 def test_fast_path_equals_exact_path(demo, views: str) -> None:
     train, test = demo
     params = {"views": views, "meta_C": "cv", "meta_C_grid": (0.1, 1.0, 10.0), "cv": 3, "random_state": 0,
-              "n_jobs": 2}
+              "n_jobs": 2, "aggregation": "mean"}
     fast = GeneralizedFunnelling(**params).fit(train)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gfun.linear_svm, "_liblinear", None)  # LinearSVC.fit per class
@@ -71,3 +71,15 @@ def test_nystroem_meta_classifier_close_to_exact(demo, tmp_path) -> None:
     assert abs(f1["approx"] - f1["exact"]) < 0.06, f1
     save_model(approx, tmp_path / "m")
     np.testing.assert_allclose(load_model(tmp_path / "m").predict_proba(test), approx.predict_proba(test))
+
+
+def test_fast_path_equals_exact_path_with_out_of_fold_validation(demo) -> None:
+    """The select default validates on other inputs than it trains on: both kernel paths agree there too."""
+    train, test = demo
+    params = {"views": "xw", "cv": 3, "random_state": 0, "n_jobs": 1}
+    fast = GeneralizedFunnelling(**params).fit(train)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gfun.funnelling, "RBFSVMOvR", _SVCEverywhere)
+        exact = GeneralizedFunnelling(**params).fit(train)
+    assert fast.selected_views_ == exact.selected_views_ and fast.selected_l2_ == exact.selected_l2_
+    assert (fast.predict(test) == exact.predict(test)).mean() >= 0.99

@@ -37,7 +37,7 @@ def demo() -> tuple[MultilingualCorpus, MultilingualCorpus, MultilingualCorpus, 
 
 @pytest.fixture(scope="module")
 def model(demo) -> GeneralizedFunnelling:
-    return GeneralizedFunnelling(meta_C=1.0, random_state=0).fit(demo[0])
+    return GeneralizedFunnelling(meta_C=1.0, aggregation="mean", random_state=0).fit(demo[0])
 
 
 # ----------------------------------------------------------------------------------------------- sklearn contract
@@ -96,7 +96,7 @@ def test_training_views_are_standardised(demo, model: GeneralizedFunnelling) -> 
 
 
 def test_deterministic_with_the_same_random_state(demo, model: GeneralizedFunnelling) -> None:
-    again = GeneralizedFunnelling(meta_C=1.0, random_state=0)
+    again = GeneralizedFunnelling(meta_C=1.0, random_state=0, aggregation="mean")
     assert again.fit(demo[0]) is again
     assert again.classes_ == model.classes_ == list(demo[0].classes) and again.languages_ == LANGS
     np.testing.assert_array_equal(again.predict(demo[1]), model.predict(demo[1]))
@@ -104,15 +104,19 @@ def test_deterministic_with_the_same_random_state(demo, model: GeneralizedFunnel
 
 
 def test_beats_naive_with_default_cross_validation(demo) -> None:
-    """gFun-X with the default meta-classifier (C chosen by 5-fold CV over the paper's grid) vs Naive."""
+    """gFun-X as configured by default (select aggregation, meta C = 1) and with the meta-classifier's C chosen
+    by 5-fold CV over the paper's grid, vs Naive."""
     train, test, _, _ = demo
-    gfun = GeneralizedFunnelling(random_state=0).fit(train)
-    assert gfun.meta_C == "cv" and gfun.meta_.cv_scores_.shape == (len(DEFAULT_C_GRID), len(train.classes))
-    assert set(gfun.meta_.C_.tolist()) <= set(DEFAULT_C_GRID)
     naive = NaiveClassifier(C="cv", C_grid=(0.1, 1.0, 10.0), cv=3, random_state=0).fit(train)
-    f1_gfun = evaluate(test.Y, gfun.predict(test), test.langs).loc["average", "F1_macro"]
     f1_naive = evaluate(test.Y, naive.predict(test), test.langs).loc["average", "F1_macro"]
-    assert f1_gfun > f1_naive, (f1_gfun, f1_naive)
+    default = GeneralizedFunnelling(random_state=0).fit(train)
+    assert default.meta_C == 1.0 and default.aggregation == "select"
+    cv = GeneralizedFunnelling(meta_C="cv", aggregation="mean", random_state=0).fit(train)
+    assert cv.meta_.cv_scores_.shape == (len(DEFAULT_C_GRID), len(train.classes))
+    assert set(cv.meta_.C_.tolist()) <= set(DEFAULT_C_GRID)
+    for gfun in (default, cv):
+        f1_gfun = evaluate(test.Y, gfun.predict(test), test.langs).loc["average", "F1_macro"]
+        assert f1_gfun > f1_naive, (f1_gfun, f1_naive)
 
 
 # ----------------------------------------------------------------------------------------------- configurations
@@ -133,7 +137,7 @@ def test_train_posteriors_in_sample_vs_cv(demo, model: GeneralizedFunnelling) ->
     np.testing.assert_array_equal(in_sample.transform(test.texts, test_langs),
                                   cv_view.transform(test.texts, test_langs))
     np.testing.assert_allclose(in_sample.transform(train.texts, langs), Z_in, atol=1e-6)
-    gf_cv = GeneralizedFunnelling(meta_C=1.0, random_state=0, train_posteriors="cv").fit(train)
+    gf_cv = GeneralizedFunnelling(meta_C=1.0, random_state=0, aggregation="mean", train_posteriors="cv").fit(train)
     assert not np.allclose(gf_cv.decision_function(test), model.decision_function(test), atol=1e-3)
 
 
@@ -141,7 +145,8 @@ def test_single_view_mean_equals_concat_and_view_objects_equal_letters(demo, mod
     train, test, _, _ = demo
     concat = GeneralizedFunnelling(meta_C=1.0, random_state=0, aggregation="concat").fit(train)
     np.testing.assert_allclose(concat.predict_proba(test), model.predict_proba(test), atol=1e-6)
-    objs = GeneralizedFunnelling(views=[PosteriorsView(random_state=0)], meta_C=1.0, random_state=0).fit(train)
+    objs = GeneralizedFunnelling(views=[PosteriorsView(random_state=0)], meta_C=1.0, random_state=0,
+                                 aggregation="mean").fit(train)
     np.testing.assert_allclose(objs.predict_proba(test), model.predict_proba(test), atol=1e-6)
 
 
@@ -158,7 +163,8 @@ def test_invalid_parameters(demo, params: dict, match: str) -> None:
 # ----------------------------------------------------------------------------------------------- inputs
 def test_list_of_texts_with_langs_equals_corpus_input(demo, model: GeneralizedFunnelling) -> None:
     train, test, _, _ = demo
-    est = GeneralizedFunnelling(meta_C=1.0, random_state=0).fit(train.texts, train.Y.toarray(), langs=train.langs)
+    est = GeneralizedFunnelling(meta_C=1.0, random_state=0, aggregation="mean").fit(
+        train.texts, train.Y.toarray(), langs=train.langs)
     assert est.classes_ == [str(j) for j in range(len(train.classes))]
     np.testing.assert_array_equal(est.predict_proba(test.texts, langs=test.langs), model.predict_proba(test))
     np.testing.assert_array_equal(model.predict(test.texts, langs=test.langs), model.predict(test))
@@ -168,8 +174,8 @@ def test_list_of_texts_with_langs_equals_corpus_input(demo, model: GeneralizedFu
 def test_y_as_label_lists(demo, model: GeneralizedFunnelling) -> None:
     train, test, _, _ = demo
     assert (train.Y.sum(axis=0) > 0).all()  # every class occurs, so the classes are the codeframe, sorted
-    est = GeneralizedFunnelling(meta_C=1.0, random_state=0).fit(train.texts, [list(ls) for ls in train.labels],
-                                                                 langs=train.langs)
+    est = GeneralizedFunnelling(meta_C=1.0, random_state=0, aggregation="mean").fit(
+        train.texts, [list(ls) for ls in train.labels], langs=train.langs)
     assert est.classes_ == sorted(train.classes)
     order = [model.classes_.index(c) for c in est.classes_]
     # the same model up to the column order (libsvm may stop at a slightly different point within its tolerance)

@@ -194,20 +194,22 @@ def _f1(Y: np.ndarray, pred: np.ndarray) -> float:
     return float(evaluate(Y, pred).loc["all", "F1_micro"])
 
 
-@pytest.mark.parametrize("aggregation", ["mean", "concat"])
+@pytest.mark.parametrize("aggregation", ["mean", "concat", "stack", "wmean", "select"])
 def test_gfun_xm(vec_dir: Path, split, aggregation: str) -> None:
     (texts, langs, Y), (tt, tl, tY), (zt, zl, zY) = split
     model = GeneralizedFunnelling(views="xm", aggregation=aggregation, meta_C=1.0, random_state=0,
                                   view_params={"m": {"source": _spec(vec_dir)}})
     model.fit(texts, Y, langs=langs)
-    assert model.n_meta_features_ == (syn.N_CLASSES if aggregation == "mean" else syn.N_CLASSES + syn.DIM)
+    dims = {"concat": syn.N_CLASSES + syn.DIM, "stack": 2 * syn.N_CLASSES}
+    assert model.n_meta_features_ == dims.get(aggregation, syn.N_CLASSES)
     pred = model.predict(tt, langs=tl)
     assert _f1(tY, pred) > 0.7
     loaded = GeneralizedFunnelling.from_state(*_json_round_trip(model.get_state()))
     np.testing.assert_array_equal(loaded.predict(tt, langs=tl), pred)
-    if aggregation == "mean":  # zero-shot: Dutch had no training documents; only M represents it
+    if aggregation != "concat":  # zero-shot: Dutch had no training documents; only M represents it
         zero_pred = model.predict(zt, langs=zl)
-        assert _f1(zY, zero_pred) > 0.6
+        # wmean's meta-classifier learned on X-dominated weighted means, and sees M's posteriors alone here
+        assert _f1(zY, zero_pred) > (0.45 if aggregation == "wmean" else 0.6)
         np.testing.assert_array_equal(loaded.predict(zt, langs=zl), zero_pred)
     else:  # concatenation needs every view
         with pytest.raises(UnseenLanguageError, match="nl"):

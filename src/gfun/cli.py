@@ -23,9 +23,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gfun import __version__
+from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["build_parser", "main"]
 
@@ -125,8 +129,9 @@ def add_neural_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="torch device of the b and r views: auto (default), cpu, cuda, ...")
 
 
-def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", meta_C: float | str = "cv",
-                   first_tier_C: float = 1.0, train_posteriors: str = "in-sample", normalize: bool = True,
+def make_estimator(method: str, *, views: str = "x", aggregation: str = DEFAULT_AGGREGATION,
+                   meta_C: float | str | None = None, first_tier_C: float = 1.0, train_posteriors: str = "auto",
+                   normalize: bool = True,
                    word_vectors: str | None = None, zero_shot_views: str | None = None,
                    meta_class_weight: str | None = None, n_jobs: int | None = None, random_state: int | None = 0,
                    verbose: bool = False, encoder: str | None = None, neural_preset: str | None = None,
@@ -136,7 +141,8 @@ def make_estimator(method: str, *, views: str = "x", aggregation: str = "mean", 
     from gfun.funnelling import GeneralizedFunnelling
 
     if method == "naive":
-        return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+        return NaiveClassifier(C="cv" if meta_C is None else meta_C, n_jobs=n_jobs, random_state=random_state)
+    meta_C = 1.0 if meta_C is None else meta_C
     view_params = neural_view_params(word_vectors, encoder, neural_preset, device, recurrent_wce)
     if method == "bert":
         return FineTunedTransformerClassifier(random_state=random_state, progress=verbose,
@@ -349,7 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="source of aligned word vectors for the m and r views: a folder of MUSE/fastText "
                    "wiki.multi.<lang>.vec files ('vec:DIR'), or 'e5' (vectors from the offline multilingual-e5-small "
                    "encoder; needs gfun[torch])")
-    p.add_argument("--aggregation", choices=("mean", "concat"), default="mean", help="how views are combined")
+    p.add_argument("--aggregation", choices=AGGREGATIONS, default=DEFAULT_AGGREGATION,
+                   help="how views are combined: mean, concat (the paper's), stack (every view's posteriors side by "
+                   "side), wmean (per-view, per-class weighted mean); see gfun.aggregation")
     p.add_argument("--zero-shot-views", default=None,
                    help="fallback view letters (e.g. m) used only for languages the main views cannot serve; "
                    "with --method fun this is the 2019 paper's zero-shot Funnelling")
@@ -358,14 +366,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore-unknown-labels", action="store_true",
                    help="drop labels outside --classes instead of failing")
     p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
-    p.add_argument("--meta-C", type=_parse_C, default="cv",
-                   help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4")
+    p.add_argument("--meta-C", type=_parse_C, default=None,
+                   help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4 "
+                   "(default: 1 for gfun and fun, cv for naive)")
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
     p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
                    help="C of the first-tier linear SVMs")
-    p.add_argument("--train-posteriors", choices=("in-sample", "cv"), default="in-sample",
-                   help="how first-tier posteriors of training documents are produced")
+    p.add_argument("--train-posteriors", choices=("auto", "in-sample", "cv"), default="auto",
+                   help="how first-tier posteriors of training documents are produced (auto: out-of-fold for "
+                   "stack and wmean, in-sample for mean and concat)")
     p.add_argument("--no-normalize", action="store_true", help="disable L2 and z-score normalisation")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (-1: all cores)")
     p.add_argument("--seed", type=int, default=0, help="random seed")

@@ -4,8 +4,15 @@ Tier 1 fits every view-generating function (VGF) on the training documents of al
 Tier 2 normalises the views (L2 per view, z-score per column with training statistics),
 aggregates them (``concat``: juxtaposition; ``mean``: each non-posterior view is mapped to |Y|
 calibrated posteriors by one RBF SVM trained on all languages, then the available views of
-each document are averaged) and trains the meta-classifier (one-vs-rest RBF SVMs with C chosen
-by 5-fold cross-validation) on the documents of all languages at once.
+each document are averaged; ``stack``, ``wmean`` and ``select``: learned on training data, see
+:mod:`gfun.aggregation`) and trains the meta-classifier (one-vs-rest RBF SVMs) on the documents of
+all languages at once.
+
+The default, ``select``, trains the meta-classifier on the in-sample first-tier posteriors as the paper
+does, but validates it on their out-of-fold version (what new documents look like): it keeps, by that
+validated F1, the view set and the normalisation that work on the data at hand (a view must beat the
+noise of the estimate to stay), and sets each class's decision threshold. ``mean`` and ``concat`` are
+the paper's policies, unchanged.
 
 Fun, the 2019 method, is the same estimator with the Posteriors view only and no
 normalisation (see :func:`gfun.baselines.make_fun`).
@@ -22,14 +29,27 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from gfun.aggregation import (
+    AGGREGATIONS,
+    DEFAULT_AGGREGATION,
+    POSTERIOR_AGGREGATIONS,
+    aggregate,
+    fit_view_weights,
+)
 from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
+from gfun.metrics import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
 from gfun.persistence import sub_arrays
 from gfun.views import VIEW_CLASSES, make_view
 from gfun.views.base import UnseenLanguageError, ViewGenerator
 
-__all__ = ["GeneralizedFunnelling"]
+__all__ = ["PARALLEL_FIELDS", "GeneralizedFunnelling"]
+
+#: Extra fields of a corpus that name the parallel versions (or near-duplicates) of a document, as the
+#: loaders write them: SIB-200 ``index_id``, JRC-Acquis ``source_id`` (CELEX), debtags ``source`` (the source
+#: package). ``cv_groups="auto"`` keeps documents sharing the first of these in the same fold.
+PARALLEL_FIELDS: tuple[str, ...] = ("index_id", "source_id", "source")
 
 logger = logging.getLogger(__name__)
 
@@ -50,44 +70,47 @@ def parse_views(spec: str | Sequence[Any]) -> list[str]:
 
 
 def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, normalize: bool,
-                mapper: RBFSVMOvR | None, train_posteriors: str,
-                ) -> tuple[ViewGenerator, np.ndarray, RBFSVMOvR | None, ZScore | None, dict[str, float]]:
+                mapper: RBFSVMOvR | None, groups: np.ndarray | None = None,
+                ) -> tuple[ViewGenerator, np.ndarray, np.ndarray | None, RBFSVMOvR | None, ZScore | None,
+                           dict[str, float]]:
     """Fit one view (and its mapper to posteriors, if any); return it with the training documents' meta input.
 
-    Returns the fitted view, the (normalised, mapped) training views as float32, the fitted mapper and
-    its input scaler (``None`` without a mapper) and the seconds spent per phase.
+    Returns the fitted view, the (mapped) training views, in-sample and out-of-fold (``None`` without a
+    mapper), the fitted mapper and its input scaler (``None`` without a mapper) and the seconds spent per
+    phase. The training views are not L2-normalised yet (see :meth:`GeneralizedFunnelling._block`): a view
+    without mapper as it comes, a mapped view as the mapper's |Y| posteriors.
     """
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     Z = view.fit_transform(texts, langs, Y)
     seconds[f"view_{view.letter}"] = time.perf_counter() - t0
-    if normalize:
-        Z = l2_normalize(Z)
+    oof = getattr(view, "train_oof_", None)  # a posterior view's out-of-fold training posteriors
+    if oof is not None:
+        del view.train_oof_
     scaler = None
     if mapper is not None:
         t0 = time.perf_counter()
-        scaler = ZScore.fit(Z) if normalize else None
-        Zs = scaler.transform(Z) if scaler else Z
-        mapper.fit(Zs, Y)
-        if train_posteriors == "cv" and mapper.oof_decision_ is not None:
-            from gfun.calibration import platt_posteriors
-
-            Z = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
-        else:
-            Z = mapper.predict_proba(Zs)
-        mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
         if normalize:
             Z = l2_normalize(Z)
+        scaler = ZScore.fit(Z) if normalize else None
+        Zs = scaler.transform(Z) if scaler else Z
+        mapper.fit(Zs, Y, groups=groups)
+        if mapper.oof_decision_ is not None:
+            from gfun.calibration import platt_posteriors
+
+            oof = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
+        Z = mapper.predict_proba(Zs)
+        mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
         seconds[f"mapper_{view.letter}"] = time.perf_counter() - t0
     if getattr(view, "source_", None) is not None:
         view.source_ = None  # word-vector sources (possibly an encoder) are rebuilt on demand, never stored
-    return view, np.asarray(Z, dtype=np.float32), mapper, scaler, seconds
+    return view, np.asarray(Z), oof, mapper, scaler, seconds
 
 
 _RUNTIME_PARAMS = ("n_jobs", "verbose")
 
 
-def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool, train_posteriors: str) -> dict:
+def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool) -> dict:
     """What determines a branch's result, minus run-time settings (so that n_jobs does not miss the cache)."""
 
     def params(est: Any) -> dict:
@@ -95,9 +118,9 @@ def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool, 
 
     from gfun.text import ANALYZER_VERSION
 
-    return {"view": type(view).__name__, "params": params(view), "normalize": normalize, "analyzer": ANALYZER_VERSION,
-            "mapper": params(mapper) if mapper is not None else None,
-            "train_posteriors": train_posteriors if mapper is not None else None}
+    # "branch": the layout of what a branch returns; bump it when that changes, so old caches are not read
+    return {"branch": 2, "view": type(view).__name__, "params": params(view), "normalize": normalize,
+            "analyzer": ANALYZER_VERSION, "mapper": params(mapper) if mapper is not None else None}
 
 
 def _cached_branch(memory: Any) -> Any:
@@ -116,19 +139,19 @@ def _cached_branch(memory: Any) -> Any:
     cached = memory.cache(_cached_call, ignore=["view", "mapper"])
 
     def call(key: dict, view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray,
-             normalize: bool, mapper: RBFSVMOvR | None, train_posteriors: str) -> tuple:
+             normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None) -> tuple:
         args = (key, view, list(texts), np.asarray(langs, dtype=str), np.asarray(Y, dtype=np.int8), normalize,
-                mapper, train_posteriors)
+                mapper, None if groups is None else np.asarray(groups, dtype=str))
         hit = cached.check_call_in_cache(*args)
         out = cached(*args)
-        return (*out[:4], {} if hit else out[4])
+        return (*out[:5], {} if hit else out[5])
 
     return call
 
 
 def _cached_call(key: dict, view: ViewGenerator, texts: list[str], langs: np.ndarray, Y: np.ndarray,
-                 normalize: bool, mapper: RBFSVMOvR | None, train_posteriors: str) -> tuple:
-    return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, train_posteriors)
+                 normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None) -> tuple:
+    return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, groups)
 
 
 class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
@@ -138,20 +161,32 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     ----------
     views : str or list of ViewGenerator
         The VGFs, as the paper's letters (``"x"``, ``"xm"``, ``"xmw"``, ...) or as unfitted view objects.
-    aggregation : {"mean", "concat"}
-        How the views of a document are combined before the meta-classifier.
+    aggregation : {"select", "mean", "concat", "stack", "wmean"}
+        How the views of a document are combined before the meta-classifier (see :mod:`gfun.aggregation`).
+        ``mean`` and ``concat`` are the paper's. ``select`` (the default): the mean of the posteriors of a
+        subset of the views, with or without the paper's normalisation, chosen by the meta-classifier's F1
+        validated on out-of-fold inputs (see :meth:`_fit_select`). ``stack``: the calibrated posteriors of
+        every view side by side (m·|Y| columns; a view that does not cover a document's language gets the
+        mean of the views that do). ``wmean``: a per-view, per-class weighted mean of the posteriors, the
+        weights fitted by non-negative least squares on out-of-fold posteriors. Every policy but ``concat`` maps each
+        non-posterior view to |Y| posteriors first.
     normalize : bool
         L2-normalise each view and z-score the columns before every classifier that reads views
-        (section 3.6). ``False`` gives the original Funnelling.
-    train_posteriors : {"in-sample", "cv"}
-        How tier-1 produces the posteriors of the training documents (in-sample is the paper's choice).
+        (section 3.6). ``False`` gives the original Funnelling. ``stack`` and ``wmean`` read the mapped
+        posteriors without L2 normalisation (see ``meta_zscore`` for the meta-classifier's input).
+    train_posteriors : {"auto", "in-sample", "cv"}
+        How tier 1 produces the posteriors of the training documents that the meta-classifier is trained on:
+        in-sample (the paper's choice; X's classifiers and the mappers applied to the documents they were
+        trained on) or out-of-fold (as the test documents see them). ``"auto"``: out-of-fold for ``stack`` and
+        ``wmean``, in-sample for the paper's ``mean`` and ``concat``.
     first_tier_C : float
         C of the Posteriors view's linear SVMs.
     cv : int
         Folds used by tier-1 calibration and by the mappers of the averaging aggregation.
     meta_C : float or "cv"
         C of the meta-classifier's RBF SVMs; ``"cv"`` chooses it by ``meta_cv``-fold cross-validation over
-        ``meta_C_grid``.
+        ``meta_C_grid``. The default is 1 (the authors' code): on debtags run 0, per-class CV scored below
+        C = 1 for gFun-X, -XM and -XMW (F1M .380/.424/.395 vs .381/.433/.406) at 1.2-1.9x the fit time.
     meta_C_grid : sequence of float
     meta_C_selection : {"per-class", "global"}
     meta_cv : int
@@ -159,6 +194,29 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Class weights of the meta-classifier's SVMs. ``None`` is the paper's setting; ``"balanced"`` raises
         recall on rare classes (debtags run 0, gFun-X, C = 1: F1M .381 -> .386, KM .363 -> .380, Kµ .532 -> .553,
         F1µ .560 -> .559).
+    meta_zscore : bool, optional
+        Z-score the meta-classifier's input columns with training statistics; ``None`` follows ``normalize``.
+    meta_threshold : {"auto", "zero", "f1"}
+        Decision threshold of the meta-classifier's SVMs: their own (``"zero"``, the paper's), or per class the
+        one that maximises F1 on the meta-classifier's out-of-fold scores (``"f1"``; see
+        :class:`gfun.kernel_svm.RBFSVMOvR`). ``"auto"``: ``"f1"`` when ``meta_validation`` is ``"oof"``.
+    meta_validation : {"auto", "same", "oof"}
+        What the meta-classifier's cross-validation (C selection, Platt sigmoids, ``meta_threshold="f1"``)
+        scores its held-out folds on: the training inputs themselves (``"same"``, the paper), or their
+        out-of-fold version (``"oof"``: first-tier posteriors of each training document produced by models
+        that did not see it, as those of new documents are), while the models are trained on the inputs
+        ``train_posteriors`` gives. ``"auto"``: ``"same"`` for ``mean`` and ``concat``, ``"oof"`` otherwise.
+    select_cv : int
+        Folds of the validation of each candidate of ``aggregation="select"``.
+    cv_groups : str or None
+        Extra field of the training corpus whose value groups documents that cross-validation must keep in
+        the same fold (the mappers', the meta-classifier's, ``select``'s): the translations of one text in a
+        parallel corpus, or near-duplicates, would otherwise be validated on each other (SIB-200: M's
+        out-of-fold macro-F1 .87 without). ``"auto"``: the first of :data:`PARALLEL_FIELDS` the corpus has,
+        except for the paper's ``mean`` and ``concat`` (plain folds, as published); ``None``: plain folds.
+    block_l2 : bool, optional
+        L2-normalise each view's meta-level block (its posteriors); ``None``: with ``normalize`` for ``mean``
+        and ``concat`` (the paper), never for ``stack`` and ``wmean``.
     mapper_C : float or "cv"
         C of the RBF SVMs that map non-posterior views to posteriors (``mean`` aggregation). The paper
         optimises C for the meta-classifier only, so the default is a fixed 1; ``"cv"`` chooses it like
@@ -202,7 +260,10 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Languages seen in training.
     views_ : list of ViewGenerator
     mappers_ : dict of str to RBFSVMOvR
-        Per-view mappers to posteriors (``mean`` aggregation, non-posterior views).
+        Per-view mappers to posteriors (every aggregation but ``concat``, non-posterior views).
+    view_weights_ : (weights, mean, scale) or None
+        What ``wmean`` learned (see :func:`gfun.aggregation.fit_view_weights`): arrays (n_views, n_classes),
+        rows in the order of :attr:`views_`.
     meta_ : RBFSVMOvR
     timings_ : dict of str to float
         Seconds spent in each phase of the last fit (``view_<letter>``, ``mapper_<letter>``, ``meta``);
@@ -211,11 +272,16 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Letters of the views (and mappers) loaded from ``memory`` by the last fit.
     """
 
-    def __init__(self, views: str | Sequence[ViewGenerator] = "x", aggregation: Literal["mean", "concat"] = "mean",
-                 normalize: bool = True, train_posteriors: Literal["in-sample", "cv"] = "in-sample",
-                 first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = "cv",
+    def __init__(self, views: str | Sequence[ViewGenerator] = "x",
+                 aggregation: Literal["mean", "concat", "stack", "wmean"] = DEFAULT_AGGREGATION,
+                 normalize: bool = True, train_posteriors: Literal["auto", "in-sample", "cv"] = "auto",
+                 first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = 1.0,
                  meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
-                 meta_cv: int = 5, meta_class_weight: str | None = None, mapper_C: float | str = 1.0,
+                 meta_cv: int = 5, meta_class_weight: str | None = None, meta_zscore: bool | None = None,
+                 meta_threshold: str = "auto", meta_validation: str = "auto", select_cv: int = 3,
+                 cv_groups: str | None = "auto",
+                 block_l2: bool | None = None,
+                 mapper_C: float | str = 1.0,
                  gamma: float | str = "scale", kernel_approximation: str | None = None, n_components: int = 1000,
                  view_params: dict | None = None, memory: Any = None,
                  probability: bool = True, zero_shot_views: str | None = None, n_jobs: int | None = None,
@@ -231,6 +297,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.meta_C_selection = meta_C_selection
         self.meta_cv = meta_cv
         self.meta_class_weight = meta_class_weight
+        self.meta_zscore = meta_zscore
+        self.meta_threshold = meta_threshold
+        self.block_l2 = block_l2
+        self.meta_validation = meta_validation
+        self.select_cv = select_cv
+        self.cv_groups = cv_groups
         self.mapper_C = mapper_C
         self.gamma = gamma
         self.kernel_approximation = kernel_approximation
@@ -255,7 +327,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             for letter in parse_views(spec):
                 params = dict(common)
                 if letter == "x":
-                    params.update(C=self.first_tier_C, cv=self.cv, train_posteriors=self.train_posteriors)
+                    params.update(C=self.first_tier_C, cv=self.cv, train_posteriors=self._train_posteriors())
                 elif letter == "w":
                     # out-of-fold training views: WCEs estimated on the same documents they represent make
                     # the training views over-optimistic (demo: F1M .315 in-sample vs .347 out-of-fold)
@@ -264,6 +336,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                 built.append(make_view(letter, **params))
             return built
         views = [clone(v) for v in spec]
+        if self._train_posteriors() == "cv":  # out-of-fold training posteriors for the learned policies too
+            views = [v.set_params(train_posteriors="cv") if "train_posteriors" in v.get_params() else v
+                     for v in views]
         if not views:
             raise ValueError("at least one view is needed")
         return views
@@ -290,12 +365,66 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                         ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
 
     def _check_params(self) -> None:
-        if self.aggregation not in ("mean", "concat"):
-            raise ValueError(f"aggregation must be 'mean' or 'concat', got {self.aggregation!r}")
-        if self.train_posteriors not in ("in-sample", "cv"):
-            raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
+        if self.train_posteriors not in ("auto", "in-sample", "cv"):
+            raise ValueError(f"train_posteriors must be 'auto', 'in-sample' or 'cv', got {self.train_posteriors!r}")
         check_C(self.meta_C, "meta_C")
         check_C(self.first_tier_C, "first_tier_C", allow_cv=False)
+
+    def _train_posteriors(self) -> str:
+        """``train_posteriors`` resolved: ``"auto"`` is out-of-fold for stack and wmean, in-sample otherwise."""
+        if self.train_posteriors == "auto":
+            return "cv" if self.aggregation in ("stack", "wmean") else "in-sample"
+        return self.train_posteriors
+
+    def _cv_groups(self, X: Any, n: int) -> np.ndarray | None:
+        """The groups of the training documents that cross-validation keeps together (``cv_groups``)."""
+        if self.cv_groups is None:
+            return None
+        extra = getattr(X, "extra", None) or {}
+        if self.cv_groups == "auto":
+            if self.aggregation in ("mean", "concat"):  # the paper's policies keep the paper's plain folds
+                return None
+            name = next((f for f in PARALLEL_FIELDS if f in extra), None)
+            if name is None:
+                return None
+        else:
+            name = self.cv_groups
+            if name not in extra:
+                raise ValueError(f"cv_groups={name!r}: the training corpus has no such extra field "
+                                 f"(it has {sorted(extra)})")
+        groups = np.asarray([str(g) for g in extra[name]])
+        if groups.shape != (n,):
+            raise ValueError(f"cv_groups field {name!r} has {groups.size} values for {n} documents")
+        return groups
+
+    def _meta_validation(self) -> str:
+        """``meta_validation`` resolved: ``"auto"`` is ``"same"`` for the paper's policies, else ``"oof"``."""
+        if self.meta_validation == "auto":
+            return "same" if self.aggregation in ("mean", "concat") else "oof"
+        return self.meta_validation
+
+    def _meta_threshold(self) -> str:
+        """``meta_threshold`` resolved: ``"auto"`` is ``"f1"`` when validating on out-of-fold inputs."""
+        if self.meta_threshold == "auto":
+            return "f1" if self._meta_validation() == "oof" else "zero"
+        return self.meta_threshold
+
+    def _zscore_meta(self) -> bool:
+        """Whether the meta-classifier's input is z-scored (``meta_zscore``; ``None`` follows ``normalize``)."""
+        return self.normalize if self.meta_zscore is None else bool(self.meta_zscore)
+
+    def _block(self, Z: np.ndarray) -> np.ndarray:
+        """A view's meta-level block: L2-normalised for the paper's policies, raw posteriors for the others.
+
+        ``stack`` and ``wmean`` read calibrated posteriors as they are: they are comparable across views
+        already, and their size tells how sure a view is, which L2 normalisation would blur.
+        """
+        l2 = self.normalize and self.aggregation in ("mean", "concat") if self.block_l2 is None else self.block_l2
+        if l2:
+            return l2_normalize(Z)
+        return np.asarray(Z, dtype=np.float32)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> GeneralizedFunnelling:
@@ -324,20 +453,24 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         if no_pos:
             logger.warning("%d class(es) have no positive training document: %s", len(no_pos), no_pos[:10])
 
+        self.groups_ = self._cv_groups(X, len(texts))
         self.views_ = self._build_views()
         fit_branch = _cached_branch(self.memory)
         self.mappers_: dict[str, RBFSVMOvR] = {}
         self.mapper_scalers_: dict[str, ZScore] = {}
         self.cache_hits_: list[str] = []
-        train_mapped = []
+        train_mapped, val_mapped = [], []  # the meta-classifier's training inputs, and their test-like version
+        out_of_fold = self._train_posteriors() == "cv"
         for i, view in enumerate(self.views_):
-            mapper = self._mapper() if self.aggregation == "mean" and view.output != "posteriors" else None
-            view, Z, mapper, scaler, seconds = fit_branch(
-                _branch_key(view, mapper, self.normalize, self.train_posteriors), view, texts, lang_arr, Y,
-                self.normalize, mapper, self.train_posteriors)
+            mapped = self.aggregation in POSTERIOR_AGGREGATIONS and view.output != "posteriors"
+            mapper = self._mapper() if mapped else None
+            view, Z, Z_oof, mapper, scaler, seconds = fit_branch(
+                _branch_key(view, mapper, self.normalize), view, texts, lang_arr, Y, self.normalize, mapper,
+                self.groups_)
             self._record_branch(view, mapper, scaler, seconds)
             self.views_[i] = view
-            train_mapped.append(Z)
+            train_mapped.append(self._block(Z_oof if out_of_fold and Z_oof is not None else Z))
+            val_mapped.append(self._block(Z_oof if Z_oof is not None else Z))
         self.fallback_views_: list[ViewGenerator] = []
         if self.zero_shot_views:
             letters = parse_views(self.zero_shot_views)
@@ -345,25 +478,26 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             if main & set(letters):
                 raise ValueError(f"zero_shot_views {self.zero_shot_views!r} repeats a view of views={self.views!r}")
             if self.aggregation == "concat" and [v.output for v in self.views_] != ["posteriors"]:
-                raise ValueError("zero_shot_views needs a meta-level input of |Y| posteriors: mean aggregation, or "
-                                 "concat of a single posterior view (views='x')")
+                raise ValueError("zero_shot_views needs a meta-level input of posteriors: mean, stack or wmean "
+                                 "aggregation, or concat of a single posterior view (views='x')")
             for view in self._build_views(self.zero_shot_views):
                 mapper = self._mapper()
-                view, _, mapper, scaler, seconds = fit_branch(
-                    _branch_key(view, mapper, self.normalize, self.train_posteriors), view, texts, lang_arr, Y,
-                    self.normalize, mapper, self.train_posteriors)
+                view, _, _, mapper, scaler, seconds = fit_branch(
+                    _branch_key(view, mapper, self.normalize), view, texts, lang_arr, Y, self.normalize, mapper,
+                    self.groups_)
                 self._record_branch(view, mapper, scaler, seconds)
                 self.fallback_views_.append(view)
-        Zmeta = self._aggregate(train_mapped, [np.ones(len(texts), dtype=bool)] * len(train_mapped))
-        self.scaler_ = ZScore.fit(Zmeta) if self.normalize else None
-        if self.scaler_ is not None:
-            Zmeta = self.scaler_.transform(Zmeta)
+        self.view_weights_ = fit_view_weights(val_mapped, Y) if self.aggregation == "wmean" else None
+        self.selected_views_ = [v.letter for v in self.views_]
+        self.selected_l2_ = None
         t0 = time.perf_counter()
-        self.meta_ = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection,
-                               cv=self.meta_cv, gamma=self.gamma, probability=self.probability,
-                               class_weight=self.meta_class_weight, approximation=self.kernel_approximation,
-                               n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
-                               verbose=self.verbose).fit(Zmeta, Y)
+        if self.aggregation == "select":
+            Zmeta = self._fit_select(train_mapped, val_mapped, Y)
+        else:
+            everyone = [np.ones(len(texts), dtype=bool)] * len(train_mapped)
+            Zmeta = self._aggregate(train_mapped, everyone)
+            Zval = self._aggregate(val_mapped, everyone) if self._meta_validation() == "oof" else None
+            self.meta_, self.scaler_ = self._fit_meta(Zmeta, Zval, Y, self._zscore_meta(), self.meta_cv)
         self._anchor_probabilities(Y)
         self.timings_["meta"] = time.perf_counter() - t0
         self.n_meta_features_ = Zmeta.shape[1]
@@ -388,16 +522,84 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         else:  # no held-out scores (too few documents): the logistic of the decision score
             meta.platt_A_, meta.platt_B_ = np.full(Y.shape[1], -1.0), np.zeros(Y.shape[1])
 
+    def _fit_meta(self, Zmeta: np.ndarray, Zval: np.ndarray | None, Y: np.ndarray, zscore: bool,
+                  cv: int) -> tuple[RBFSVMOvR, ZScore | None]:
+        """The meta-classifier (and its input scaler) trained on ``Zmeta``, validated on ``Zval`` if given."""
+        scaler = ZScore.fit(Zmeta) if zscore else None
+        if scaler is not None:
+            Zmeta = scaler.transform(Zmeta)
+            Zval = scaler.transform(Zval) if Zval is not None else None
+        meta = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=cv,
+                         gamma=self.gamma, probability=self.probability, class_weight=self.meta_class_weight,
+                         threshold=self._meta_threshold(), approximation=self.kernel_approximation,
+                         n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
+                         verbose=self.verbose).fit(Zmeta, Y, X_val=Zval, groups=self.groups_)
+        return meta, scaler
+
+    def _fit_select(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray) -> np.ndarray:
+        """``aggregation="select"``: choose the meta-level input by the meta-classifier's validated F1.
+
+        Candidates, each the mean of the posteriors of a set of views: all views with the paper's
+        normalisation (L2 per view, z-scored columns) and without any (Funnelling's raw posteriors); then,
+        with the better of the two, every set that leaves one view out. Each candidate's meta-classifier is
+        trained on the training inputs (``train``: in-sample, as the paper's) and cross-validated with
+        ``select_cv`` folds on the out-of-fold inputs (``val``). The kept candidate follows the one-standard-error
+        rule (Breiman et al., 1984): the fewest views whose held-out macro-F1 is within one standard error
+        (over folds) of the best candidate's, the best of those; it is kept as it is (no refit). A view must
+        therefore earn its place by more than the noise of the estimate. Returns the kept meta-classifier's
+        training input.
+        """
+        from gfun.linear_svm import make_folds
+
+        letters = [v.letter for v in self.views_]
+        everyone = np.ones(train[0].shape[0], dtype=bool)
+        Yb = np.asarray(Y, dtype=bool)
+        folds = make_folds(len(Yb), self.select_cv, self.random_state, self.groups_)  # the meta-classifier's
+        candidates: list[tuple] = []
+        tried: dict[str, float] = {}
+
+        def macro_f1(pred: np.ndarray, y: np.ndarray) -> float:
+            return float(np.mean(f1_from_counts((pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0),
+                                                (~pred & ~y).sum(0))))
+
+        def attempt(subset: tuple[int, ...], l2: bool) -> None:
+            norm = l2_normalize if l2 else (lambda z: z)
+            tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
+            va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
+            meta, scaler = self._fit_meta(tr, va, Y, l2, self.select_cv)
+            pred = meta.oof_decision_ > 0
+            per_fold = [macro_f1(pred[te], Yb[te]) for _, te in folds]
+            score = macro_f1(pred, Yb)
+            se = float(np.std(per_fold, ddof=1) / np.sqrt(len(per_fold))) if len(per_fold) > 1 else 0.0
+            tried["".join(letters[i] for i in subset) + ("" if l2 else " (raw)")] = score
+            candidates.append((score, se, subset, l2, meta, scaler, tr))
+
+        full = tuple(range(len(letters)))
+        if self.normalize:
+            attempt(full, True)
+        attempt(full, False)
+        l2 = max(candidates, key=lambda c: c[0])[3]
+        if len(full) > 1:
+            for drop in full:
+                attempt(tuple(i for i in full if i != drop), l2)
+        # one-standard-error rule: the fewest views whose validated F1 is within one standard error (over
+        # folds) of the best candidate's; among those, the best
+        top = max(candidates, key=lambda c: c[0])
+        near = [c for c in candidates if c[0] >= top[0] - top[1]]
+        best = min(near, key=lambda c: (len(c[2]), -c[0]))
+        _, _, subset, l2, self.meta_, self.scaler_, Zmeta = best
+        self.selected_views_ = [letters[i] for i in subset]
+        self.selected_l2_ = bool(l2)
+        self.selection_scores_ = tried
+        if self.verbose:
+            logger.info("select: validated macro-F1 %s; kept %s", {k: round(v, 4) for k, v in tried.items()},
+                        "".join(self.selected_views_) + ("" if l2 else " (raw)"))
+        return Zmeta
+
     # ------------------------------------------------------------------ inference
     def _aggregate(self, views: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
-        if self.aggregation == "concat":
-            return np.hstack(views).astype(np.float32)
-        total = np.zeros_like(views[0], dtype=np.float64)
-        count = np.zeros((views[0].shape[0], 1))
-        for Z, m in zip(views, masks, strict=True):
-            total[m] += Z[m]
-            count[m, 0] += 1
-        return (total / np.maximum(count, 1)).astype(np.float32)
+        policy = "mean" if self.aggregation == "select" else self.aggregation
+        return aggregate(policy, views, masks, getattr(self, "view_weights_", None))
 
     def transform(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Meta-level representation of documents: aggregated, normalised views (the meta-classifier's input).
@@ -415,7 +617,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         fallback = getattr(self, "fallback_views_", [])
 
         def served(letters: list[str]) -> bool:
-            return bool(letters) and (self.aggregation == "mean" or len(letters) == len(self.views_))
+            return bool(letters) and (self.aggregation != "concat" or len(letters) == len(self.views_))
 
         for lang, letters in covering.items():
             if not served(letters) and not any(v.covers(lang) for v in fallback):
@@ -426,20 +628,26 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                     + f" can represent it ({self.aggregation} aggregation); views that serve languages without "
                     "training documents: M (aligned word embeddings), B (multilingual transformer)")
         main_ok = np.asarray([served(covering[lang]) for lang in lang_arr], dtype=bool)
+        # ``select`` uses the views it kept; a document none of them covers gets the mean of the others
+        selected = set(getattr(self, "selected_views_", None) or [v.letter for v in self.views_])
+        kept_cover = np.asarray([any(x in selected for x in covering[lang]) for lang in lang_arr], dtype=bool)
         mapped, masks = [], []
         for view in self.views_:
             mask = main_ok & np.asarray([view.covers(lang) for lang in lang_arr], dtype=bool)
+            if view.letter not in selected:
+                mask &= ~kept_cover
             Z = np.zeros((n, self._view_dim(view)), dtype=np.float32)
             if mask.any():
                 idx = np.flatnonzero(mask)
                 Zv = view.transform([texts[i] for i in idx], lang_arr[idx])
-                if self.normalize:
-                    Zv = l2_normalize(Zv)
                 if view.letter in self.mappers_:
-                    scaler = self.mapper_scalers_.get(view.letter)
-                    Zv = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
                     if self.normalize:
                         Zv = l2_normalize(Zv)
+                    scaler = self.mapper_scalers_.get(view.letter)
+                    Zv = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
+                Zv = self._block(Zv)
+                if getattr(self, "selected_l2_", None):
+                    Zv = l2_normalize(Zv)
                 Z = np.zeros((n, Zv.shape[1]), dtype=np.float32)
                 Z[idx] = Zv
             mapped.append(Z)
@@ -459,9 +667,11 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                     Zv = l2_normalize(Zv)
                 scaler = self.mapper_scalers_.get(view.letter)
                 P = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
-                total[sub] += l2_normalize(P) if self.normalize else P
+                P = self._block(P)
+                total[sub] += l2_normalize(P) if getattr(self, "selected_l2_", None) else P
                 count[sub, 0] += 1
-            Zmeta[rest] = (total / np.maximum(count, 1)).astype(np.float32)
+            fill = (total / np.maximum(count, 1)).astype(np.float32)
+            Zmeta[rest] = np.tile(fill, Zmeta.shape[1] // fill.shape[1])  # stack: the same estimate for every view
         return self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
 
     def _view_dim(self, view: ViewGenerator) -> int:
@@ -506,6 +716,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         params = self.get_params()
         params["memory"] = None  # a cache location is a property of the machine that fitted, not of the model
         meta: dict = {"params": _jsonable(params), "classes_": self.classes_,
+                      "selected_views_": getattr(self, "selected_views_", None),
+                      "selected_l2_": getattr(self, "selected_l2_", None),
                       "languages_": self.languages_, "n_meta_features_": self.n_meta_features_, "views": [],
                       "mappers": {}, "mapper_scalers": sorted(self.mapper_scalers_)}
         arrays: dict[str, np.ndarray] = {}
@@ -520,6 +732,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         for letter, sc in self.mapper_scalers_.items():
             arrays[f"mapper_scaler/{letter}/mean"] = sc.mean
             arrays[f"mapper_scaler/{letter}/scale"] = sc.scale
+        if getattr(self, "view_weights_", None) is not None:
+            for name, arr in zip(("weights", "mean", "scale"), self.view_weights_, strict=True):
+                arrays[f"view_weights/{name}"] = arr
         if self.scaler_ is not None:
             arrays["scaler/mean"] = self.scaler_.mean
             arrays["scaler/scale"] = self.scaler_.scale
@@ -541,6 +756,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         obj.classes_ = list(meta["classes_"])
         obj.languages_ = list(meta["languages_"])
         obj.n_meta_features_ = int(meta["n_meta_features_"])
+        obj.selected_views_ = meta.get("selected_views_") or [e["letter"] for e in meta["views"]]
+        obj.selected_l2_ = meta.get("selected_l2_")
         obj.views_ = []
         for entry in meta["views"]:
             letter = entry["letter"]
@@ -555,6 +772,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                                               arrays[f"mapper_scaler/{letter}/scale"])
                                for letter in meta["mapper_scalers"]}
         obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
+        obj.view_weights_ = (tuple(arrays[f"view_weights/{k}"] for k in ("weights", "mean", "scale"))
+                             if "view_weights/weights" in arrays else None)
         obj.meta_ = RBFSVMOvR.from_state(meta["meta"], sub_arrays(arrays, "meta/"))
         obj.timings_ = {}
         return obj

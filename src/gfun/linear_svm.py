@@ -145,29 +145,52 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
     return LinearOvR(coef, intercept)
 
 
-def make_folds(n_samples: int, n_splits: int, random_state: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Shuffled K folds over ``n_samples`` (fewer when there are fewer samples; none below 2)."""
-    k = min(n_splits, n_samples)
+def make_folds(n_samples: int, n_splits: int, random_state: int | None,
+               groups: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Shuffled K folds over ``n_samples`` (fewer when there are fewer samples; none below 2).
+
+    With ``groups`` (one value per sample), samples sharing a value fall in the same fold (the groups are
+    shuffled and dealt to the folds in turn): the translations of one text in a parallel corpus never sit on
+    both sides of a split.
+    """
+    if groups is None:
+        k = min(n_splits, n_samples)
+        if k < 2:
+            return []
+        return list(KFold(n_splits=k, shuffle=True, random_state=random_state).split(np.zeros(n_samples)))
+    groups = np.asarray(groups)
+    if groups.shape != (n_samples,):
+        raise ValueError(f"groups must hold one value per sample ({n_samples}), got shape {groups.shape}")
+    uniq, inverse = np.unique(groups, return_inverse=True)
+    k = min(n_splits, uniq.size)
     if k < 2:
         return []
-    return list(KFold(n_splits=k, shuffle=True, random_state=random_state).split(np.zeros(n_samples)))
+    fold_of_group = np.empty(uniq.size, dtype=np.int64)
+    fold_of_group[np.random.RandomState(random_state).permutation(uniq.size)] = np.arange(uniq.size) % k
+    fold = fold_of_group[inverse]
+    return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(k)]
 
 
 def cross_val_decision(X: sp.spmatrix, Y: np.ndarray, C: float | np.ndarray,
-                       folds: list[tuple[np.ndarray, np.ndarray]], **fit_kw: object) -> np.ndarray:
-    """Out-of-fold decision scores (n_samples, n_classes) of :func:`fit_linear_ovr` models."""
+                       folds: list[tuple[np.ndarray, np.ndarray]], X_eval: object = None,
+                       **fit_kw: object) -> np.ndarray:
+    """Out-of-fold decision scores (n_samples, n_classes) of :func:`fit_linear_ovr` models.
+
+    ``X_eval`` (same rows as ``X``): score each held-out fold on these vectors instead of on ``X``'s.
+    """
     Y = np.asarray(Y)
     if sp.issparse(X) and X.dtype != np.float64:
         X = X.astype(np.float64)
+    X_te = X if X_eval is None else X_eval
     out = np.zeros(Y.shape, dtype=np.float64)
     for tr, te in folds:
         model = fit_linear_ovr(X[tr], Y[tr], C, **fit_kw)  # type: ignore[arg-type]
-        out[te] = model.decision_function(X[te])
+        out[te] = model.decision_function(X_te[te])
     return out
 
 
 def select_C(X: sp.spmatrix, Y: np.ndarray, grid: Sequence[float],
-             folds: list[tuple[np.ndarray, np.ndarray]], **fit_kw: object) -> np.ndarray:
+             folds: list[tuple[np.ndarray, np.ndarray]], X_eval: object = None, **fit_kw: object) -> np.ndarray:
     """Per-class C maximising the cross-validated F1 (contingency pooled over folds).
 
     Ties go to the smaller C. Returns an array of shape (n_classes,).
@@ -179,7 +202,7 @@ def select_C(X: sp.spmatrix, Y: np.ndarray, grid: Sequence[float],
         return best
     best_f1 = np.full(Y.shape[1], -1.0)
     for c in grid:
-        pred = cross_val_decision(X, Y, c, folds, **fit_kw) > 0
+        pred = cross_val_decision(X, Y, c, folds, X_eval=X_eval, **fit_kw) > 0
         tp = (pred & Y).sum(axis=0)
         fp = (pred & ~Y).sum(axis=0)
         fn = (~pred & Y).sum(axis=0)

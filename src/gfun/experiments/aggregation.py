@@ -1,9 +1,15 @@
-"""Aggregation experiment (the paper's Table 5): concatenation against averaging for chosen configurations.
+"""Aggregation experiment (the paper's Table 5, extended): every aggregation policy for chosen configurations.
 
-Every gFun configuration is run with ``-concat`` and ``-mean`` aggregation. The table groups the two
-variants of each configuration (the better one is marked as group best); significance is against the best
-overall, as in the many-shot table. Outputs in ``out``: ``cells/aggregation/`` and ``aggregation-<dataset>``
-``-scores.csv``, ``.csv``, ``.md``, ``.tex``.
+Every gFun configuration is run with each policy (by default ``concat``, ``mean``, ``stack`` and ``wmean``,
+see :mod:`gfun.aggregation`); baselines (``fun``, ``naive``) are run once. Views are fitted once per run
+(the view cache), so the policies of a run differ only at the meta level. The table groups the variants of
+each configuration (the better one is marked as group best); significance is against the best overall, as
+in the many-shot table. ``-pairs`` compares, for every policy and measure, each multi-view configuration with
+the configurations of its views and subsets (paired two-tailed t-tests over runs), and every configuration
+with Fun: the acceptance checks "adding a view never makes gFun significantly worse".
+
+Outputs in ``out``: ``cells/aggregation/`` and ``aggregation-<dataset>`` ``-scores.csv``, ``.csv``, ``.md``,
+``.tex``, ``-pairs.csv``, ``-pairs.md``, ``-timings.csv``.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from gfun.aggregation import AGGREGATIONS
 from gfun.experiments.configs import Config, parse_config
 from gfun.experiments.many_shot import RunCache, cell_job, language_average, write_tables
 from gfun.experiments.runner import (
@@ -25,28 +32,73 @@ from gfun.experiments.runner import (
     run_cells,
 )
 
-__all__ = ["aggregation_variants", "run_aggregation"]
+__all__ = ["aggregation_variants", "pair_tests", "run_aggregation"]
 
 logger = logging.getLogger(__name__)
 
 
-def aggregation_variants(configs: Sequence[Config]) -> list[Config]:
-    """The ``-concat`` and ``-mean`` variants of each gFun configuration (baselines are dropped)."""
+def aggregation_variants(configs: Sequence[Config], policies: Sequence[str] = AGGREGATIONS) -> list[Config]:
+    """The variant of each gFun configuration with each policy of ``policies``; baselines are kept as they are.
+
+    A configuration named with a policy (``xm-stack``) is kept as it is.
+    """
+    unknown = [p for p in policies if p not in AGGREGATIONS]
+    if unknown or not policies:
+        raise ValueError(f"unknown aggregation policies {unknown}; choose from {AGGREGATIONS}")
     out: list[Config] = []
     for cfg in configs:
-        if cfg.method != "gfun":
-            logger.info("aggregation: %s has no aggregation choice; skipped", cfg.display)
-            continue
-        for agg in ("concat", "mean"):
-            variant = parse_config(f"{cfg.views}-{agg}")
-            if variant.name not in {c.name for c in out}:
-                out.append(variant)
-    if not out:
+        if cfg.method != "gfun" or cfg.name.endswith(tuple(f"-{a}" for a in AGGREGATIONS)):
+            variants = [cfg]
+        else:
+            stem = cfg.name
+            variants = [parse_config(f"{stem}-{agg}") for agg in policies]
+        out.extend(v for v in variants if v.name not in {c.name for c in out})
+    if not any(c.method == "gfun" for c in out):
         raise ValueError("the aggregation experiment needs gFun configurations (view letters such as xm, xmw)")
     return out
 
 
-def run_aggregation(settings: ExperimentSettings, configs: Sequence[Config], out: str | Path) -> dict[str, Any]:
+def pair_tests(run_scores: pd.DataFrame, configs: Sequence[Config]) -> pd.DataFrame:
+    """Paired t-tests over runs: each multi-view configuration against each of its sub-configurations within
+    its aggregation policy, every gFun configuration against the paper's ``mean`` of the same views, and
+    against Fun.
+
+    Returns one row per (policy, config, reference, measure): ``mean`` of both, ``diff`` (config minus
+    reference), ``p`` (two-tailed paired t-test over runs) and ``worse`` (significantly worse at p < 0.05).
+    """
+    from gfun.metrics import MEASURES, paired_ttest
+
+    by_name = {c.name: c for c in configs}
+    piv = {m: run_scores.pivot_table(index="run", columns="config", values=m) for m in MEASURES}
+    gfun = [c for c in configs if c.method == "gfun"]
+    rows = []
+    for cfg in gfun:
+        refs = [c for c in gfun if c.aggregation == cfg.aggregation and c.name != cfg.name
+                and set(c.views) < set(cfg.views)]
+        # and the paper's mean of the same views
+        refs += [c for c in gfun if c.aggregation == "mean" != cfg.aggregation and c.views == cfg.views
+                 and c.r_wce == cfg.r_wce]
+        if "fun" in by_name:
+            refs.append(by_name["fun"])
+        for ref in refs:
+            for m in MEASURES:
+                a, b = piv[m].get(cfg.name), piv[m].get(ref.name)
+                if a is None or b is None:
+                    continue
+                ok = a.notna() & b.notna()
+                if ok.sum() < 2:
+                    p = float("nan")
+                else:
+                    p = paired_ttest(a[ok].to_numpy(), b[ok].to_numpy())
+                diff = float(a[ok].mean() - b[ok].mean())
+                rows.append({"policy": cfg.aggregation, "config": cfg.display, "reference": ref.display,
+                             "measure": m, "mean": float(a[ok].mean()), "reference_mean": float(b[ok].mean()),
+                             "diff": diff, "p": p, "worse": bool(diff < 0 and p < 0.05)})
+    return pd.DataFrame(rows)
+
+
+def run_aggregation(settings: ExperimentSettings, configs: Sequence[Config], out: str | Path,
+                    policies: Sequence[str] = AGGREGATIONS) -> dict[str, Any]:
     """Run (or resume) the aggregation comparison and write its files.
 
     Returns
@@ -55,7 +107,7 @@ def run_aggregation(settings: ExperimentSettings, configs: Sequence[Config], out
         ``table``, ``scores``, ``files``, ``cells`` and ``wall_s``.
     """
     t0 = time.perf_counter()
-    variants = aggregation_variants(configs)
+    variants = aggregation_variants(configs, policies)
     out, settings, store = open_experiment(out, "aggregation", settings)
     cache = RunCache(settings, zero_shot_test=False)
     cells = []
@@ -68,11 +120,40 @@ def run_aggregation(settings: ExperimentSettings, configs: Sequence[Config], out
     avg = language_average(scores, ["run", "config"])
     stem = f"aggregation-{settings.dataset}"
     pd.concat([scores, avg], ignore_index=True).to_csv(out / f"{stem}-scores.csv", index=False)
-    groups = {c.name: f"gFun-{c.views.upper()}" for c in variants}
-    table = write_tables(out, stem, avg, variants, title=f"Concatenation vs averaging on {settings.dataset}",
+    groups = {c.name: f"gFun-{c.views.upper()}" if c.method == "gfun" else "baselines" for c in variants}
+    table = write_tables(out, stem, avg, variants, title=f"Aggregation policies on {settings.dataset}",
                          groups=groups)
-    files = [out / f"{stem}{s}" for s in ("-scores.csv", ".csv", ".md", ".tex")]
+    pairs = pair_tests(avg, variants)
+    pairs.to_csv(out / f"{stem}-pairs.csv", index=False)
+    (out / f"{stem}-pairs.md").write_text(_pairs_markdown(pairs, settings.dataset), encoding="utf-8")
+    frame.groupby(["run", "config"], sort=False)[["fit_s", "predict_s"]].first().reset_index().to_csv(
+        out / f"{stem}-timings.csv", index=False)
+    files = [out / f"{stem}{s}" for s in ("-scores.csv", ".csv", ".md", ".tex", "-pairs.csv", "-pairs.md",
+                                          "-timings.csv")]
     wall = time.perf_counter() - t0
     logger.info("aggregation finished in %.1f s (%d cells computed, %d resumed)", wall, counts["done"],
                 counts["skipped"])
     return {"table": table, "scores": avg, "files": files, "cells": counts, "wall_s": wall}
+
+
+def _pairs_markdown(pairs: pd.DataFrame, dataset: str) -> str:
+    """The comparisons of :func:`pair_tests` as a Markdown table (one line per pair, one column per measure)."""
+    if pairs.empty:
+        return f"### Paired comparisons on {dataset}\n\n(none)\n"
+    measures = list(dict.fromkeys(pairs["measure"]))
+    lines = [f"### Paired comparisons on {dataset}: configuration minus reference (p: paired t-test over runs)",
+             "", "| Policy | Configuration | Reference | " + " | ".join(measures) + " |",
+             "|---|---|---|" + "---|" * len(measures)]
+    for (policy, cfg, ref), sub in pairs.groupby(["policy", "config", "reference"], sort=False):
+        by_measure = sub.set_index("measure")
+        cells = []
+        for m in measures:
+            if m not in by_measure.index:
+                cells.append("")
+                continue
+            d, p = float(by_measure.at[m, "diff"]), float(by_measure.at[m, "p"])
+            mark = " **worse**" if d < 0 and p < 0.05 else (" better" if d > 0 and p < 0.05 else "")
+            cells.append(f"{d:+.3f} (p={p:.3f}){mark}")
+        lines.append(f"| {policy} | {cfg} | {ref} | " + " | ".join(cells) + " |")
+    lines += ["", "**worse** / better: significantly (p < 0.05) below / above the reference."]
+    return "\n".join(lines) + "\n"

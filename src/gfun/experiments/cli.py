@@ -20,7 +20,7 @@ DEFAULT_CONFIGS: dict[str, tuple[str, str]] = {
     "many-shot": ("naive,fun,x,m,w,xm,xmw", "naive,fun,x,w,xw"),
     "zero-shot": ("fun,xm", "fun,xm"),
     "learning-curve": ("naive,fun,xm", "naive,fun,x"),
-    "aggregation": ("xm,xw,xmw", "xw"),
+    "aggregation": ("fun,x,m,w,xm,xmw", "fun,x,w,xw"),
 }
 
 
@@ -72,7 +72,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     else:
         from gfun.experiments.aggregation import run_aggregation
 
-        res = run_aggregation(settings, configs, out)
+        policies = [x.strip() for x in args.aggregations.split(",") if x.strip()]
+        res = run_aggregation(settings, configs, out, policies=policies)
     md = [f for f in res["files"] if str(f).endswith(".md")]
     if md and not args.experiment == "zero-shot":
         _out(md[0].read_text(encoding="utf-8"))
@@ -92,7 +93,7 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
     helps = {"many-shot": "Tables 3-4: mean ± std over runs with significance; Figure 4",
              "zero-shot": "Figures 5-7: languages added one at a time, every language tested",
              "learning-curve": "Figure 8: 0-100%% of one target language's training documents",
-             "aggregation": "Table 5: concatenation vs averaging"}
+             "aggregation": "Table 5 extended: every aggregation policy for every configuration"}
     for name, text in helps.items():
         full, quick = DEFAULT_CONFIGS[name]
         p = sub.add_parser(name, help=text, description=text, formatter_class=fmt)
@@ -101,7 +102,8 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--runs", type=int, default=None, help="number of runs (default 10; --quick: 2)")
         p.add_argument("--configs", default=None,
                        help=f"comma-separated configurations: naive, fun, bert, gFun view letters (x, m, w, b, r, xm, "
-                       f"xmw, xmb, r_m, r_mw, xbr_m, ...), optionally -mean/-concat (default {full}; --quick: {quick})")
+                       f"xmw, xmb, r_m, r_mw, xbr_m, ...), optionally -mean/-concat/-stack/-wmean "
+                       f"(default {full}; --quick: {quick})")
         p.add_argument("--out", default=None, help="output folder (default results/<experiment>-<dataset>)")
         p.add_argument("--quick", action="store_true",
                        help="tiny: 60 train / 30 test documents per language, 3 languages, 2 runs, meta C 1")
@@ -117,6 +119,12 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--no-view-cache", action="store_true",
                        help="refit every view for every configuration instead of fitting it once per run and "
                             "reusing it (the cache lives in <out>/.view-cache while the experiment runs)")
+        if name == "aggregation":
+            from gfun.aggregation import AGGREGATIONS
+
+            p.add_argument("--aggregations", default=",".join(AGGREGATIONS),
+                           help="comma-separated aggregation policies to compare (each gFun configuration is run "
+                                "with every one)")
         if name == "learning-curve":
             p.add_argument("--targets", default=None, help="comma-separated target languages (default: the first)")
             p.add_argument("--fractions", default=None, help="comma-separated percentages (default 0,10,20,30,50,100)")

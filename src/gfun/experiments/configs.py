@@ -2,7 +2,8 @@
 
 A configuration name is ``naive``, ``fun``, ``bert`` (the fine-tuned transformer baseline, the paper's mBERT
 row) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``, ``xmb``, ...) optionally followed by
-``-mean`` or ``-concat`` (the aggregation; ``mean`` by default). With the recurrent view ``r`` the letters end
+``-mean``, ``-concat``, ``-stack`` or ``-wmean`` (the aggregation, see :mod:`gfun.aggregation`; without a suffix,
+the estimator's default). With the recurrent view ``r`` the letters end
 in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors + WCEs), e.g. ``r_mw``,
 ``xbr_m``, as in the paper's section 5.
 """
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
+
 __all__ = ["Config", "UNAVAILABLE_VIEWS", "build_estimator", "parse_config", "parse_configs"]
 
 #: View letters of the paper that gfun does not implement yet, with the reason shown to the user (none left).
@@ -21,7 +24,7 @@ UNAVAILABLE_VIEWS: dict[str, str] = {}
 _BASELINES = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)"}
 #: Variants of the recurrent view: suffix -> whether WCEs are concatenated to the word vectors.
 _R_VARIANTS = {"m": False, "mw": True}
-_AGGREGATIONS = ("mean", "concat")
+_AGGREGATIONS = AGGREGATIONS
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class Config:
     method : {"naive", "fun", "bert", "gfun"}
     views : str
         gFun view letters in canonical (paper) order, ``""`` for the baselines.
-    aggregation : {"mean", "concat"}
+    aggregation : {"mean", "concat", "stack", "wmean"}
     r_wce : bool
         With the R view: R_MW (word vectors + WCEs) rather than R_M.
     """
@@ -43,7 +46,7 @@ class Config:
     name: str
     method: str
     views: str = ""
-    aggregation: str = "mean"
+    aggregation: str = DEFAULT_AGGREGATION
     r_wce: bool = False
 
     @property
@@ -52,7 +55,7 @@ class Config:
         if self.method in _BASELINES:
             return _BASELINES[self.method]
         label = f"gFun-{self.views.upper()}" + (("_MW" if self.r_wce else "_M") if "r" in self.views else "")
-        return f"{label} ({self.aggregation})" if self.name.endswith(("-mean", "-concat")) else label
+        return f"{label} ({self.aggregation})" if self.name.endswith(tuple(f"-{a}" for a in _AGGREGATIONS)) else label
 
     @property
     def group(self) -> str:
@@ -68,14 +71,14 @@ class Config:
 
         Naive and gFun configurations made of views that need training documents of the language (X, W)
         cannot; a gFun configuration with M (aligned word embeddings), B (multilingual transformer) or
-        R (recurrent network over aligned word vectors) can, with ``mean`` aggregation; so can the fine-tuned
+        R (recurrent network over aligned word vectors) can, with any aggregation but ``concat``; so can the fine-tuned
         transformer baseline, and Fun in the zero-shot experiment, through its auxiliary M classifier
         (``build_estimator(zero_shot=True)``).
         """
         if self.method in ("bert", "fun"):
             return True
         zero_shot = set(self.views) & set("mbr")
-        return self.method == "gfun" and bool(zero_shot) and (self.aggregation == "mean"
+        return self.method == "gfun" and bool(zero_shot) and (self.aggregation != "concat"
                                                               or set(self.views) <= set("mbr"))
 
 
@@ -109,7 +112,7 @@ def parse_config(spec: str) -> Config:
     if underscore and "r" not in views:
         raise ValueError(f"configuration {spec!r}: _{variant} names a variant of the recurrent view r, absent here")
     explicit = bool(aggregation)
-    aggregation = aggregation or "mean"
+    aggregation = aggregation or DEFAULT_AGGREGATION
     if aggregation not in _AGGREGATIONS:
         raise ValueError(f"configuration {spec!r}: aggregation must be one of {_AGGREGATIONS}, got {aggregation!r}")
     for letter in views:
@@ -119,7 +122,7 @@ def parse_config(spec: str) -> Config:
     unknown = [c for c in views if c not in order]
     if unknown or not views:
         raise ValueError(f"unknown configuration {spec!r}: expected naive, fun, or gFun view letters from "
-                         f"{order!r} (e.g. x, xm, xmw), optionally with -mean or -concat")
+                         f"{order!r} (e.g. x, xm, xmw), optionally with -{' / -'.join(_AGGREGATIONS)}")
     if len(set(views)) != len(views):
         raise ValueError(f"configuration {spec!r}: view letters repeat")
     views = "".join(c for c in order if c in views)

@@ -46,7 +46,7 @@ class _LanguageModel:
 
 def _fit_language(lang: str, texts: list[str], Y: np.ndarray, *, C: float, loss: str, class_weight: str | None,
                   cv: int, train_posteriors: str, vectorizer_params: dict, random_state: int | None,
-                  ) -> tuple[_LanguageModel, np.ndarray]:
+                  ) -> tuple[_LanguageModel, np.ndarray, np.ndarray]:
     vec = TfidfVectorizer(lang, **vectorizer_params)
     X = vec.fit_transform(texts)
     fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state}
@@ -69,7 +69,7 @@ def _fit_language(lang: str, texts: list[str], Y: np.ndarray, *, C: float, loss:
     model = _LanguageModel(vec, svm, A, B)
     logger.info("X view: language %s fitted (%d docs, %d terms, %d constant classes)", lang, X.shape[0],
                 X.shape[1], int(constant.sum()))
-    return model, platt_posteriors(scores, A, B).astype(np.float32)
+    return model, platt_posteriors(scores, A, B).astype(np.float32), platt_posteriors(held_out, A, B).astype(np.float32)
 
 
 class PosteriorsView(ViewGenerator):
@@ -102,6 +102,10 @@ class PosteriorsView(ViewGenerator):
     languages_ : list of str
     n_classes_ : int
     models_ : dict of str to fitted per-language models
+    train_oof_ : ndarray (n_docs, n_classes)
+        Out-of-fold posteriors of the training documents (whatever ``train_posteriors``), left by
+        :meth:`fit_transform` (gFun reads them to validate its meta-classifier on test-like inputs, and
+        drops them).
     """
 
     letter = "x"
@@ -142,10 +146,13 @@ class PosteriorsView(ViewGenerator):
         results = run_parallel(jobs, self.n_jobs)
         self.languages_ = languages
         self.n_classes_ = Y.shape[1]
-        self.models_ = {lang: model for lang, (model, _) in zip(languages, results, strict=True)}
+        self.models_ = {lang: model for lang, (model, _, _) in zip(languages, results, strict=True)}
         out = np.zeros(Y.shape, dtype=np.float32)
-        for idx, (_, post) in zip(groups.values(), results, strict=True):
+        oof = np.zeros(Y.shape, dtype=np.float32)
+        for idx, (_, post, held_out) in zip(groups.values(), results, strict=True):
             out[idx] = post
+            oof[idx] = held_out
+        self.train_oof_ = oof  # transient: read (and dropped) by GeneralizedFunnelling
         return out
 
     def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:

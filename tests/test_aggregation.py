@@ -1,0 +1,170 @@
+"""Aggregation policies (gfun.aggregation) on a sample of the bundled demo data (real Debian descriptions)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gfun.aggregation import aggregate, fit_view_weights
+from gfun.corpus import MultilingualCorpus
+from gfun.datasets.demo import load_demo
+from gfun.funnelling import GeneralizedFunnelling
+from gfun.metrics import evaluate
+from gfun.views.base import ViewGenerator
+from gfun.views.posteriors import PosteriorsView
+
+LANGS = ["de", "en", "it"]
+
+
+class NoiseView(ViewGenerator):
+    """A view that knows nothing: Gaussian noise for every document of every language."""
+
+    letter = "n"
+    output = "features"
+
+    def __init__(self, dim: int = 16, random_state: int | None = 0) -> None:
+        self.dim = dim
+        self.random_state = random_state
+
+    def fit_transform(self, texts, langs, Y):
+        self.rng_ = np.random.RandomState(self.random_state)
+        return self.rng_.normal(size=(len(texts), self.dim))
+
+    def transform(self, texts, langs):
+        return self.rng_.normal(size=(len(texts), self.dim))
+
+    def covers(self, lang):
+        return True
+
+    def get_state(self):
+        raise NotImplementedError
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        raise NotImplementedError
+
+
+def _sample(corpus: MultilingualCorpus, n: int, seed: int) -> MultilingualCorpus:
+    rng = np.random.RandomState(seed)
+    groups = corpus.by_language()
+    return corpus.subset(np.sort(np.concatenate([rng.choice(groups[lang], n, replace=False) for lang in LANGS])))
+
+
+@pytest.fixture(scope="module")
+def demo() -> tuple[MultilingualCorpus, MultilingualCorpus]:
+    train, test = load_demo()
+    return _sample(train, 150, 0), _sample(test, 80, 1)
+
+
+def _f1_macro(model: GeneralizedFunnelling, test: MultilingualCorpus) -> float:
+    return float(evaluate(test.Y, model.predict(test)).loc["all", "F1_macro"])
+
+
+# ----------------------------------------------------------------------------------------------- the functions
+def test_stack_fills_a_missing_view_with_the_mean_of_the_others() -> None:
+    a = np.array([[0.2, 0.4], [0.6, 0.8]])
+    b = np.array([[0.0, 0.0], [0.2, 0.4]])
+    out = aggregate("stack", [a, b], [np.array([True, True]), np.array([False, True])])
+    np.testing.assert_allclose(out, [[0.2, 0.4, 0.2, 0.4], [0.6, 0.8, 0.2, 0.4]], rtol=1e-6)
+    np.testing.assert_allclose(aggregate("mean", [a, b], [np.ones(2, bool)] * 2), (a + b) / 2, rtol=1e-6)
+
+
+def test_view_weights_follow_the_informative_view() -> None:
+    rng = np.random.RandomState(0)
+    Y = (rng.rand(500, 3) < 0.3).astype(int)
+    good = np.clip(Y * 0.7 + rng.rand(500, 3) * 0.3, 0, 1)
+    noise = rng.rand(500, 3)
+    fitted = fit_view_weights([good, noise], Y)
+    W, mean, scale = fitted
+    np.testing.assert_allclose(W.sum(axis=0), 1.0)
+    assert (W[0] > 0.9).all()
+    # a document missing the noise view gets the good view's (standardised) posteriors
+    out = aggregate("wmean", [good, noise], [np.ones(500, bool), np.zeros(500, bool)], fitted)
+    np.testing.assert_allclose(out, (good - mean[0]) / scale[0], rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------------------------- in gFun
+@pytest.fixture(scope="module")
+def noisy(demo) -> dict[str, GeneralizedFunnelling]:
+    """gFun on X plus a pure-noise view, with each learned policy."""
+    train, _ = demo
+    views = [PosteriorsView(random_state=0), NoiseView()]
+    return {agg: GeneralizedFunnelling(views=views, aggregation=agg, meta_C=1.0, random_state=0).fit(train)
+            for agg in ("wmean", "stack", "select")}
+
+
+def test_pure_noise_view_gets_almost_no_weight(noisy) -> None:
+    W = noisy["wmean"].view_weights_[0]
+    assert W.shape == (2, len(noisy["wmean"].classes_))
+    assert W[1].mean() < 0.2 < 0.8 < W[0].mean() and np.median(W[1]) < 0.15
+
+
+def test_stack_reads_every_views_posteriors_out_of_fold(demo, noisy) -> None:
+    train, test = demo
+    model = noisy["stack"]
+    assert model.n_meta_features_ == 2 * len(model.classes_)
+    assert model.views_[0].train_posteriors == "cv" and "n" in model.mappers_
+    # a pure-noise view costs stacking little: within a few points of X alone
+    alone = GeneralizedFunnelling(views="x", aggregation="stack", meta_C=1.0, random_state=0).fit(train)
+    assert _f1_macro(model, test) > _f1_macro(alone, test) - 0.05
+
+
+def test_select_leaves_a_pure_noise_view_out(noisy) -> None:
+    model = noisy["select"]
+    assert model.selected_views_ == ["x"]
+    assert set(model.selection_scores_) >= {"xn", "xn (raw)", "x" + ("" if model.selected_l2_ else " (raw)")}
+    # one-standard-error rule: X alone is kept because X plus noise is not validated clearly better
+    kept = "x" + ("" if model.selected_l2_ else " (raw)")
+    assert model.selection_scores_[kept] > max(model.selection_scores_.values()) - 0.05
+    assert model.selection_scores_["n" + ("" if model.selected_l2_ else " (raw)")] < 0.5 * model.selection_scores_[kept]
+    assert model.n_meta_features_ == len(model.classes_)
+
+
+@pytest.mark.parametrize("aggregation", ["stack", "wmean", "select"])
+def test_save_load_round_trip_gives_identical_predictions(demo, aggregation: str) -> None:
+    train, test = demo
+    model = GeneralizedFunnelling(views="xw", aggregation=aggregation, meta_C=1.0, random_state=0).fit(train)
+    meta, arrays = model.get_state()
+    loaded = GeneralizedFunnelling.from_state(json.loads(json.dumps(meta)), arrays)
+    np.testing.assert_array_equal(loaded.predict(test), model.predict(test))
+    np.testing.assert_allclose(loaded.predict_proba(test), model.predict_proba(test), rtol=1e-6)
+
+
+def test_paper_policies_keep_in_sample_training_posteriors(demo) -> None:
+    train, _ = demo
+    for agg in ("mean", "concat"):
+        model = GeneralizedFunnelling(views="x", aggregation=agg, meta_C=1.0, random_state=0).fit(train)
+        assert model.views_[0].train_posteriors == "in-sample"
+
+
+def test_f1_thresholds_pick_the_best_cut() -> None:
+    from gfun.kernel_svm import f1_thresholds
+
+    scores = np.array([[-0.9, 2.0], [-0.5, 1.0], [-0.2, 0.5], [-1.0, -0.5], [-1.5, -1.0]])
+    Y = np.array([[1, 0], [1, 0], [0, 0], [0, 0], [0, 0]])
+    t = f1_thresholds(scores, Y, min_positives=1)
+    assert (f1_thresholds(scores, Y) == 0).all()  # 2 positives: too few to move the threshold by default
+    # class 0: the two positives are ranked 2nd and 3rd; the best F1 (0.8) predicts the top three
+    assert t[0] == pytest.approx(-0.95)  # halfway between the 3rd and the 4th score
+    assert t[1] == 0.0  # no positive: the SVM's own threshold stays
+
+
+def test_meta_f1_threshold_raises_training_f1_of_its_own_out_of_fold_scores(demo) -> None:
+    from gfun.kernel_svm import RBFSVMOvR
+    from gfun.metrics import f1_from_counts
+
+    train, _ = demo
+    stack = GeneralizedFunnelling(views="x", aggregation="stack", meta_C=1.0, random_state=0).fit(train)
+    Z, Y = stack.transform(train), np.asarray(train.Y.toarray(), dtype=bool)
+
+    def oof_f1(svm: RBFSVMOvR) -> float:
+        pred = svm.oof_decision_ > 0
+        return float(np.mean(f1_from_counts((pred & Y).sum(0), (pred & ~Y).sum(0), (~pred & Y).sum(0),
+                                            (~pred & ~Y).sum(0))))
+
+    plain = RBFSVMOvR(C=1.0, random_state=0).fit(Z, Y)
+    tuned = RBFSVMOvR(C=1.0, threshold="f1", random_state=0).fit(Z, Y)
+    assert oof_f1(tuned) > oof_f1(plain)
+    np.testing.assert_allclose(tuned.decision_function(Z), plain.decision_function(Z) - tuned.threshold_)
