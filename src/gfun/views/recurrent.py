@@ -45,6 +45,7 @@ from gfun._optional import import_optional
 from gfun.neural import (
     progress_bar,
     resolve_device,
+    device_preset,
     resolve_preset,
     split_holdout,
     state_from_arrays,
@@ -163,7 +164,7 @@ class RecurrentView(ViewGenerator):
     output = "features"
 
     def __init__(self, source: Any = "e5", wce: bool = False, hidden_size: int = 512, dropout: float = 0.2,
-                 min_df: int = 1, stopwords: bool = False, stem: bool = False, preset: str = "paper",
+                 min_df: int = 1, stopwords: bool = False, stem: bool = False, preset: str = "auto",
                  lr: float | None = None, step_size: int | None = None, gamma: float | None = None,
                  batch_size: int | None = None, max_epochs: int | None = None, patience: int | None = None,
                  val_size: float | None = None, final_val_epoch: bool | None = None, max_length: int = 500,
@@ -195,8 +196,8 @@ class RecurrentView(ViewGenerator):
     # ------------------------------------------------------------------ helpers
     def training_settings(self) -> dict[str, Any]:
         """The preset's settings with the explicitly given parameters applied."""
-        return resolve_preset(RECURRENT_PRESETS, self.preset, {k: getattr(self, k) for k in _SETTINGS},
-                              "RecurrentView")
+        return resolve_preset(RECURRENT_PRESETS, device_preset(self.preset, self.device),
+                              {k: getattr(self, k) for k in _SETTINGS}, "RecurrentView")
 
     def _torch(self) -> Any:
         return import_optional("torch", purpose="the recurrent view")
