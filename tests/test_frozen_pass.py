@@ -56,9 +56,8 @@ def _base(model_dir):
 
 
 def test_frozen_pass_matches_a_straight_forward_pass(model_dir, data):
-    from gfun.encoders.frozen import FrozenPass, encoder_layers, pad_ids, run_layers
-
     from gfun.encoders import load_encoder
+    from gfun.encoders.frozen import FrozenPass, encoder_layers, pad_ids, run_layers
 
     encoder, tokenizer = load_encoder(str(model_dir))
     ids = [np.asarray(tokenizer(t, truncation=True, max_length=48)["input_ids"]) for t in data["texts"]]
@@ -108,8 +107,8 @@ def test_frozen_pass_disk_cache_is_shared(model_dir, data, tmp_path):
 def test_k0_is_the_frozen_encoders_pooled_vector(model_dir, data):
     view = TransformerView(model=str(model_dir), **{**PARTIAL, "trainable_layers": 0, "pooling": "mean"})
     Z = view.fit_transform(data["texts"], data["langs"], data["Y"])
-    from gfun.encoders.pooling import encode_texts
     from gfun.encoders import load_encoder
+    from gfun.encoders.pooling import encode_texts
 
     encoder, tokenizer = load_encoder(str(model_dir))
     ref = encode_texts(encoder, tokenizer, data["texts"], batch_size=4, max_length=48, normalize=False)

@@ -26,8 +26,8 @@ import numpy as np
 
 from gfun._optional import import_optional
 
-__all__ = ["FrozenPass", "encoder_layers", "frozen_fingerprint", "frozen_names", "layer_index", "pad_ids", "pad_states", "run_layers",
-           "weights_fingerprint"]
+__all__ = ["FrozenPass", "encoder_layers", "frozen_fingerprint", "frozen_names", "layer_index", "pad_ids",
+           "pad_states", "run_layers", "weights_fingerprint"]
 
 logger = logging.getLogger(__name__)
 
@@ -202,7 +202,8 @@ class FrozenPass:
     def key(self) -> str:
         """Identifies the frozen computation: weights of the frozen part, ``cut``, quantisation."""
         if self._key is None:
-            self._key = frozen_fingerprint(self.encoder, frozen_names(self.encoder, self.cut))[:24] + f"-cut{self.cut}-q{int(self.quantize)}"
+            fingerprint = frozen_fingerprint(self.encoder, frozen_names(self.encoder, self.cut))
+            self._key = f"{fingerprint[:24]}-cut{self.cut}-q{int(self.quantize)}"
         return self._key
 
     def _cache_path(self, ids: Sequence[np.ndarray]) -> Path | None:

@@ -43,9 +43,9 @@ import numpy as np
 
 from gfun._optional import import_optional
 from gfun.neural import (
+    device_preset,
     progress_bar,
     resolve_device,
-    device_preset,
     resolve_preset,
     split_holdout,
     state_from_arrays,
