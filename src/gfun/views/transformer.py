@@ -76,10 +76,10 @@ TRANSFORMER_PRESETS: dict[str, dict[str, Any]] = {
             "max_length": 256, "max_epochs": 10, "patience": 2, "val_size": 0.2, "final_val_epoch": True,
             "freeze_embeddings": False, "bucket": True, "max_grad_norm": 1.0, "trainable_layers": None,
             "quantize": False},
-    "cpu": {"lr": 2e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 16,
-            "max_length": 128, "max_epochs": 2, "patience": 1, "val_size": 0.2, "final_val_epoch": True,
+    "cpu": {"lr": 5e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 32,
+            "max_length": 128, "max_epochs": 3, "patience": 1, "val_size": 0.0, "final_val_epoch": False,
             "freeze_embeddings": True, "bucket": True, "max_grad_norm": 1.0, "trainable_layers": 2,
-            "quantize": False},
+            "quantize": True},
 }
 _SETTINGS = tuple(TRANSFORMER_PRESETS["paper"])
 _POOLINGS = ("auto", "cls", "mean")
@@ -405,13 +405,19 @@ class TransformerFineTuner:
     # ------------------------------------------------------------------ inference
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Pooled last-layer vectors (n_docs, hidden), float32."""
-        ids = self._tokenize(_check_texts(texts, "transformer view"))
-        return self._run(ids, np.arange(len(ids)), "features")
+        return self._infer(texts, "features")
 
     def logits(self, texts: Sequence[str]) -> np.ndarray:
         """Output-layer scores (n_docs, n_classes), float32."""
+        return self._infer(texts, "logits")
+
+    def _infer(self, texts: Sequence[str], what: Literal["features", "logits"]) -> np.ndarray:
         ids = self._tokenize(_check_texts(texts, "transformer view"))
-        return self._run(ids, np.arange(len(ids)), "logits")
+        states = None
+        if self.frozen_ is not None and self.frozen_.cache_dir:  # the frozen pass may be on disk already
+            with self._autocast():
+                states = self.frozen_.states(ids)
+        return self._run(ids, np.arange(len(ids)), what, states)
 
     # ------------------------------------------------------------------ persistence
     def get_state(self, dtype: str | None = None, self_contained: bool = False) -> tuple[dict, dict[str, np.ndarray]]:
