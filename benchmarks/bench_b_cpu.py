@@ -252,7 +252,8 @@ def curve(args: argparse.Namespace) -> None:
         _write(rows, "bench-b-cpu-curve",
                f"gFun-B / gFun-XMB / bert on debtags run 0, k top layers of {MODEL} fine-tuned (cpu preset, "
                f"{args.epochs} epochs, meta C {args.meta_C}, int8 frozen part {args.quantize}), 2 CPU cores; "
-               f"frozen pass to layer {low} over {n_docs} documents (train+test+zero-shot) ONCE: {frozen_s:.1f} s ({1000 * frozen_s / n_docs:.1f} ms/doc), "
+               f"frozen pass to layer {low} over {n_docs} documents (train+test+zero-shot) ONCE: {frozen_s:.1f} s "
+               f"({1000 * frozen_s / n_docs:.1f} ms/doc), "
                "shared by every point; xmb_fit_s reuses the B branch of b (joblib memory)")
 
 

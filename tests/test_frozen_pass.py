@@ -20,7 +20,8 @@ pytestmark = pytest.mark.torch
 LANGS = ["de", "en", "it"]
 #: top layer (of 4) and output layer trained; a learning rate that moves a random tiny model
 PARTIAL = {"preset": "cpu", "trainable_layers": 1, "max_epochs": 2, "patience": 2, "lr": 1e-2, "head_lr": 1e-2,
-           "max_length": 48, "batch_size": 8, "random_state": 0, "device": "cpu", "eval_batch_size": 7}
+           "max_length": 48, "batch_size": 8, "random_state": 0, "device": "cpu", "eval_batch_size": 7,
+           "quantize": False}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -151,3 +152,13 @@ def test_default_preset_follows_the_device(monkeypatch):
     assert device_preset("auto") == "gpu" and device_preset("auto", "cpu") == "cpu"
     assert TransformerView().training_settings()["max_length"] == 256
     assert device_preset("paper") == "paper"
+
+
+def test_int8_frozen_part_stays_close_to_float32(model_dir, fitted, data):
+    view, Z = fitted
+    q = TransformerView(model=str(model_dir), **{**PARTIAL, "quantize": True})
+    Zq = q.fit_transform(data["texts"], data["langs"], data["Y"])
+    cos = np.sum(Z * Zq, 1) / (np.linalg.norm(Z, axis=1) * np.linalg.norm(Zq, axis=1))
+    assert cos.min() > 0.9 and not np.array_equal(Z, Zq)  # quantised, yet close
+    # int8 activations are scaled per batch: a document's vector moves a little with its batch companions
+    np.testing.assert_allclose(q.transform(data["texts"][:3], data["langs"][:3]), Zq[:3], atol=5e-2)

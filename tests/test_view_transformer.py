@@ -20,7 +20,8 @@ pytestmark = pytest.mark.torch
 LANGS = ["de", "en", "it"]
 #: small and quick: 3 epochs at most, a learning rate that moves a random tiny model
 TINY = {"preset": "cpu", "max_epochs": 3, "patience": 2, "lr": 1e-3, "max_length": 48, "batch_size": 8,
-        "random_state": 0, "device": "cpu"}
+        "random_state": 0, "device": "cpu", "trainable_layers": None, "quantize": False, "val_size": 0.2,
+        "final_val_epoch": True}  # full fine-tuning with early stopping (partial: test_frozen_pass.py)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -604,6 +604,7 @@ class _TransformerParams:
     def _state_params(self) -> dict:
         params = self.get_params()  # type: ignore[attr-defined]
         params["model"] = str(params["model"])
+        params["frozen_cache"] = None  # a cache location belongs to the machine that fitted, not to the model
         return params
 
     def _tuner_from_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> TransformerFineTuner:
