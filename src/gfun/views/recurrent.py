@@ -129,8 +129,9 @@ class RecurrentView(ViewGenerator):
     stopwords, stem : bool
         Analyser options (word vectors are looked up by surface form: no stemming by default; word order
         matters to the GRU: stop words kept by default).
-    preset : {"paper", "gpu", "cpu"}
-        Training settings; every parameter below left to ``None`` takes the preset's value.
+    preset : {"auto", "paper", "gpu", "cpu"}
+        Training settings (``"auto"``: ``"gpu"`` on CUDA, ``"cpu"`` otherwise); every parameter below left to
+        ``None`` takes the preset's value.
     lr, step_size, gamma, batch_size, max_epochs, patience, val_size, final_val_epoch : optional
         Adam learning rate, StepLR schedule (per epoch), batch size, epochs, early-stopping patience,
         held-out share, and whether to train one last epoch on the held-out split.

@@ -22,20 +22,25 @@ Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides t
     A cheaper GPU setting: encoder learning rate 2e-5 and output layer 1e-3, batch 16, maximum length 256,
     length-bucketed batches, up to 10 epochs, patience 2.
 ``"cpu"``
-    Fine-tuning practical on 2 CPU cores: maximum length 128, batch 16, length-bucketed batches, embedding
-    table frozen (multilingual-e5-small: 96M of its 118M weights), encoder learning rate 2e-5 and output
-    layer 1e-3 (an output layer at the encoder's rate learns almost nothing in 2 epochs), 2 epochs, patience 1.
-    Measured cost with multilingual-e5-small: 49 s per epoch for 160 documents (0.3 s per document) on one
-    busy core (``benchmarks/bench_neural.py --max-docs 200 --preset cpu``); extrapolated, roughly 15-30 minutes
-    per epoch on debtags run 0's 6,500 training documents with 2 cores: use a GPU for the full corpus.
-    Peak memory of that run, fine-tuning plus the M view's encoder: about 4 GB.
+    Partial fine-tuning, practical on 2 CPU cores (issue 13, measured by ``benchmarks/bench_b_cpu.py``): the
+    embeddings and the lower 10 layers are frozen and computed ONCE per document (token states kept in float16,
+    unpadded; :class:`gfun.encoders.frozen.FrozenPass`), their Linear layers dynamically quantised to int8;
+    only the top ``trainable_layers=2`` layers and the output layer train (encoder learning rate 5e-5, output
+    layer 1e-3), batch 32, maximum length 128, length-bucketed batches, 3 epochs, no held-out split. Test-time
+    extraction runs the same two halves. ``trainable_layers=0`` is the frozen encoder's pooled vector.
+
+The default preset ``"auto"`` follows the device: ``"gpu"`` on CUDA, ``"cpu"`` otherwise; ``"paper"`` only when
+asked for. ``trainable_layers`` (partial fine-tuning on a cached frozen pass) works with every preset and device.
 
 Every preset pads batches dynamically (to the longest document of the batch), always passes the attention
 mask, and extracts views in batches of documents sorted by length, without gradients: a document's vector
 does not depend on the other documents of its batch.
 
-Saved state: every weight as a numpy array, the model configuration and the tokenizer (its ``tokenizer.json``
-as bytes), so that a loaded view needs neither the network nor the original model folder.
+Saved state: the weights fine-tuning changed as numpy arrays and the model configuration. The weights it did not
+change (frozen layers, a frozen embedding table) and the tokenizer are stored by reference to the base encoder
+(its spec and a SHA-256 of those weights), loaded from the local copy (never downloaded) and refused when they
+differ; ``self_contained=True`` stores every weight and the tokenizer (``tokenizer.json`` as bytes) instead, so
+that a loaded view needs neither the network nor the original model folder.
 """
 
 from __future__ import annotations
@@ -623,8 +628,9 @@ class TransformerView(_TransformerParams, ViewGenerator):
     pooling : {"auto", "cls", "mean"}
         Document vector: the first token's ([CLS]) last-layer state, or the mean of the token states under the
         attention mask. ``"auto"``: mean for multilingual-e5 (trained that way), [CLS] otherwise.
-    preset : {"paper", "gpu", "cpu"}
-        Training settings (see the module docstring). Every parameter below left to ``None`` takes the preset's
+    preset : {"auto", "paper", "gpu", "cpu"}
+        Training settings (see the module docstring; ``"auto"``: ``"gpu"`` on CUDA, ``"cpu"`` otherwise). Every
+        parameter below left to ``None`` takes the preset's
         value; an explicit value overrides it.
     lr, head_lr : float, optional
         AdamW learning rate of the encoder and of the output layer (``head_lr=None``: same as ``lr``).
@@ -643,6 +649,13 @@ class TransformerView(_TransformerParams, ViewGenerator):
         Batches of documents of similar length (less padding), in shuffled order.
     max_grad_norm : float, optional
         Gradient clipping (``None``: none).
+    trainable_layers : int, optional
+        Fine-tune only the top ``k`` transformer layers and the output layer; the rest is frozen and computed once
+        per document (``0``: the frozen encoder's pooled vector). ``None`` (with a preset that says so): the
+        whole network.
+    quantize : bool, optional
+        Dynamic int8 quantisation of the frozen layers' Linear modules (CPU; a document's vector then moves
+        slightly, ~1e-3, with the other documents of its batch).
     dropout : float
         Dropout before the output layer during training.
     prefix : str
@@ -653,6 +666,12 @@ class TransformerView(_TransformerParams, ViewGenerator):
         bfloat16 autocast; ``"auto"``: on CUDA devices that support it.
     save_dtype : {None, "float32", "float16"}
         Precision of the weights in the saved state (``float16`` halves its size).
+    self_contained : bool
+        Save every weight and the tokenizer (default: those fine-tuning did not change are referred to by the
+        SHA-256 of the base encoder's weights).
+    frozen_cache : str, optional
+        Folder of a disk cache of the frozen pass, shared by estimators with the same encoder and documents (the
+        experiments point it at the run's view cache). Not saved with the model.
     device : str
         ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
     random_state : int, optional
