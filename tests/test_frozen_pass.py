@@ -162,3 +162,30 @@ def test_int8_frozen_part_stays_close_to_float32(model_dir, fitted, data):
     assert cos.min() > 0.9 and not np.array_equal(Z, Zq)  # quantised, yet close
     # int8 activations are scaled per batch: a document's vector moves a little with its batch companions
     np.testing.assert_allclose(q.transform(data["texts"][:3], data["langs"][:3]), Zq[:3], atol=5e-2)
+
+
+def test_cli_saves_a_small_model_that_predicts_the_same(model_dir, data, tmp_path):
+    from gfun.cli import main
+    from gfun.corpus import MultilingualCorpus
+    from gfun.persistence import load_model
+
+    labels = [[f"c{j}" for j in np.flatnonzero(row)] for row in data["Y"]]
+    train = tmp_path / "train.jsonl"
+    MultilingualCorpus([str(i) for i in range(len(labels))], list(data["langs"]), list(data["texts"]),
+                       labels).to_jsonl(train)
+
+    def size(path: Path) -> int:
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+    base = ["-q", "train", "--train", str(train), "--views", "xb", "--encoder", str(model_dir), "--device", "cpu",
+            "--trainable-layers", "1", "--meta-C", "1"]
+    assert main([*base, "--model", str(tmp_path / "small")]) == 0
+    assert main([*base, "--model", str(tmp_path / "full"), "--self-contained"]) == 0
+    assert main([*base, "--model", str(tmp_path / "half"), "--save-dtype", "float16"]) == 0
+    assert size(tmp_path / "small") < size(tmp_path / "full")
+    assert size(tmp_path / "half") < size(tmp_path / "small")
+    small, full = load_model(tmp_path / "small"), load_model(tmp_path / "full")
+    b = next(v for v in small.views_ if v.letter == "b")
+    assert b.preset == "auto" and b.tuner_.trainable_layers_ == 1  # no preset named: the device's (cpu here)
+    np.testing.assert_array_equal(small.decision_function(data["test_texts"], langs=data["test_langs"]),
+                                  full.decision_function(data["test_texts"], langs=data["test_langs"]))

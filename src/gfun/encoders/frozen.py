@@ -157,9 +157,7 @@ class FrozenPass:
         if self.quantize:
             if getattr(device, "type", "cpu") != "cpu":
                 raise ValueError("int8 quantisation of the frozen layers is for CPUs only")
-            self.layers = [torch.ao.quantization.quantize_dynamic(copy.deepcopy(layer), {torch.nn.Linear},
-                                                                   dtype=torch.qint8).eval()
-                           for layer in self.layers]
+            self.layers = _quantized(self.layers)
         self._key: str | None = None if fingerprint is None else f"{fingerprint[:24]}-cut{self.cut}-q{int(quantize)}"
 
     def forward(self, input_ids: Any, mask: Any) -> Any:
@@ -224,6 +222,23 @@ class FrozenPass:
         flat = np.concatenate(states) if states else np.zeros((0, 0), dtype=np.float16)
         np.savez(tmp, states=flat, offsets=offsets)
         os.replace(tmp, path)
+
+
+def _quantized(layers: list[Any]) -> list[Any]:
+    """Copies of ``layers`` with their Linear modules dynamically quantised to int8 (``torch.ao``, deprecated by
+    torch in favour of ``torchao`` but still shipped); the float layers themselves when it is unavailable."""
+    import warnings
+
+    torch = _torch()
+    quantize_dynamic = getattr(getattr(getattr(torch, "ao", None), "quantization", None), "quantize_dynamic", None)
+    if quantize_dynamic is None:
+        logger.warning("this torch has no torch.ao.quantization.quantize_dynamic: the frozen layers stay float32")
+        return layers
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*")
+        return [quantize_dynamic(copy.deepcopy(layer), {torch.nn.Linear}, dtype=torch.qint8).eval()
+                for layer in layers]
 
 
 def layer_index(name: str) -> int | None:
