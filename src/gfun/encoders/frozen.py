@@ -143,7 +143,6 @@ class FrozenPass:
     def __init__(self, encoder: Any, cut: int, *, pad_id: int, device: Any, quantize: bool = False,
                  batch_size: int = 64, cache_dir: str | os.PathLike[str] | None = None,
                  fingerprint: str | None = None, progress: bool = False) -> None:
-        torch = _torch()
         self.cut = int(cut)
         self.pad_id = int(pad_id)
         self.device = device
