@@ -349,7 +349,7 @@ class TransformerFineTuner:
         self._train_states = states
         return self
 
-    def _setup_frozen(self, trainable_layers: int | None) -> None:
+    def _setup_frozen(self, trainable_layers: int | None, fingerprint: str | None = None) -> None:
         """Partial fine-tuning: freeze all but the top ``trainable_layers`` layers, set up their frozen pass."""
         from gfun.encoders.frozen import FrozenPass, encoder_layers, frozen_fingerprint, frozen_names
 
@@ -369,7 +369,7 @@ class TransformerFineTuner:
             p.requires_grad_(name not in frozen)
         self.trainable_layers_ = k
         self.frozen_names_ = names
-        self.base_fingerprint_ = frozen_fingerprint(encoder, names)
+        self.base_fingerprint_ = fingerprint or frozen_fingerprint(encoder, names)
         self.top_layers_ = layers[cut:]
         self.frozen_ = FrozenPass(encoder, cut, pad_id=self.pad_id_, device=self.device_,
                                   quantize=bool(self.settings.get("quantize")), batch_size=self.eval_batch_size,
@@ -491,7 +491,8 @@ class TransformerFineTuner:
         self.best_epoch_ = int(meta["best_epoch"])
         self.fit_seconds_ = float(meta["fit_seconds"])
         self.tokenizer_ = tokenizers.Tokenizer.from_str(self.tokenizer_json_)
-        self._setup_frozen(meta.get("trainable_layers"))
+        known = base["sha256"] if base is not None and meta.get("trainable_layers") is not None else None
+        self._setup_frozen(meta.get("trainable_layers"), known)  # the base was checked against that fingerprint
         if base is not None and meta.get("trainable_layers") is None:
             for name, p in self.net_.encoder.named_parameters():
                 p.requires_grad_(name not in set(base["frozen"]))
