@@ -164,6 +164,12 @@ def curve(args: argparse.Namespace) -> None:
     train = read_corpus(run / "train.jsonl", classes)
     test = read_corpus(run / "test.jsonl", classes)
     zs = read_corpus(run / "test_zeroshot.jsonl", classes)
+    if args.per_language:  # a sample: up to N training and N test documents per language
+        from gfun.experiments.runner import sample_corpus
+
+        rng = np.random.RandomState(0)
+        train = sample_corpus(train, args.per_language, train.languages, rng)
+        test = sample_corpus(test, args.per_language, test.languages, rng)
     ks = sorted(int(k) for k in args.ks.split(","))
     cache = Path(args.cache)
     common = {"model": MODEL, "preset": "cpu", "max_epochs": args.epochs, "random_state": 0, "device": "cpu",
@@ -249,8 +255,9 @@ def curve(args: argparse.Namespace) -> None:
         row["peak_mb"] = round(_peak_mb())
         logger.info("%s", row)
         rows.append(row)
-        _write(rows, "bench-b-cpu-curve",
-               f"gFun-B / gFun-XMB / bert on debtags run 0, k top layers of {MODEL} fine-tuned (cpu preset, "
+        sample = f" (sample: {len(train)} training, {len(test)} test documents)" if args.per_language else ""
+        _write(rows, args.stem,
+               f"gFun-B / gFun-XMB / bert on debtags run 0{sample}, k top layers of {MODEL} fine-tuned (cpu preset, "
                f"{args.epochs} epochs, meta C {args.meta_C}, int8 frozen part {args.quantize}), 2 CPU cores; "
                f"frozen pass to layer {low} over {n_docs} documents (train+test+zero-shot) ONCE: {frozen_s:.1f} s "
                f"({1000 * frozen_s / n_docs:.1f} ms/doc), "
@@ -291,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", default=str(ROOT / ".scratch" / "b-cpu-cache"))
     p.add_argument("--quantize", action=argparse.BooleanOptionalAction, default=True,
                    help="int8 dynamic quantisation of the frozen layers (default on)")
+    p.add_argument("--per-language", type=int, default=None,
+                   help="curve on a sample: up to N training and N test documents per language")
+    p.add_argument("--stem", default="bench-b-cpu-curve", help="name of the curve's CSV/txt under results/")
     p.add_argument("--save-bvectors", default=None)
     p.add_argument("--save-k", type=int, default=1)
     args = p.parse_args(argv)
