@@ -189,3 +189,14 @@ def test_cli_saves_a_small_model_that_predicts_the_same(model_dir, data, tmp_pat
     assert b.preset == "auto" and b.tuner_.trainable_layers_ == 1  # no preset named: the device's (cpu here)
     np.testing.assert_array_equal(small.decision_function(data["test_texts"], langs=data["test_langs"]),
                                   full.decision_function(data["test_texts"], langs=data["test_langs"]))
+
+
+def test_experiment_configs_share_the_frozen_pass(tmp_path):
+    from gfun.experiments.configs import build_estimator, parse_config
+
+    params = {"b": {"model": "m", "trainable_layers": 1}}
+    bert = build_estimator(parse_config("bert"), view_params=params, memory=str(tmp_path))
+    xmb = build_estimator(parse_config("xmb"), view_params=params, memory=str(tmp_path))
+    assert bert.frozen_cache == str(tmp_path) and xmb.view_params["b"]["frozen_cache"] == str(tmp_path)
+    assert params == {"b": {"model": "m", "trainable_layers": 1}}  # the caller's dict is left alone
+    assert build_estimator(parse_config("bert"), view_params=params).frozen_cache is None
