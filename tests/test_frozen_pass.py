@@ -200,3 +200,15 @@ def test_experiment_configs_share_the_frozen_pass(tmp_path):
     assert bert.frozen_cache == str(tmp_path) and xmb.view_params["b"]["frozen_cache"] == str(tmp_path)
     assert params == {"b": {"model": "m", "trainable_layers": 1}}  # the caller's dict is left alone
     assert build_estimator(parse_config("bert"), view_params=params).frozen_cache is None
+
+
+def test_head_refit_changes_the_classifier_not_the_vectors(model_dir, data):
+    from gfun.neural import _bce
+
+    plain = TransformerView(model=str(model_dir), **{**PARTIAL, "head_epochs": 0})
+    refit = TransformerView(model=str(model_dir), **{**PARTIAL, "head_epochs": 20})
+    Z0 = plain.fit_transform(data["texts"], data["langs"], data["Y"])
+    Z1 = refit.fit_transform(data["texts"], data["langs"], data["Y"])
+    np.testing.assert_allclose(Z1, Z0, atol=1e-6)
+    L0, L1 = plain.tuner_.logits(data["texts"]), refit.tuner_.logits(data["texts"])
+    assert _bce(L1, data["Y"]) < _bce(L0, data["Y"])  # a better fit of the training labels

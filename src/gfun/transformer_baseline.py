@@ -27,8 +27,8 @@ class FineTunedTransformerClassifier(_TransformerParams, ClassifierMixin, BaseEs
     Parameters
     ----------
     model, pooling, preset, lr, head_lr, weight_decay, step_size, gamma, batch_size, max_length, max_epochs, \
-patience, val_size, final_val_epoch, freeze_embeddings, bucket, max_grad_norm, trainable_layers, quantize, dropout, \
-prefix, eval_batch_size, amp, save_dtype, self_contained, frozen_cache, device, random_state, progress
+patience, val_size, final_val_epoch, freeze_embeddings, bucket, max_grad_norm, trainable_layers, quantize, \
+head_epochs, dropout, prefix, eval_batch_size, amp, save_dtype, self_contained, frozen_cache, device, random_state, progress
         As for :class:`gfun.views.transformer.TransformerView` (same defaults, same presets).
 
     Attributes
@@ -52,6 +52,7 @@ prefix, eval_batch_size, amp, save_dtype, self_contained, frozen_cache, device, 
         self.tuner_ = self._tuner().fit(texts, Y)
         self.tuner_.__dict__.pop("_train_ids", None)
         self.tuner_.__dict__.pop("_train_states", None)
+        self.tuner_.__dict__.pop("_train_features", None)
         self._set_fitted()
         return self
 

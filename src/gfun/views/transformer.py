@@ -26,7 +26,8 @@ Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides t
     embeddings and the lower 11 layers are frozen and computed ONCE per document (token states kept in float16,
     unpadded; :class:`gfun.encoders.frozen.FrozenPass`), their Linear layers dynamically quantised to int8;
     only the top ``trainable_layers=1`` layer and the output layer train (encoder learning rate 5e-5, output
-    layer 1e-3), batch 32, maximum length 128, length-bucketed batches, 3 epochs, no held-out split. Test-time
+    layer 1e-3), batch 32, maximum length 128, length-bucketed batches, 3 epochs, no held-out split, then 30
+    epochs of the output layer alone on the final vectors (for the ``bert`` baseline's classifier). Test-time
     extraction runs the same two halves. ``trainable_layers=0`` is the frozen encoder's pooled vector.
 
 The default preset ``"auto"`` follows the device: ``"gpu"`` on CUDA, ``"cpu"`` otherwise; ``"paper"`` only when
@@ -76,15 +77,15 @@ TRANSFORMER_PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"lr": 1e-5, "head_lr": None, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 4,
               "max_length": 512, "max_epochs": 50, "patience": 5, "val_size": 0.2, "final_val_epoch": True,
               "freeze_embeddings": False, "bucket": False, "max_grad_norm": None, "trainable_layers": None,
-              "quantize": False},
+              "quantize": False, "head_epochs": 0},
     "gpu": {"lr": 2e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 16,
             "max_length": 256, "max_epochs": 10, "patience": 2, "val_size": 0.2, "final_val_epoch": True,
             "freeze_embeddings": False, "bucket": True, "max_grad_norm": 1.0, "trainable_layers": None,
-            "quantize": False},
+            "quantize": False, "head_epochs": 0},
     "cpu": {"lr": 5e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 32,
             "max_length": 128, "max_epochs": 3, "patience": 1, "val_size": 0.0, "final_val_epoch": False,
             "freeze_embeddings": True, "bucket": True, "max_grad_norm": 1.0, "trainable_layers": 1,
-            "quantize": True},
+            "quantize": True, "head_epochs": 30},
 }
 _SETTINGS = tuple(TRANSFORMER_PRESETS["paper"])
 _POOLINGS = ("auto", "cls", "mean")
@@ -344,10 +345,44 @@ class TransformerFineTuner:
                 patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name="B view")
         del self.optimizer_
         self.net_.eval()
+        self._train_features = None
+        if int(s.get("head_epochs") or 0) > 0:
+            self._train_features = self._run(ids, np.arange(len(ids)), "features", states)
+            with torch_seed(self.random_state, self.device_):
+                self._refit_head(self._train_features, Y, int(s["head_epochs"]))
         self.fit_seconds_ = time.perf_counter() - t_start
         self._train_ids = ids  # reused by the view's fit_transform, then dropped
         self._train_states = states
         return self
+
+    def _refit_head(self, features: np.ndarray, Y: np.ndarray, epochs: int) -> None:
+        """More epochs of the output layer alone on the final (fixed) document vectors.
+
+        A few epochs of fine-tuning leave the output layer far from a good classifier (its sigmoid at 0.5 then
+        predicts almost nothing) long after the vectors are useful; the vectors are computed once, so these
+        epochs cost next to nothing. Only the classifier (``logits``, the ``bert`` baseline) changes: the view's
+        vectors do not depend on the output layer.
+        """
+        torch = self._torch()
+        head = self.net_.head
+        X = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(self.device_)
+        Yt = torch.from_numpy(np.asarray(Y, dtype=np.float32)).to(self.device_)
+        s = self.settings
+        lr = s["head_lr"] if s["head_lr"] is not None else s["lr"]
+        opt = torch.optim.AdamW(head.parameters(), lr=float(lr), weight_decay=float(s["weight_decay"]))
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+        rng = np.random.RandomState(self.random_state)
+        bs = max(int(s["batch_size"]), 32)
+        for _ in range(epochs):
+            perm = torch.from_numpy(rng.permutation(len(X))).to(self.device_)
+            for start in range(0, len(X), bs):
+                batch = perm[start:start + bs]
+                loss = loss_fn(head(X[batch]), Yt[batch])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+        logger.info("B view: output layer refitted for %d epochs on the final vectors, loss %.4f", epochs,
+                    float(loss.detach()))
 
     def _setup_frozen(self, trainable_layers: int | None, fingerprint: str | None = None) -> None:
         """Partial fine-tuning: freeze all but the top ``trainable_layers`` layers, set up their frozen pass."""
@@ -553,7 +588,8 @@ class _TransformerParams:
                  patience: int | None = None, val_size: float | None = None, final_val_epoch: bool | None = None,
                  freeze_embeddings: bool | None = None, bucket: bool | None = None,
                  max_grad_norm: float | None = None, trainable_layers: int | None = None,
-                 quantize: bool | None = None, dropout: float = 0.1, prefix: str = "",
+                 quantize: bool | None = None, head_epochs: int | None = None, dropout: float = 0.1,
+                 prefix: str = "",
                  eval_batch_size: int = 64, amp: bool | str = "auto", save_dtype: str | None = None,
                  self_contained: bool = False, frozen_cache: str | None = None, device: str = "auto",
                  random_state: int | None = None, progress: bool = False) -> None:
@@ -576,6 +612,7 @@ class _TransformerParams:
         self.max_grad_norm = max_grad_norm
         self.trainable_layers = trainable_layers
         self.quantize = quantize
+        self.head_epochs = head_epochs
         self.dropout = dropout
         self.prefix = prefix
         self.eval_batch_size = eval_batch_size
@@ -657,6 +694,9 @@ class TransformerView(_TransformerParams, ViewGenerator):
     quantize : bool, optional
         Dynamic int8 quantisation of the frozen layers' Linear modules (CPU; a document's vector then moves
         slightly, ~1e-3, with the other documents of its batch).
+    head_epochs : int, optional
+        After fine-tuning, train the output layer alone for this many more epochs on the final document vectors
+        (cheap: computed once). Changes only the classifier (the ``bert`` baseline), not the view's vectors.
     dropout : float
         Dropout before the output layer during training.
     prefix : str
@@ -709,7 +749,8 @@ class TransformerView(_TransformerParams, ViewGenerator):
         self._set_fitted()
         ids = tuner.__dict__.pop("_train_ids")
         states = tuner.__dict__.pop("_train_states", None)  # the frozen pass of training, reused
-        return tuner._run(ids, np.arange(len(ids)), "features", states)
+        features = tuner.__dict__.pop("_train_features", None)
+        return features if features is not None else tuner._run(ids, np.arange(len(ids)), "features", states)
 
     def _set_fitted(self) -> None:
         self.n_features_out_ = int(self.tuner_.net_.head.in_features)
