@@ -28,7 +28,8 @@ class FineTunedTransformerClassifier(_TransformerParams, ClassifierMixin, BaseEs
     ----------
     model, pooling, preset, lr, head_lr, weight_decay, step_size, gamma, batch_size, max_length, max_epochs, \
 patience, val_size, final_val_epoch, freeze_embeddings, bucket, max_grad_norm, trainable_layers, quantize, \
-head_epochs, dropout, prefix, eval_batch_size, amp, save_dtype, self_contained, frozen_cache, device, random_state, progress
+head_epochs, dropout, prefix, eval_batch_size, amp, save_dtype, self_contained, frozen_cache, device, random_state, \
+progress
         As for :class:`gfun.views.transformer.TransformerView` (same defaults, same presets).
 
     Attributes
