@@ -264,7 +264,26 @@ def curve(args: argparse.Namespace) -> None:
                "shared by every point; xmb_fit_s reuses the B branch of b (joblib memory)")
 
 
-def _save_vectors(out: Path, view: Any, parts: dict, k: int, args: argparse.Namespace) -> None:
+def vectors(args: argparse.Namespace) -> None:
+    """The B vectors of a saved gFun model (``--model``) for the run's train, test and zero-shot documents."""
+    from gfun.corpus import read_classes, read_corpus
+    from gfun.persistence import load_model
+
+    run = Path(args.run_dir)
+    classes = read_classes(run / "classes.json")
+    parts = {name: read_corpus(run / f"{file}.jsonl", classes)
+             for name, file in (("train", "train"), ("test", "test"), ("zeroshot", "test_zeroshot"))}
+    model = load_model(args.model)
+    view = next(v for v in model.views_ if v.letter == "b")
+    k = view.tuner_.trainable_layers_
+    _save_vectors(Path(args.save_bvectors), view, parts, k, args,
+                  how=f"the B view of the model saved by `gfun train ... --views xmb --word-vectors e5-subword` "
+                  f"(no preset named: the cpu preset), read back from {args.model} by\n"
+                  f"python benchmarks/bench_b_cpu.py vectors --model {args.model} --save-bvectors "
+                  f"{args.save_bvectors}\nParameters: {json.dumps(view.get_params(), default=str)}\n")
+
+
+def _save_vectors(out: Path, view: Any, parts: dict, k: int, args: argparse.Namespace, how: str | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, corpus in parts.items():
         Z = view.transform(list(corpus.texts), corpus.lang_array)
@@ -272,22 +291,24 @@ def _save_vectors(out: Path, view: Any, parts: dict, k: int, args: argparse.Name
         with open(out / f"{name}.ids.jsonl", "w", encoding="utf-8") as fh:
             for doc_id, lang in zip(corpus.ids, corpus.langs, strict=True):
                 fh.write(json.dumps({"id": doc_id, "lang": lang}) + "\n")
+    how = how or (f"python benchmarks/bench_b_cpu.py curve --run-dir {args.run_dir} --ks {args.ks} "
+                  f"--epochs {args.epochs} --save-k {k}\n")
     (out / "README.txt").write_text(
         f"B-view vectors (384-d, float32) of debtags run 0, same order as the run's train.jsonl / test.jsonl /\n"
         f"test_zeroshot.jsonl (ids and languages in <part>.ids.jsonl).\n"
-        f"Made by: python benchmarks/bench_b_cpu.py curve --run-dir {args.run_dir} --ks {args.ks} "
-        f"--epochs {args.epochs} --save-k {k}\n"
-        f"View: TransformerView(model='{MODEL}', preset='cpu', trainable_layers={k}, max_epochs={args.epochs}, "
-        f"random_state=0): multilingual-e5-small, lower {12 - k} layers frozen (their states computed once),\n"
-        f"top {k} layers + linear head fine-tuned by BCE on the 6,491 training documents, mean pooling; the\n"
-        f"training vectors are the fine-tuned network's vectors of the training documents (in-sample).\n",
+        f"Made by: {how}"
+        f"View: multilingual-e5-small, lower {12 - k} layers frozen (int8 dynamic quantisation when the view says\n"
+        f"quantize), their states computed once; top {k} layer(s) + linear head fine-tuned by BCE on the 6,491\n"
+        f"training documents (3 epochs in the cpu preset), mean pooling, no prefix, max length 128; the training\n"
+        f"vectors are the fine-tuned network's vectors of its own training documents (in-sample).\n",
         encoding="utf-8")
     logger.info("B vectors written to %s", out)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("part", choices=("levers", "curve"))
+    p.add_argument("part", choices=("levers", "curve", "vectors"))
+    p.add_argument("--model", default=None, help="vectors: a saved gFun model with a B view")
     p.add_argument("--run-dir", default=str(ROOT / ".scratch" / "run0"),
                    help="debtags run 0 (gfun datasets build debtags --run 0 --out DIR)")
     p.add_argument("--sample", type=int, default=300)
@@ -305,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--save-k", type=int, default=1)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
-    levers(args) if args.part == "levers" else curve(args)
+    {"levers": levers, "curve": curve, "vectors": vectors}[args.part](args)
     return 0
 
 
