@@ -92,8 +92,9 @@ def neural_view_params(word_vectors: str | None = None, encoder: str | None = No
     return out or None
 
 
-def add_neural_arguments(p: argparse.ArgumentParser) -> None:
-    """Options of the neural views B and R (and of the fine-tuned transformer baseline)."""
+def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) -> None:
+    """Options of the neural views B and R (and of the fine-tuned transformer baseline); ``saving``: also how the
+    B weights are saved (``--save-dtype``, ``--self-contained``)."""
     p.add_argument("--encoder", default=None,
                    help="transformer of the b view and of --method bert: 'multilingual-e5-small' (default, offline), "
                    "a local save_pretrained folder, or a Hugging Face id already in the local cache (never downloaded)")
@@ -105,11 +106,12 @@ def add_neural_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trainable-layers", type=int, default=None,
                    help="b view: fine-tune only the top K transformer layers (and the output layer) on a frozen pass "
                    "computed once per document; 0: the frozen encoder's vector (default: the preset's)")
-    p.add_argument("--save-dtype", choices=("float32", "float16"), default=None,
-                   help="precision of the saved b weights (float16 halves the model file)")
-    p.add_argument("--self-contained", action="store_true",
-                   help="store every b weight in the model (default: the weights fine-tuning did not change are "
-                   "referred to by content hash of the local base encoder)")
+    if saving:
+        p.add_argument("--save-dtype", choices=("float32", "float16"), default=None,
+                       help="precision of the saved b weights (float16 halves the model file)")
+        p.add_argument("--self-contained", action="store_true",
+                       help="store every b weight in the model (default: the weights fine-tuning did not change are "
+                       "referred to by content hash of the local base encoder)")
     p.add_argument("--device", default=None, help="torch device of the b and r views: auto (default), cpu, cuda, ...")
 
 
@@ -282,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors); e.g. xmw, xmb")
     p.add_argument("--r-wce", action="store_true",
                    help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
-    add_neural_arguments(p)
+    add_neural_arguments(p, saving=True)
     p.add_argument("--word-vectors", default=None,
                    help="source of aligned word vectors for the m and r views: a folder of MUSE/fastText "
                    "wiki.multi.<lang>.vec files ('vec:DIR'), or 'e5' (vectors from the offline multilingual-e5-small "
