@@ -226,7 +226,7 @@ def curve(args: argparse.Namespace) -> None:
         bparams = {**common, "trainable_layers": k}
         if k == 0:
             bparams["max_epochs"] = 1  # only the output layer trains (bert's classifier); the view needs none
-        for views in ("b", "xmb"):
+        for views in args.configs.split(","):
             gf = GeneralizedFunnelling(views=views, meta_C=args.meta_C, random_state=0, memory=str(memory),
                                        view_params={"b": bparams, "m": {"source": "e5-subword"}})
             t0 = time.perf_counter()
@@ -321,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="int8 dynamic quantisation of the frozen layers (default on)")
     p.add_argument("--per-language", type=int, default=None,
                    help="curve on a sample: up to N training and N test documents per language")
+    p.add_argument("--configs", default="b,xmb", help="curve: gFun configurations (b must come first)")
     p.add_argument("--stem", default="bench-b-cpu-curve", help="name of the curve's CSV/txt under results/")
     p.add_argument("--save-bvectors", default=None)
     p.add_argument("--save-k", type=int, default=1)
