@@ -102,7 +102,7 @@ def weights_fingerprint(tensors: Sequence[tuple[str, Any]]) -> str:
         arr = np.ascontiguousarray(t.detach().to("cpu").float().numpy())
         h.update(name.encode("utf-8"))
         h.update(str(arr.shape).encode("ascii"))
-        h.update(arr.tobytes())
+        h.update(memoryview(arr).cast("B"))  # no copy of a (possibly 384 MB) embedding table
     return h.hexdigest()
 
 
