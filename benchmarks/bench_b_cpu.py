@@ -156,7 +156,7 @@ def curve(args: argparse.Namespace) -> None:
     from gfun.corpus import read_classes, read_corpus
     from gfun.encoders.frozen import FrozenPass, encoder_layers, pad_states, run_layers
     from gfun.funnelling import GeneralizedFunnelling
-    from gfun.metrics import f1_score
+    from gfun.metrics import evaluate, f1_score
     from gfun.views.transformer import TransformerView
 
     run = Path(args.run_dir)
@@ -236,9 +236,12 @@ def curve(args: argparse.Namespace) -> None:
             pred = gf.predict(test)
             pred_s = time.perf_counter() - t0
             zpred = gf.predict(zs)
-            row[f"{views}_F1M"] = round(float(f1_score(test.Y, pred, average="macro")), 4)
-            row[f"{views}_F1u"] = round(float(f1_score(test.Y, pred, average="micro")), 4)
-            row[f"{views}_zs_F1u"] = round(float(f1_score(zs.Y, zpred, average="micro")), 4)
+            # as `gfun evaluate` and the paper: per language, then averaged over languages
+            avg = evaluate(test.Y, pred, test.langs).loc["average"]
+            row[f"{views}_F1M"] = round(float(avg["F1_macro"]), 4)
+            row[f"{views}_F1u"] = round(float(avg["F1_micro"]), 4)
+            row[f"{views}_zs_F1u"] = round(float(evaluate(zs.Y, zpred, zs.langs).loc["average"]["F1_micro"]), 4)
+            row[f"{views}_pooled_F1M"] = round(float(f1_score(test.Y, pred, average="macro")), 4)
             row[f"{views}_fit_s"] = round(fit_s, 1)
             row[f"{views}_predict_s"] = round(pred_s, 1)
             bview = next(v for v in gf.views_ if v.letter == "b")
@@ -247,8 +250,9 @@ def curve(args: argparse.Namespace) -> None:
                 row["finetune_s"] = round(float(tuner.fit_seconds_), 1)
                 row["epoch_s"] = round(float(np.mean([h["seconds"] for h in tuner.history_])), 1)
                 bert_pred = (tuner.logits(list(test.texts)) > 0).astype(np.int8)
-                row["bert_F1M"] = round(float(f1_score(test.Y, bert_pred, average="macro")), 4)
-                row["bert_F1u"] = round(float(f1_score(test.Y, bert_pred, average="micro")), 4)
+                bert_avg = evaluate(test.Y, bert_pred, test.langs).loc["average"]
+                row["bert_F1M"] = round(float(bert_avg["F1_macro"]), 4)
+                row["bert_F1u"] = round(float(bert_avg["F1_micro"]), 4)
                 if args.save_bvectors and k == args.save_k:
                     _save_vectors(Path(args.save_bvectors), bview, parts, k, args)
         row["derive_s"] = round(derive_s[k], 1)
