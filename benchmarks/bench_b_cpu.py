@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-length-cap", type=int, default=256)
     p.add_argument("--ks", default="0,1,2")
     p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--meta-C", type=float, default=1.0)
+    p.add_argument("--meta-C", type=lambda v: v if v == "cv" else float(v), default=1.0, help="a number or 'cv'")
     p.add_argument("--cache", default=str(ROOT / ".scratch" / "b-cpu-cache"))
     p.add_argument("--quantize", action=argparse.BooleanOptionalAction, default=True,
                    help="int8 dynamic quantisation of the frozen layers (default on)")
