@@ -20,7 +20,8 @@ pytestmark = pytest.mark.torch
 LANGS = ["de", "en", "it"]
 #: small and quick: 3 epochs at most, a learning rate that moves a random tiny model
 TINY = {"preset": "cpu", "max_epochs": 3, "patience": 2, "lr": 1e-3, "max_length": 48, "batch_size": 8,
-        "random_state": 0, "device": "cpu"}
+        "random_state": 0, "device": "cpu", "trainable_layers": None, "quantize": False, "val_size": 0.2,
+        "final_val_epoch": True}  # full fine-tuning with early stopping (partial: test_frozen_pass.py)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -97,7 +98,7 @@ def test_determinism_with_a_seed(model_dir, fitted, data):
 
 def test_state_round_trip_needs_no_model_folder(model_dir, fitted, data, tmp_path):
     view, _ = fitted
-    meta, arrays = view.get_state()
+    meta, arrays = _with_params(view, self_contained=True)  # by default the frozen weights are referenced
     meta = json.loads(json.dumps(meta))
     assert all(isinstance(a, np.ndarray) and a.dtype != object for a in arrays.values())
     # the loaded view reads neither the original folder nor the network
@@ -107,7 +108,7 @@ def test_state_round_trip_needs_no_model_folder(model_dir, fitted, data, tmp_pat
         loaded = TransformerView.from_state(meta, {k: np.array(v) for k, v in arrays.items()})
     finally:
         moved.rename(model_dir)
-    assert loaded.get_params() == view.get_params()
+    assert loaded.get_params() == {**view.get_params(), "self_contained": True}
     np.testing.assert_allclose(loaded.transform(data["test_texts"], data["test_langs"]),
                                view.transform(data["test_texts"], data["test_langs"]), atol=1e-6)
     assert [h["train_loss"] for h in loaded.history_] == [h["train_loss"] for h in view.history_]
@@ -117,11 +118,12 @@ def test_state_round_trip_needs_no_model_folder(model_dir, fitted, data, tmp_pat
 
 
 def _with_params(view: TransformerView, **params) -> tuple[dict, dict]:
+    before = {k: view.get_params()[k] for k in params}
     view.set_params(**params)
     try:
         return view.get_state()
     finally:
-        view.set_params(**{k: None for k in params})
+        view.set_params(**before)
 
 
 def test_zero_shot_language_is_covered(fitted, data):
@@ -176,8 +178,8 @@ def test_early_stopping_restores_the_best_epoch():
 def test_presets_and_overrides():
     view = TransformerView(preset="cpu", lr=0.5)
     s = view.training_settings()
-    assert s["lr"] == 0.5 and s["max_length"] == 128 and s["freeze_embeddings"] and s["batch_size"] == 16
-    paper = TransformerView().training_settings()
+    assert s["lr"] == 0.5 and s["trainable_layers"] is not None
+    paper = TransformerView(preset="paper").training_settings()
     assert (paper["lr"], paper["weight_decay"], paper["step_size"], paper["gamma"], paper["batch_size"],
             paper["max_length"], paper["max_epochs"], paper["patience"], paper["val_size"],
             paper["final_val_epoch"]) == (1e-5, 0.01, 25, 0.1, 4, 512, 50, 5, 0.2, True)

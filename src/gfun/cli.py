@@ -95,37 +95,55 @@ def _probabilities(labels: np.ndarray, proba: np.ndarray, classes: list[str]) ->
 
 
 def neural_view_params(word_vectors: str | None = None, encoder: str | None = None, neural_preset: str | None = None,
-                       device: str | None = None, recurrent_wce: bool = False) -> dict | None:
-    """``view_params`` of the options ``--word-vectors``, ``--encoder``, ``--neural-preset``, ``--device``, ``--r-wce``.
+                       device: str | None = None, recurrent_wce: bool = False, *, trainable_layers: int | None = None,
+                       save_dtype: str | None = None, self_contained: bool = False,
+                       progress: bool = False) -> dict | None:
+    """``view_params`` of the options ``--word-vectors``, ``--encoder``, ``--neural-preset``, ``--device``, ``--r-wce``,
+    ``--trainable-layers``, ``--save-dtype``, ``--self-contained`` (and progress bars).
 
-    The word vectors go to the M and R views, the encoder to the B view (and the ``bert`` baseline), the preset
-    and the device to B and R.
+    The word vectors go to the M and R views, the encoder, the trainable layers and how the weights are saved to the
+    B view (and the ``bert`` baseline), the preset, the device and progress bars to B and R.
     """
     out: dict[str, dict] = {}
     if word_vectors:
         out["m"] = {"source": word_vectors}
         out["r"] = {"source": word_vectors}
-    if encoder:
-        out.setdefault("b", {})["model"] = encoder
+    b = {"model": encoder, "trainable_layers": trainable_layers, "save_dtype": save_dtype,
+         "self_contained": self_contained or None}
+    if any(v is not None for v in b.values()):
+        out["b"] = {k: v for k, v in b.items() if v is not None}
     for letter in ("b", "r"):
         if neural_preset:
             out.setdefault(letter, {})["preset"] = neural_preset
         if device:
             out.setdefault(letter, {})["device"] = device
+        if progress:
+            out.setdefault(letter, {})["progress"] = True
     if recurrent_wce:
         out.setdefault("r", {})["wce"] = True
     return out or None
 
 
-def add_neural_arguments(p: argparse.ArgumentParser) -> None:
-    """Options of the neural views B and R (and of the fine-tuned transformer baseline)."""
+def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) -> None:
+    """Options of the neural views B and R (and of the fine-tuned transformer baseline); ``saving``: also how the
+    B weights are saved (``--save-dtype``, ``--self-contained``)."""
     p.add_argument("--encoder", default=None,
                    help="transformer of the b view and of --method bert: 'multilingual-e5-small' (default, offline), "
                    "a local save_pretrained folder, or a Hugging Face id already in the local cache (never downloaded)")
     p.add_argument("--neural-preset", choices=NEURAL_PRESETS, default=None,
-                   help="training settings of the b and r views: paper (section 4.3/5 settings; default), gpu "
-                   "(cheaper: 10 epochs, length 256, head lr 1e-3), cpu (length 128, frozen embedding table, 2 epochs "
-                   "for b; roughly 15-30 min per epoch on debtags run 0 with 2 cores)")
+                   help="training settings of the b and r views (default: gpu on a CUDA device, cpu otherwise): "
+                   "paper (section 4.3/5 settings: batch 4, length 512, up to 50 epochs), gpu (10 epochs, length "
+                   "256, head lr 1e-3), cpu (b: only the top layer fine-tuned on a frozen pass computed once per "
+                   "document, int8 frozen layers, length 128, 3 epochs)")
+    p.add_argument("--trainable-layers", type=int, default=None,
+                   help="b view: fine-tune only the top K transformer layers (and the output layer) on a frozen pass "
+                   "computed once per document; 0: the frozen encoder's vector (default: the preset's)")
+    if saving:
+        p.add_argument("--save-dtype", choices=("float32", "float16"), default=None,
+                       help="precision of the saved b weights (float16 halves the model file)")
+        p.add_argument("--self-contained", action="store_true",
+                       help="store every b weight in the model (default: the weights fine-tuning did not change are "
+                       "referred to by content hash of the local base encoder)")
     p.add_argument("--device", default=None, help="torch device of the b and r views: auto (default), cpu, cuda, ...")
 
 
@@ -135,7 +153,8 @@ def make_estimator(method: str, *, views: str = "x", aggregation: str = DEFAULT_
                    word_vectors: str | None = None, zero_shot_views: str | None = None,
                    meta_class_weight: str | None = None, n_jobs: int | None = None, random_state: int | None = 0,
                    verbose: bool = False, encoder: str | None = None, neural_preset: str | None = None,
-                   device: str | None = None, recurrent_wce: bool = False) -> Any:
+                   device: str | None = None, recurrent_wce: bool = False, trainable_layers: int | None = None,
+                   save_dtype: str | None = None, self_contained: bool = False) -> Any:
     """The estimator behind ``--method`` (``gfun``, ``fun``, ``naive`` or ``bert``)."""
     from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
@@ -143,10 +162,11 @@ def make_estimator(method: str, *, views: str = "x", aggregation: str = DEFAULT_
     if method == "naive":
         return NaiveClassifier(C="cv" if meta_C is None else meta_C, n_jobs=n_jobs, random_state=random_state)
     meta_C = 1.0 if meta_C is None else meta_C
-    view_params = neural_view_params(word_vectors, encoder, neural_preset, device, recurrent_wce)
+    view_params = neural_view_params(word_vectors, encoder, neural_preset, device, recurrent_wce,
+                                     trainable_layers=trainable_layers, save_dtype=save_dtype,
+                                     self_contained=self_contained, progress=verbose)
     if method == "bert":
-        return FineTunedTransformerClassifier(random_state=random_state, progress=verbose,
-                                              **(view_params or {}).get("b", {}))
+        return FineTunedTransformerClassifier(random_state=random_state, **(view_params or {}).get("b", {}))
     common = {"meta_C": meta_C, "first_tier_C": first_tier_C, "train_posteriors": train_posteriors,
               "zero_shot_views": zero_shot_views, "view_params": view_params, "meta_class_weight": meta_class_weight,
               "n_jobs": n_jobs,
@@ -177,7 +197,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                          n_jobs=args.n_jobs,
                          random_state=args.seed,
                          verbose=True, encoder=args.encoder, neural_preset=args.neural_preset, device=args.device,
-                         recurrent_wce=args.r_wce)
+                         recurrent_wce=args.r_wce, trainable_layers=args.trainable_layers,
+                         save_dtype=args.save_dtype, self_contained=args.self_contained)
     t0 = time.perf_counter()
     est.fit(train)
     logger.info("fitted in %.1f s", time.perf_counter() - t0)
@@ -350,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors); e.g. xmw, xmb")
     p.add_argument("--r-wce", action="store_true",
                    help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
-    add_neural_arguments(p)
+    add_neural_arguments(p, saving=True)
     p.add_argument("--word-vectors", default=None,
                    help="source of aligned word vectors for the m and r views: a folder of MUSE/fastText "
                    "wiki.multi.<lang>.vec files ('vec:DIR'), or 'e5' (vectors from the offline multilingual-e5-small "

@@ -21,7 +21,7 @@ import numpy as np
 
 from gfun._optional import import_optional
 
-__all__ = ["resolve_device", "resolve_preset", "split_holdout", "state_from_arrays", "state_to_arrays",
+__all__ = ["device_preset", "resolve_device", "resolve_preset", "split_holdout", "state_from_arrays", "state_to_arrays",
            "torch_seed", "train_early_stopping"]
 
 logger = logging.getLogger(__name__)
@@ -45,6 +45,13 @@ def resolve_preset(presets: Mapping[str, Mapping[str, Any]], preset: str, overri
     out = dict(presets[preset])
     out.update({k: v for k, v in overrides.items() if v is not None})
     return out
+
+
+def device_preset(preset: str, device: Any = "auto") -> str:
+    """``preset`` itself, or for ``"auto"`` the preset of the device: ``"gpu"`` on CUDA, ``"cpu"`` otherwise."""
+    if preset != "auto":
+        return preset
+    return "gpu" if getattr(resolve_device(device), "type", "cpu") == "cuda" else "cpu"
 
 
 def resolve_device(device: Any = "auto") -> Any:

@@ -27,8 +27,9 @@ class FineTunedTransformerClassifier(_TransformerParams, ClassifierMixin, BaseEs
     Parameters
     ----------
     model, pooling, preset, lr, head_lr, weight_decay, step_size, gamma, batch_size, max_length, max_epochs, \
-patience, val_size, final_val_epoch, freeze_embeddings, bucket, max_grad_norm, dropout, prefix, eval_batch_size, \
-amp, save_dtype, device, random_state, progress
+patience, val_size, final_val_epoch, freeze_embeddings, bucket, max_grad_norm, trainable_layers, quantize, \
+head_epochs, dropout, prefix, eval_batch_size, amp, save_dtype, self_contained, frozen_cache, device, random_state, \
+progress
         As for :class:`gfun.views.transformer.TransformerView` (same defaults, same presets).
 
     Attributes
@@ -51,6 +52,8 @@ amp, save_dtype, device, random_state, progress
         self.languages_ = sorted(set(lang_arr.tolist()))
         self.tuner_ = self._tuner().fit(texts, Y)
         self.tuner_.__dict__.pop("_train_ids", None)
+        self.tuner_.__dict__.pop("_train_states", None)
+        self.tuner_.__dict__.pop("_train_features", None)
         self._set_fitted()
         return self
 
@@ -92,7 +95,7 @@ amp, save_dtype, device, random_state, progress
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "tuner_")
-        tmeta, tarrays = self.tuner_.get_state(self.save_dtype)
+        tmeta, tarrays = self.tuner_.get_state(self.save_dtype, self.self_contained)
         meta = {"params": self._state_params(), "classes_": self.classes_, "languages_": self.languages_,
                 "tuner": tmeta}
         return meta, {f"tuner/{k}": v for k, v in tarrays.items()}

@@ -36,7 +36,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     # --quick: sub-word vectors of the offline encoder (no per-word encoder pass) unless told otherwise
     source = args.word_vectors or ("e5-subword" if args.quick else None)
     view_params = neural_view_params(source, getattr(args, "encoder", None),
-                                     getattr(args, "neural_preset", None), getattr(args, "device", None))
+                                     getattr(args, "neural_preset", None), getattr(args, "device", None),
+                                     trainable_layers=getattr(args, "trainable_layers", None))
     langs = [x.strip() for x in args.languages.split(",") if x.strip()] if args.languages else None
     return ExperimentSettings(dataset=dataset, runs=runs, meta_C=meta_C, seed=args.seed, data_dir=args.data_dir,
                               sample=QUICK_SAMPLE if args.quick else None, languages=langs, n_jobs=args.n_jobs,

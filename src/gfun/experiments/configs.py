@@ -179,11 +179,16 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
             extra = {"zero_shot_views": "m", "view_params": {k: v for k, v in (view_params or {}).items() if k == "m"}
                      or None}
         return make_fun(meta_C=meta_C, n_jobs=n_jobs, random_state=random_state, memory=memory, **extra)
+    frozen_cache = getattr(memory, "location", memory)  # the B view and bert share their frozen pass there
     if config.method == "bert":
         bparams = dict((view_params or {}).get("b", {}))
         bparams.setdefault("random_state", random_state)
+        if frozen_cache:
+            bparams.setdefault("frozen_cache", str(frozen_cache))
         return FineTunedTransformerClassifier(**bparams)
     params = {k: dict(v) for k, v in (view_params or {}).items() if k in config.views}
+    if "b" in config.views and frozen_cache:
+        params.setdefault("b", {}).setdefault("frozen_cache", str(frozen_cache))
     if "r" in config.views:
         params["r"] = {"wce": config.r_wce, **params.get("r", {})}
     return GeneralizedFunnelling(views=config.views, aggregation=config.aggregation, meta_C=meta_C,

@@ -43,6 +43,7 @@ import numpy as np
 
 from gfun._optional import import_optional
 from gfun.neural import (
+    device_preset,
     progress_bar,
     resolve_device,
     resolve_preset,
@@ -128,8 +129,9 @@ class RecurrentView(ViewGenerator):
     stopwords, stem : bool
         Analyser options (word vectors are looked up by surface form: no stemming by default; word order
         matters to the GRU: stop words kept by default).
-    preset : {"paper", "gpu", "cpu"}
-        Training settings; every parameter below left to ``None`` takes the preset's value.
+    preset : {"auto", "paper", "gpu", "cpu"}
+        Training settings (``"auto"``: ``"gpu"`` on CUDA, ``"cpu"`` otherwise); every parameter below left to
+        ``None`` takes the preset's value.
     lr, step_size, gamma, batch_size, max_epochs, patience, val_size, final_val_epoch : optional
         Adam learning rate, StepLR schedule (per epoch), batch size, epochs, early-stopping patience,
         held-out share, and whether to train one last epoch on the held-out split.
@@ -163,7 +165,7 @@ class RecurrentView(ViewGenerator):
     output = "features"
 
     def __init__(self, source: Any = "e5", wce: bool = False, hidden_size: int = 512, dropout: float = 0.2,
-                 min_df: int = 1, stopwords: bool = False, stem: bool = False, preset: str = "paper",
+                 min_df: int = 1, stopwords: bool = False, stem: bool = False, preset: str = "auto",
                  lr: float | None = None, step_size: int | None = None, gamma: float | None = None,
                  batch_size: int | None = None, max_epochs: int | None = None, patience: int | None = None,
                  val_size: float | None = None, final_val_epoch: bool | None = None, max_length: int = 500,
@@ -195,8 +197,8 @@ class RecurrentView(ViewGenerator):
     # ------------------------------------------------------------------ helpers
     def training_settings(self) -> dict[str, Any]:
         """The preset's settings with the explicitly given parameters applied."""
-        return resolve_preset(RECURRENT_PRESETS, self.preset, {k: getattr(self, k) for k in _SETTINGS},
-                              "RecurrentView")
+        return resolve_preset(RECURRENT_PRESETS, device_preset(self.preset, self.device),
+                              {k: getattr(self, k) for k in _SETTINGS}, "RecurrentView")
 
     def _torch(self) -> Any:
         return import_optional("torch", purpose="the recurrent view")

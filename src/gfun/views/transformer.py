@@ -22,20 +22,26 @@ Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides t
     A cheaper GPU setting: encoder learning rate 2e-5 and output layer 1e-3, batch 16, maximum length 256,
     length-bucketed batches, up to 10 epochs, patience 2.
 ``"cpu"``
-    Fine-tuning practical on 2 CPU cores: maximum length 128, batch 16, length-bucketed batches, embedding
-    table frozen (multilingual-e5-small: 96M of its 118M weights), encoder learning rate 2e-5 and output
-    layer 1e-3 (an output layer at the encoder's rate learns almost nothing in 2 epochs), 2 epochs, patience 1.
-    Measured cost with multilingual-e5-small: 49 s per epoch for 160 documents (0.3 s per document) on one
-    busy core (``benchmarks/bench_neural.py --max-docs 200 --preset cpu``); extrapolated, roughly 15-30 minutes
-    per epoch on debtags run 0's 6,500 training documents with 2 cores: use a GPU for the full corpus.
-    Peak memory of that run, fine-tuning plus the M view's encoder: about 4 GB.
+    Partial fine-tuning, practical on 2 CPU cores (issue 13, measured by ``benchmarks/bench_b_cpu.py``): the
+    embeddings and the lower 11 layers are frozen and computed ONCE per document (token states kept in float16,
+    unpadded; :class:`gfun.encoders.frozen.FrozenPass`), their Linear layers dynamically quantised to int8;
+    only the top ``trainable_layers=1`` layer and the output layer train (encoder learning rate 5e-5, output
+    layer 1e-3), batch 32, maximum length 128, length-bucketed batches, 3 epochs, no held-out split, then 30
+    epochs of the output layer alone on the final vectors (for the ``bert`` baseline's classifier). Test-time
+    extraction runs the same two halves. ``trainable_layers=0`` is the frozen encoder's pooled vector.
+
+The default preset ``"auto"`` follows the device: ``"gpu"`` on CUDA, ``"cpu"`` otherwise; ``"paper"`` only when
+asked for. ``trainable_layers`` (partial fine-tuning on a cached frozen pass) works with every preset and device.
 
 Every preset pads batches dynamically (to the longest document of the batch), always passes the attention
 mask, and extracts views in batches of documents sorted by length, without gradients: a document's vector
 does not depend on the other documents of its batch.
 
-Saved state: every weight as a numpy array, the model configuration and the tokenizer (its ``tokenizer.json``
-as bytes), so that a loaded view needs neither the network nor the original model folder.
+Saved state: the weights fine-tuning changed as numpy arrays and the model configuration. The weights it did not
+change (frozen layers, a frozen embedding table) and the tokenizer are stored by reference to the base encoder
+(its spec and a SHA-256 of those weights), loaded from the local copy (never downloaded) and refused when they
+differ; ``self_contained=True`` stores every weight and the tokenizer (``tokenizer.json`` as bytes) instead, so
+that a loaded view needs neither the network nor the original model folder.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ import numpy as np
 
 from gfun._optional import import_optional
 from gfun.neural import (
+    device_preset,
     progress_bar,
     resolve_device,
     resolve_preset,
@@ -69,13 +76,16 @@ logger = logging.getLogger(__name__)
 TRANSFORMER_PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"lr": 1e-5, "head_lr": None, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 4,
               "max_length": 512, "max_epochs": 50, "patience": 5, "val_size": 0.2, "final_val_epoch": True,
-              "freeze_embeddings": False, "bucket": False, "max_grad_norm": None},
+              "freeze_embeddings": False, "bucket": False, "max_grad_norm": None, "trainable_layers": None,
+              "quantize": False, "head_epochs": 0},
     "gpu": {"lr": 2e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 16,
             "max_length": 256, "max_epochs": 10, "patience": 2, "val_size": 0.2, "final_val_epoch": True,
-            "freeze_embeddings": False, "bucket": True, "max_grad_norm": 1.0},
-    "cpu": {"lr": 2e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 16,
-            "max_length": 128, "max_epochs": 2, "patience": 1, "val_size": 0.2, "final_val_epoch": True,
-            "freeze_embeddings": True, "bucket": True, "max_grad_norm": 1.0},
+            "freeze_embeddings": False, "bucket": True, "max_grad_norm": 1.0, "trainable_layers": None,
+            "quantize": False, "head_epochs": 0},
+    "cpu": {"lr": 5e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 32,
+            "max_length": 128, "max_epochs": 3, "patience": 1, "val_size": 0.0, "final_val_epoch": False,
+            "freeze_embeddings": True, "bucket": True, "max_grad_norm": 1.0, "trainable_layers": 1,
+            "quantize": True, "head_epochs": 30},
 }
 _SETTINGS = tuple(TRANSFORMER_PRESETS["paper"])
 _POOLINGS = ("auto", "cls", "mean")
@@ -106,12 +116,15 @@ def _net_class() -> type:
             self.dropout = torch.nn.Dropout(dropout)
             self.head = torch.nn.Linear(int(encoder.config.hidden_size), n_classes)
 
-        def features(self, input_ids: Any, attention_mask: Any) -> Any:
-            states = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        def pool(self, states: Any, attention_mask: Any) -> Any:
             if self.pooling == "mean":
                 mask = attention_mask.unsqueeze(-1).to(states.dtype)
                 return (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
             return states[:, 0]
+
+        def features(self, input_ids: Any, attention_mask: Any) -> Any:
+            states = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            return self.pool(states, attention_mask)
 
         def forward(self, input_ids: Any, attention_mask: Any) -> Any:
             return self.head(self.dropout(self.features(input_ids, attention_mask)))
@@ -152,14 +165,17 @@ class TransformerFineTuner:
     device : str
     random_state : int, optional
     progress : bool
+    frozen_cache : path-like, optional
+        Disk cache of the frozen pass (see :class:`gfun.encoders.frozen.FrozenPass`).
     """
 
     def __init__(self, model: Any, pooling: str, settings: dict[str, Any], *, dropout: float = 0.1,
                  prefix: str = "", eval_batch_size: int = 64, amp: bool | str = "auto", device: Any = "auto",
-                 random_state: int | None = None, progress: bool = False) -> None:
+                 random_state: int | None = None, progress: bool = False, frozen_cache: Any = None) -> None:
         self.model = model
         self.pooling = pooling
         self.settings = settings
+        self.frozen_cache = frozen_cache
         self.dropout = dropout
         self.prefix = prefix
         self.eval_batch_size = eval_batch_size
@@ -191,15 +207,9 @@ class TransformerFineTuner:
         return [np.asarray(e.ids, dtype=np.int64) for e in enc]
 
     def _collate(self, ids: list[np.ndarray], batch: np.ndarray) -> tuple[Any, Any]:
-        torch = self._torch()
-        seqs = [ids[i] for i in batch]
-        width = max(1, max(len(s) for s in seqs))
-        input_ids = np.full((len(seqs), width), self.pad_id_, dtype=np.int64)
-        mask = np.zeros((len(seqs), width), dtype=np.int64)
-        for r, s in enumerate(seqs):
-            input_ids[r, :len(s)] = s
-            mask[r, :len(s)] = 1
-        return (torch.from_numpy(input_ids).to(self.device_), torch.from_numpy(mask).to(self.device_))
+        from gfun.encoders.frozen import pad_ids
+
+        return pad_ids([ids[i] for i in batch], self.pad_id_, self.device_)
 
     def _batches(self, idx: np.ndarray, lengths: np.ndarray, rng: np.random.RandomState) -> list[np.ndarray]:
         bs = int(self.settings["batch_size"])
@@ -215,7 +225,31 @@ class TransformerFineTuner:
             out += [part[i:i + bs] for i in range(0, len(part), bs)]
         return [out[i] for i in rng.permutation(len(out))]
 
-    def _run(self, ids: list[np.ndarray], idx: np.ndarray, what: Literal["features", "logits"]) -> np.ndarray:
+    def _top(self, states: Any, mask: Any) -> Any:
+        """Pooled vectors from the frozen part's token states: the trainable top layers, then pooling."""
+        from gfun.encoders.frozen import run_layers
+
+        return self.net_.pool(run_layers(self.net_.encoder, self.top_layers_, states, mask), mask)
+
+    def _forward(self, ids: list[np.ndarray], batch: np.ndarray, states: list[np.ndarray] | None,
+                 what: Literal["features", "logits"]) -> Any:
+        """Vectors or logits of the documents ``batch`` (from their frozen-pass ``states`` when given)."""
+        net = self.net_
+        if self.frozen_ is None:
+            input_ids, mask = self._collate(ids, batch)
+            return net(input_ids, mask) if what == "logits" else net.features(input_ids, mask)
+        if states is not None:
+            from gfun.encoders.frozen import pad_states
+
+            h, mask = pad_states([states[i] for i in batch], self.device_)
+        else:  # rounded like the cached states, so that a document's vector does not depend on the path
+            input_ids, mask = self._collate(ids, batch)
+            h = self.frozen_.forward(input_ids, mask).half().float()
+        vec = self._top(h, mask)
+        return net.head(net.dropout(vec)) if what == "logits" else vec
+
+    def _run(self, ids: list[np.ndarray], idx: np.ndarray, what: Literal["features", "logits"],
+             states: list[np.ndarray] | None = None) -> np.ndarray:
         """Batched, gradient-free forward pass over documents ``idx`` sorted by length; rows in ``idx`` order."""
         torch = self._torch()
         net = self.net_
@@ -231,12 +265,11 @@ class TransformerFineTuner:
         try:
             with torch.inference_mode(), self._autocast():
                 starts = range(0, len(order), bs)
-                for start in progress_bar(starts, enabled=self.progress and len(order) > bs, desc=f"B {what}",
+                desc = "B extraction" if what == "features" else "B held-out scores"
+                for start in progress_bar(starts, enabled=self.progress and len(order) > bs, desc=desc,
                                           total=len(starts)):
                     pos = order[start:start + bs]
-                    input_ids, mask = self._collate(ids, idx[pos])
-                    vec = (net(input_ids, mask) if what == "logits" else net.features(input_ids, mask))
-                    out[pos] = vec.float().cpu().numpy()
+                    out[pos] = self._forward(ids, idx[pos], states, what).float().cpu().numpy()
         finally:
             net.train(was_training)
         return out
@@ -265,8 +298,17 @@ class TransformerFineTuner:
             del encoder
             if s["freeze_embeddings"]:
                 self.net_.encoder.get_input_embeddings().weight.requires_grad_(False)
+            self._setup_frozen(s.get("trainable_layers"))
             ids = self._tokenize(texts)
             lengths = np.asarray([len(x) for x in ids])
+            states = None
+            if self.frozen_ is not None:
+                t0 = time.perf_counter()
+                with self._autocast():
+                    states = self.frozen_.states(ids)
+                self.frozen_seconds_ = time.perf_counter() - t0
+                logger.info("B view: frozen pass (embeddings + %d layers) over %d documents in %.1f s",
+                            self.frozen_.cut, len(ids), self.frozen_seconds_)
             self.optimizer_ = self._optimizer()
             scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer_, step_size=int(s["step_size"]),
                                                         gamma=float(s["gamma"]))
@@ -280,9 +322,8 @@ class TransformerFineTuner:
                 total, count = 0.0, 0
                 batches = self._batches(idx, lengths, rng)
                 for batch in progress_bar(batches, enabled=self.progress, desc=f"B epoch {epoch}"):
-                    input_ids, mask = self._collate(ids, batch)
                     with self._autocast():
-                        logits = self.net_(input_ids, mask)
+                        logits = self._forward(ids, batch, states, "logits")
                     loss = loss_fn(logits.float(), Yt[torch.from_numpy(batch).to(self.device_)])
                     self.optimizer_.zero_grad(set_to_none=True)
                     loss.backward()
@@ -299,14 +340,76 @@ class TransformerFineTuner:
                         "documents, %d classes", self.model, self.pooling, n_trainable, self.device_, len(train_idx),
                         len(val_idx), Y.shape[1])
             self.history_, self.best_epoch_ = train_early_stopping(
-                self.net_, run_epoch=run_epoch, predict_logits=lambda idx: self._run(ids, idx, "logits"), Y=Y,
+                self.net_, run_epoch=run_epoch, predict_logits=lambda idx: self._run(ids, idx, "logits", states), Y=Y,
                 train_idx=train_idx, val_idx=val_idx, scheduler=scheduler, max_epochs=int(s["max_epochs"]),
                 patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name="B view")
         del self.optimizer_
         self.net_.eval()
+        self._train_features = None
+        if int(s.get("head_epochs") or 0) > 0:
+            self._train_features = self._run(ids, np.arange(len(ids)), "features", states)
+            with torch_seed(self.random_state, self.device_):
+                self._refit_head(self._train_features, Y, int(s["head_epochs"]))
         self.fit_seconds_ = time.perf_counter() - t_start
         self._train_ids = ids  # reused by the view's fit_transform, then dropped
+        self._train_states = states
         return self
+
+    def _refit_head(self, features: np.ndarray, Y: np.ndarray, epochs: int) -> None:
+        """More epochs of the output layer alone on the final (fixed) document vectors.
+
+        A few epochs of fine-tuning leave the output layer far from a good classifier (its sigmoid at 0.5 then
+        predicts almost nothing) long after the vectors are useful; the vectors are computed once, so these
+        epochs cost next to nothing. Only the classifier (``logits``, the ``bert`` baseline) changes: the view's
+        vectors do not depend on the output layer.
+        """
+        torch = self._torch()
+        head = self.net_.head
+        X = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(self.device_)
+        Yt = torch.from_numpy(np.asarray(Y, dtype=np.float32)).to(self.device_)
+        s = self.settings
+        lr = s["head_lr"] if s["head_lr"] is not None else s["lr"]
+        opt = torch.optim.AdamW(head.parameters(), lr=float(lr), weight_decay=float(s["weight_decay"]))
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+        rng = np.random.RandomState(self.random_state)
+        bs = max(int(s["batch_size"]), 32)
+        for _ in range(epochs):
+            perm = torch.from_numpy(rng.permutation(len(X))).to(self.device_)
+            for start in range(0, len(X), bs):
+                batch = perm[start:start + bs]
+                loss = loss_fn(head(X[batch]), Yt[batch])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+        logger.info("B view: output layer refitted for %d epochs on the final vectors, loss %.4f", epochs,
+                    float(loss.detach()))
+
+    def _setup_frozen(self, trainable_layers: int | None, fingerprint: str | None = None) -> None:
+        """Partial fine-tuning: freeze all but the top ``trainable_layers`` layers, set up their frozen pass."""
+        from gfun.encoders.frozen import FrozenPass, encoder_layers, frozen_fingerprint, frozen_names
+
+        self.frozen_ = None
+        self.top_layers_ = []
+        if trainable_layers is None:
+            return
+        encoder = self.net_.encoder
+        layers = list(encoder_layers(encoder))
+        k = int(trainable_layers)
+        if not 0 <= k <= len(layers):
+            raise ValueError(f"trainable_layers must be between 0 and {len(layers)} (the encoder's layers), got {k}")
+        cut = len(layers) - k
+        names = frozen_names(encoder, cut)
+        frozen = set(names)
+        for name, p in encoder.named_parameters():
+            p.requires_grad_(name not in frozen)
+        self.trainable_layers_ = k
+        self.frozen_names_ = names
+        self.base_fingerprint_ = fingerprint or frozen_fingerprint(encoder, names)
+        self.top_layers_ = layers[cut:]
+        self.frozen_ = FrozenPass(encoder, cut, pad_id=self.pad_id_, device=self.device_,
+                                  quantize=bool(self.settings.get("quantize")), batch_size=self.eval_batch_size,
+                                  cache_dir=self.frozen_cache, fingerprint=self.base_fingerprint_,
+                                  progress=self.progress)
 
     def _setup_tokenizer(self, hf_tokenizer: Any, config: Any) -> None:
         tokenizers = import_optional("tokenizers", purpose="the transformer view")
@@ -342,38 +445,79 @@ class TransformerFineTuner:
     # ------------------------------------------------------------------ inference
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Pooled last-layer vectors (n_docs, hidden), float32."""
-        ids = self._tokenize(_check_texts(texts, "transformer view"))
-        return self._run(ids, np.arange(len(ids)), "features")
+        return self._infer(texts, "features")
 
     def logits(self, texts: Sequence[str]) -> np.ndarray:
         """Output-layer scores (n_docs, n_classes), float32."""
+        return self._infer(texts, "logits")
+
+    def _infer(self, texts: Sequence[str], what: Literal["features", "logits"]) -> np.ndarray:
         ids = self._tokenize(_check_texts(texts, "transformer view"))
-        return self._run(ids, np.arange(len(ids)), "logits")
+        states = None
+        if self.frozen_ is not None and self.frozen_.cache_dir:  # the frozen pass may be on disk already
+            with self._autocast():
+                states = self.frozen_.states(ids)
+        return self._run(ids, np.arange(len(ids)), what, states)
 
     # ------------------------------------------------------------------ persistence
-    def get_state(self, dtype: str | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+    def get_state(self, dtype: str | None = None, self_contained: bool = False) -> tuple[dict, dict[str, np.ndarray]]:
+        """Meta and arrays of the fitted network.
+
+        Weights that fine-tuning did not change (the frozen layers, a frozen embedding table) and the tokenizer are
+        stored by reference to the base encoder (its spec and the SHA-256 of those weights), unless
+        ``self_contained``: then every weight and the tokenizer are stored.
+        """
+        frozen = [n for n, p in self.net_.encoder.named_parameters() if not p.requires_grad]
         meta = {"config": self.config_, "pad_id": self.pad_id_, "max_length": self.max_length_,
                 "n_classes": int(self.net_.head.out_features), "history": self.history_,
-                "best_epoch": self.best_epoch_, "fit_seconds": self.fit_seconds_}
-        arrays = {f"net/{k}": v for k, v in state_to_arrays(self.net_, dtype).items()}
-        arrays["tokenizer_json"] = np.frombuffer(self.tokenizer_json_.encode("utf-8"), dtype=np.uint8)
+                "best_epoch": self.best_epoch_, "fit_seconds": self.fit_seconds_,
+                "trainable_layers": getattr(self, "trainable_layers_", None)}
+        arrays = state_to_arrays(self.net_, dtype)
+        if frozen and not self_contained:
+            from gfun.encoders.frozen import frozen_fingerprint
+
+            fingerprint = getattr(self, "base_fingerprint_", None)
+            if fingerprint is None or list(getattr(self, "frozen_names_", [])) != frozen:
+                fingerprint = frozen_fingerprint(self.net_.encoder, frozen)
+            meta["base"] = {"model": str(self.model), "frozen": frozen, "sha256": fingerprint,
+                            "tokenizer_sha256": _sha256_text(self.tokenizer_json_)}
+            skip = {f"encoder.{n}" for n in frozen}
+            arrays = {k: v for k, v in arrays.items() if k not in skip}
+        arrays = {f"net/{k}": v for k, v in arrays.items()}
+        if "base" not in meta:
+            arrays["tokenizer_json"] = np.frombuffer(self.tokenizer_json_.encode("utf-8"), dtype=np.uint8)
         return meta, arrays
 
     def load_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> TransformerFineTuner:
-        """Rebuild the fitted network from :meth:`get_state` output (no network access, no model folder)."""
+        """Rebuild the fitted network from :meth:`get_state` output (no network access).
+
+        Raises
+        ------
+        ValueError
+            When the state refers to a base encoder whose weights or tokenizer differ from the ones it was
+            trained from (another version of the model under the same name).
+        """
         self._torch()
         transformers = import_optional("transformers", purpose="loading a transformer view")
         tokenizers = import_optional("tokenizers", purpose="loading a transformer view")
         from gfun.persistence import sub_arrays
 
         self.device_ = resolve_device(self.device)
+        base = meta.get("base")
         cfg = dict(meta["config"])
         model_type = cfg.pop("model_type")
-        config = transformers.AutoConfig.for_model(model_type, **cfg)
+        ignore: tuple[str, ...] = ("encoder.pooler.",)
         with torch_seed(0, self.device_):
-            encoder = transformers.AutoModel.from_config(config)
+            if base is None:
+                config = transformers.AutoConfig.for_model(model_type, **cfg)
+                encoder = transformers.AutoModel.from_config(config)
+                self.tokenizer_json_ = bytes(np.asarray(arrays["tokenizer_json"], dtype=np.uint8)).decode("utf-8")
+            else:
+                encoder, hf_tokenizer = self._load_base(base)
+                self.tokenizer_json_ = hf_tokenizer.backend_tokenizer.to_str()
+                ignore += tuple(f"encoder.{n}" for n in base["frozen"])
             net = _net_class()(encoder, int(meta["n_classes"]), self.pooling, self.dropout)
-        state_from_arrays(net, sub_arrays(arrays, "net/"), ignore=("encoder.pooler.",))
+        state_from_arrays(net, sub_arrays(arrays, "net/"), ignore=ignore)
         self.net_ = net.to(self.device_).eval()
         self.config_ = meta["config"]
         self.pad_id_ = int(meta["pad_id"])
@@ -381,9 +525,38 @@ class TransformerFineTuner:
         self.history_ = list(meta["history"])
         self.best_epoch_ = int(meta["best_epoch"])
         self.fit_seconds_ = float(meta["fit_seconds"])
-        self.tokenizer_json_ = bytes(np.asarray(arrays["tokenizer_json"], dtype=np.uint8)).decode("utf-8")
         self.tokenizer_ = tokenizers.Tokenizer.from_str(self.tokenizer_json_)
+        known = base["sha256"] if base is not None and meta.get("trainable_layers") is not None else None
+        self._setup_frozen(meta.get("trainable_layers"), known)  # the base was checked against that fingerprint
+        if base is not None and meta.get("trainable_layers") is None:
+            for name, p in self.net_.encoder.named_parameters():
+                p.requires_grad_(name not in set(base["frozen"]))
         return self
+
+    def _load_base(self, base: dict) -> tuple[Any, Any]:
+        """The base encoder a state refers to, checked against the fingerprint of its frozen weights."""
+        from gfun.encoders import load_encoder
+        from gfun.encoders.frozen import frozen_fingerprint
+
+        encoder, hf_tokenizer = load_encoder(base["model"])
+        found = frozen_fingerprint(encoder, base["frozen"])
+        tok = _sha256_text(hf_tokenizer.backend_tokenizer.to_str())
+        if found != base["sha256"] or tok != base["tokenizer_sha256"]:
+            what = "weights" if found != base["sha256"] else "tokenizer"
+            raise ValueError(
+                f"the saved transformer refers to the base encoder {base['model']!r} for the weights fine-tuning did "
+                f"not change, but the {what} found under that name differ from the ones it was trained with "
+                f"(SHA-256 {found[:12] if what == 'weights' else tok[:12]}..., expected "
+                f"{(base['sha256'] if what == 'weights' else base['tokenizer_sha256'])[:12]}...). Load it where "
+                "the same base encoder is installed, or save a self-contained model (self_contained=True, "
+                "`gfun train --self-contained`).")
+        return encoder, hf_tokenizer
+
+
+def _sha256_text(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def default_pooling(model: Any) -> str:
@@ -409,14 +582,17 @@ class _TransformerParams:
     """Parameters shared by the B view and the fine-tuned transformer baseline (one ``__init__`` for both)."""
 
     def __init__(self, model: str = "multilingual-e5-small", pooling: Literal["auto", "cls", "mean"] = "auto",
-                 preset: str = "paper", lr: float | None = None, head_lr: float | None = None,
+                 preset: str = "auto", lr: float | None = None, head_lr: float | None = None,
                  weight_decay: float | None = None, step_size: int | None = None, gamma: float | None = None,
                  batch_size: int | None = None, max_length: int | None = None, max_epochs: int | None = None,
                  patience: int | None = None, val_size: float | None = None, final_val_epoch: bool | None = None,
                  freeze_embeddings: bool | None = None, bucket: bool | None = None,
-                 max_grad_norm: float | None = None, dropout: float = 0.1, prefix: str = "",
+                 max_grad_norm: float | None = None, trainable_layers: int | None = None,
+                 quantize: bool | None = None, head_epochs: int | None = None, dropout: float = 0.1,
+                 prefix: str = "",
                  eval_batch_size: int = 64, amp: bool | str = "auto", save_dtype: str | None = None,
-                 device: str = "auto", random_state: int | None = None, progress: bool = False) -> None:
+                 self_contained: bool = False, frozen_cache: str | None = None, device: str = "auto",
+                 random_state: int | None = None, progress: bool = False) -> None:
         self.model = model
         self.pooling = pooling
         self.preset = preset
@@ -434,19 +610,24 @@ class _TransformerParams:
         self.freeze_embeddings = freeze_embeddings
         self.bucket = bucket
         self.max_grad_norm = max_grad_norm
+        self.trainable_layers = trainable_layers
+        self.quantize = quantize
+        self.head_epochs = head_epochs
         self.dropout = dropout
         self.prefix = prefix
         self.eval_batch_size = eval_batch_size
         self.amp = amp
         self.save_dtype = save_dtype
+        self.self_contained = self_contained
+        self.frozen_cache = frozen_cache
         self.device = device
         self.random_state = random_state
         self.progress = progress
 
     def training_settings(self) -> dict[str, Any]:
         """The preset's settings with the explicitly given parameters applied."""
-        return resolve_preset(TRANSFORMER_PRESETS, self.preset, {k: getattr(self, k) for k in _SETTINGS},
-                              type(self).__name__)
+        return resolve_preset(TRANSFORMER_PRESETS, device_preset(self.preset, self.device),
+                              {k: getattr(self, k) for k in _SETTINGS}, type(self).__name__)
 
     def _pooling(self) -> str:
         if self.pooling not in _POOLINGS:
@@ -460,11 +641,13 @@ class _TransformerParams:
             raise ValueError(f"save_dtype must be None, 'float32' or 'float16', got {self.save_dtype!r}")
         return TransformerFineTuner(self.model, pooling, settings, dropout=self.dropout, prefix=self.prefix,
                                     eval_batch_size=self.eval_batch_size, amp=self.amp, device=self.device,
-                                    random_state=self.random_state, progress=self.progress)
+                                    random_state=self.random_state, progress=self.progress,
+                                    frozen_cache=self.frozen_cache)
 
     def _state_params(self) -> dict:
         params = self.get_params()  # type: ignore[attr-defined]
         params["model"] = str(params["model"])
+        params["frozen_cache"] = None  # a cache location belongs to the machine that fitted, not to the model
         return params
 
     def _tuner_from_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> TransformerFineTuner:
@@ -483,8 +666,9 @@ class TransformerView(_TransformerParams, ViewGenerator):
     pooling : {"auto", "cls", "mean"}
         Document vector: the first token's ([CLS]) last-layer state, or the mean of the token states under the
         attention mask. ``"auto"``: mean for multilingual-e5 (trained that way), [CLS] otherwise.
-    preset : {"paper", "gpu", "cpu"}
-        Training settings (see the module docstring). Every parameter below left to ``None`` takes the preset's
+    preset : {"auto", "paper", "gpu", "cpu"}
+        Training settings (see the module docstring; ``"auto"``: ``"gpu"`` on CUDA, ``"cpu"`` otherwise). Every
+        parameter below left to ``None`` takes the preset's
         value; an explicit value overrides it.
     lr, head_lr : float, optional
         AdamW learning rate of the encoder and of the output layer (``head_lr=None``: same as ``lr``).
@@ -503,6 +687,16 @@ class TransformerView(_TransformerParams, ViewGenerator):
         Batches of documents of similar length (less padding), in shuffled order.
     max_grad_norm : float, optional
         Gradient clipping (``None``: none).
+    trainable_layers : int, optional
+        Fine-tune only the top ``k`` transformer layers and the output layer; the rest is frozen and computed once
+        per document (``0``: the frozen encoder's pooled vector). ``None`` (with a preset that says so): the
+        whole network.
+    quantize : bool, optional
+        Dynamic int8 quantisation of the frozen layers' Linear modules (CPU; a document's vector then moves
+        slightly, ~1e-3, with the other documents of its batch).
+    head_epochs : int, optional
+        After fine-tuning, train the output layer alone for this many more epochs on the final document vectors
+        (cheap: computed once). Changes only the classifier (the ``bert`` baseline), not the view's vectors.
     dropout : float
         Dropout before the output layer during training.
     prefix : str
@@ -513,6 +707,12 @@ class TransformerView(_TransformerParams, ViewGenerator):
         bfloat16 autocast; ``"auto"``: on CUDA devices that support it.
     save_dtype : {None, "float32", "float16"}
         Precision of the weights in the saved state (``float16`` halves its size).
+    self_contained : bool
+        Save every weight and the tokenizer (default: those fine-tuning did not change are referred to by the
+        SHA-256 of the base encoder's weights).
+    frozen_cache : str, optional
+        Folder of a disk cache of the frozen pass, shared by estimators with the same encoder and documents (the
+        experiments point it at the run's view cache). Not saved with the model.
     device : str
         ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
     random_state : int, optional
@@ -548,7 +748,9 @@ class TransformerView(_TransformerParams, ViewGenerator):
         self.languages_ = sorted(set(langs.tolist()))
         self._set_fitted()
         ids = tuner.__dict__.pop("_train_ids")
-        return tuner._run(ids, np.arange(len(ids)), "features")
+        states = tuner.__dict__.pop("_train_states", None)  # the frozen pass of training, reused
+        features = tuner.__dict__.pop("_train_features", None)
+        return features if features is not None else tuner._run(ids, np.arange(len(ids)), "features", states)
 
     def _set_fitted(self) -> None:
         self.n_features_out_ = int(self.tuner_.net_.head.in_features)
@@ -568,7 +770,7 @@ class TransformerView(_TransformerParams, ViewGenerator):
         return hasattr(self, "tuner_")
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        tmeta, tarrays = self.tuner_.get_state(self.save_dtype)
+        tmeta, tarrays = self.tuner_.get_state(self.save_dtype, self.self_contained)
         meta = {"params": self._state_params(), "languages_": self.languages_, "tuner": tmeta}
         return meta, {f"tuner/{k}": v for k, v in tarrays.items()}
 

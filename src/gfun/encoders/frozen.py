@@ -1,0 +1,260 @@
+"""A transformer encoder split in two: frozen lower layers computed once per document, trainable top layers.
+
+Partial fine-tuning on a CPU (issue 13): the embeddings and the lower ``n_layers - k`` layers of a BERT-like
+encoder are frozen, so their output for a document never changes during training. :class:`FrozenPass` computes
+it once per document (token states kept in float16, unpadded: one ``(length, hidden)`` array per document) and
+:func:`run_top` runs the ``k`` trainable layers on top, batch by batch, with gradients. Test-time extraction runs
+the same two halves, so a document's vector is the same whether its lower states came from the cache or not.
+
+The frozen part can be dynamically quantised to int8 (``torch.ao.quantization.quantize_dynamic`` on its Linear
+layers), which trades a little accuracy for speed on CPUs.
+
+Nothing here imports torch at module import time.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gfun._optional import import_optional
+
+__all__ = ["FrozenPass", "encoder_layers", "frozen_fingerprint", "frozen_names", "layer_index", "pad_ids",
+           "pad_states", "run_layers", "weights_fingerprint"]
+
+logger = logging.getLogger(__name__)
+
+
+def _torch() -> Any:
+    return import_optional("torch", purpose="the frozen pass of a transformer")
+
+
+def encoder_layers(encoder: Any) -> Any:
+    """The ``nn.ModuleList`` of transformer layers of a BERT-like encoder (BERT, XLM-R, DistilBERT...)."""
+    for path in ("encoder.layer", "transformer.layer", "layers", "encoder.layers"):
+        obj = encoder
+        try:
+            for part in path.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            continue
+        return obj
+    raise ValueError(f"cannot find the transformer layers of a {type(encoder).__name__}: partial fine-tuning "
+                     "supports BERT-like encoders (encoder.layer)")
+
+
+def attention_mask_for(encoder: Any, mask: Any, states: Any) -> Any:
+    """The attention mask a layer of ``encoder`` expects (its attention implementation's format), from a 0/1 mask."""
+    try:
+        from transformers.masking_utils import create_bidirectional_mask
+    except ImportError:  # older transformers: the additive extended mask
+        return encoder.get_extended_attention_mask(mask, mask.shape, dtype=states.dtype)
+    return create_bidirectional_mask(config=encoder.config, inputs_embeds=states, attention_mask=mask)
+
+
+def run_layers(encoder: Any, layers: Sequence[Any], states: Any, mask: Any) -> Any:
+    """Run ``layers`` (modules of ``encoder``) on token states ``(batch, width, hidden)`` under a 0/1 ``mask``."""
+    if not len(layers):
+        return states
+    attn = attention_mask_for(encoder, mask, states)
+    for layer in layers:
+        out = layer(states, attn)
+        states = out[0] if isinstance(out, tuple) else out
+    return states
+
+
+def pad_ids(seqs: Sequence[np.ndarray], pad_id: int, device: Any) -> tuple[Any, Any]:
+    """Token id sequences padded to the longest (``pad_id``) as a tensor, and their 0/1 attention mask."""
+    torch = _torch()
+    width = max(1, max(len(s) for s in seqs))
+    input_ids = np.full((len(seqs), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(seqs), width), dtype=np.int64)
+    for r, s in enumerate(seqs):
+        input_ids[r, :len(s)] = s
+        mask[r, :len(s)] = 1
+    return torch.from_numpy(input_ids).to(device), torch.from_numpy(mask).to(device)
+
+
+def pad_states(states: Sequence[np.ndarray], device: Any) -> tuple[Any, Any]:
+    """Pad per-document float16 states into a float32 ``(batch, width, hidden)`` tensor and its 0/1 mask."""
+    torch = _torch()
+    width = max(1, max(len(s) for s in states))
+    hidden = states[0].shape[1]
+    out = np.zeros((len(states), width, hidden), dtype=np.float32)
+    mask = np.zeros((len(states), width), dtype=np.int64)
+    for r, s in enumerate(states):
+        out[r, :len(s)] = s
+        mask[r, :len(s)] = 1
+    return torch.from_numpy(out).to(device), torch.from_numpy(mask).to(device)
+
+
+def weights_fingerprint(tensors: Sequence[tuple[str, Any]]) -> str:
+    """SHA-256 of named tensors (names, shapes, float32 bytes): identifies the weights a model refers to."""
+    h = hashlib.sha256()
+    for name, t in tensors:
+        arr = np.ascontiguousarray(t.detach().to("cpu").float().numpy())
+        h.update(name.encode("utf-8"))
+        h.update(str(arr.shape).encode("ascii"))
+        h.update(memoryview(arr).cast("B"))  # no copy of a (possibly 384 MB) embedding table
+    return h.hexdigest()
+
+
+def frozen_fingerprint(module: Any, names: Sequence[str]) -> str:
+    """:func:`weights_fingerprint` of the parameters ``names`` of ``module`` (in the given order)."""
+    params = dict(module.named_parameters())
+    missing = [n for n in names if n not in params]
+    if missing:
+        raise ValueError(f"the base encoder lacks the weights {missing[:3]}")
+    return weights_fingerprint([(n, params[n]) for n in names])
+
+
+class FrozenPass:
+    """The frozen lower part of an encoder (embeddings + layers ``[0, cut)``), computed once per document.
+
+    Parameters
+    ----------
+    encoder : transformers model
+        A BERT-like encoder; not modified (with ``quantize`` a quantised copy of the frozen part is used).
+    cut : int
+        Number of frozen layers (``n_layers - k`` for ``k`` trainable layers).
+    pad_id : int
+    device : torch.device
+    quantize : bool
+        Dynamic int8 quantisation of the frozen Linear layers (CPU only).
+    batch_size : int
+        Documents per batch (batches of documents sorted by length).
+    cache_dir : path-like, optional
+        Folder of a disk cache of states, keyed by the frozen weights, ``cut``, ``quantize`` and the documents'
+        token ids: another estimator with the same encoder and documents (the ``b`` view and the ``bert``
+        baseline of an experiment) reads them instead of computing them again.
+    fingerprint : str, optional
+        :func:`frozen_fingerprint` of the frozen part when already known (else computed for the disk cache).
+    progress : bool
+        A tqdm bar over the batches.
+    """
+
+    def __init__(self, encoder: Any, cut: int, *, pad_id: int, device: Any, quantize: bool = False,
+                 batch_size: int = 64, cache_dir: str | os.PathLike[str] | None = None,
+                 fingerprint: str | None = None, progress: bool = False) -> None:
+        self.cut = int(cut)
+        self.pad_id = int(pad_id)
+        self.device = device
+        self.quantize = bool(quantize)
+        self.batch_size = int(batch_size)
+        self.cache_dir = cache_dir
+        self.progress = progress
+        self.encoder = encoder
+        self.layers = list(encoder_layers(encoder))[:self.cut]
+        self.embeddings = encoder.get_input_embeddings() if not hasattr(encoder, "embeddings") else encoder.embeddings
+        if self.quantize:
+            if getattr(device, "type", "cpu") != "cpu":
+                raise ValueError("int8 quantisation of the frozen layers is for CPUs only")
+            self.layers = _quantized(self.layers)
+        self._key: str | None = None if fingerprint is None else f"{fingerprint[:24]}-cut{self.cut}-q{int(quantize)}"
+
+    def forward(self, input_ids: Any, mask: Any) -> Any:
+        """Token states after the frozen layers, ``(batch, width, hidden)`` float32 (no gradient)."""
+        torch = _torch()
+        self.embeddings.eval()  # frozen: never dropout, whatever mode the surrounding network is in
+        for layer in self.layers:
+            layer.eval()
+        with torch.inference_mode():
+            states = self.embeddings(input_ids=input_ids)
+            return run_layers(self.encoder, self.layers, states, mask)
+
+    def batches(self, ids: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Batches of document indices sorted by length (the longest first: the slowest batch shows early)."""
+        order = np.argsort([-len(x) for x in ids], kind="stable")
+        return [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+
+    def states(self, ids: Sequence[np.ndarray], desc: str = "B frozen pass") -> list[np.ndarray]:
+        """Per document, its ``(length, hidden)`` float16 states after the frozen layers."""
+        path = self._cache_path(ids)
+        if path is not None and path.is_file():
+            with np.load(path) as z:
+                flat, offsets = z["states"], z["offsets"]
+            logger.info("%s: %d documents read from %s", desc, len(ids), path)
+            return [flat[offsets[i]:offsets[i + 1]] for i in range(len(ids))]
+        from gfun.neural import progress_bar
+
+        out: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float16)] * len(ids)
+        batches = self.batches(ids)
+        for batch in progress_bar(batches, enabled=self.progress, desc=desc):
+            input_ids, mask = pad_ids([ids[i] for i in batch], self.pad_id, self.device)
+            states = self.forward(input_ids, mask).to(dtype=_torch().float16, device="cpu").numpy()
+            for r, i in enumerate(batch):
+                out[i] = states[r, :len(ids[i])].copy()
+        if path is not None:
+            self._write_cache(path, out)
+        return out
+
+    # ------------------------------------------------------------------ disk cache
+    def key(self) -> str:
+        """Identifies the frozen computation: weights of the frozen part, ``cut``, quantisation."""
+        if self._key is None:
+            fingerprint = frozen_fingerprint(self.encoder, frozen_names(self.encoder, self.cut))
+            self._key = f"{fingerprint[:24]}-cut{self.cut}-q{int(self.quantize)}"
+        return self._key
+
+    def _cache_path(self, ids: Sequence[np.ndarray]) -> Path | None:
+        if not self.cache_dir:
+            return None
+        h = hashlib.sha256()
+        for x in ids:
+            h.update(np.asarray(x, dtype=np.int64).tobytes())
+            h.update(b"|")
+        return Path(self.cache_dir) / "frozen-pass" / f"{self.key()}-{h.hexdigest()[:24]}.npz"
+
+    @staticmethod
+    def _write_cache(path: Path, states: list[np.ndarray]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        offsets = np.zeros(len(states) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(s) for s in states])
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
+        flat = np.concatenate(states) if states else np.zeros((0, 0), dtype=np.float16)
+        np.savez(tmp, states=flat, offsets=offsets)
+        os.replace(tmp, path)
+
+
+def _quantized(layers: list[Any]) -> list[Any]:
+    """Copies of ``layers`` with their Linear modules dynamically quantised to int8 (``torch.ao``, deprecated by
+    torch in favour of ``torchao`` but still shipped); the float layers themselves when it is unavailable."""
+    import warnings
+
+    torch = _torch()
+    quantize_dynamic = getattr(getattr(getattr(torch, "ao", None), "quantization", None), "quantize_dynamic", None)
+    if quantize_dynamic is None:
+        logger.warning("this torch has no torch.ao.quantization.quantize_dynamic: the frozen layers stay float32")
+        return layers
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*")
+        return [quantize_dynamic(copy.deepcopy(layer), {torch.nn.Linear}, dtype=torch.qint8).eval()
+                for layer in layers]
+
+
+def layer_index(name: str) -> int | None:
+    """The transformer layer a parameter name of a BERT-like encoder belongs to (``None``: outside the layers)."""
+    parts = name.split(".")
+    for i, p in enumerate(parts[:-1]):
+        if p in ("layer", "layers") and parts[i + 1].isdigit():
+            return int(parts[i + 1])
+    return None
+
+
+def frozen_names(encoder: Any, cut: int) -> list[str]:
+    """Names of the parameters of ``encoder`` that stay frozen when only layers ``>= cut`` train."""
+    return [n for n, _ in encoder.named_parameters() if _frozen_name(n, cut)]
+
+
+def _frozen_name(name: str, cut: int) -> bool:
+    """Whether encoder parameter ``name`` is outside the trainable top layers (index >= ``cut``)."""
+    index = layer_index(name)
+    return index is None or index < cut
