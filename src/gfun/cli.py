@@ -323,7 +323,7 @@ def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) ->
         configs += [("gFun-XW", "gfun", {"views": "xw"}),
                     ("gFun-XMW", "gfun", {"views": "xmw", "word_vectors": "e5-subword"})]
     else:
-        logger.info("gFun-XMW skipped: its M view needs gfun[torch] (make demo-full)")
+        logger.info("gFun-XW and gFun-XMW skipped: `gfun demo --full` runs them (M needs gfun[torch]: make demo-full)")
     for name, method, kw in configs:
         est = make_estimator(method, n_jobs=n_jobs, random_state=seed, **kw)
         t0 = time.perf_counter()
@@ -342,7 +342,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     df = run_demo(seed=args.seed, n_jobs=args.n_jobs, full=args.full)
     _out("gfun demo: Debian package descriptions (5 languages, 30 debtags), averages over languages"
-         + ("" if "gFun-XMW" in df.index else "; gFun-XMW needs gfun[torch]: make demo-full"))
+         + ("" if "gFun-XMW" in df.index else "; gFun-XW and gFun-XMW: gfun demo --full (make demo-full installs "
+                                          "gfun[torch])"))
     _out(format_table(df))
     _out(f"total {time.perf_counter() - t0:.0f} s")
     return 0
