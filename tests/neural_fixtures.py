@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+
+
+def single_torch_thread() -> Iterator[None]:
+    """Run a test module's torch work on one thread (small models: threads only add overhead), then restore."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 def tiny_bert_folder(path: Path, texts: Sequence[str], *, hidden: int = 32, layers: int = 2, heads: int = 2,

@@ -12,6 +12,7 @@ import pytest
 
 from gfun.views import RecurrentView
 from gfun.views.base import UnseenLanguageError
+from neural_fixtures import single_torch_thread
 from synthetic_vectors import DIM, N_CLASSES, make_corpus, write_vec_files
 
 torch = pytest.importorskip("torch")
@@ -22,12 +23,7 @@ TINY = {"hidden_size": 16, "preset": "cpu", "max_epochs": 6, "patience": 3, "bat
         "device": "cpu"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+one_thread = pytest.fixture(scope="module", autouse=True)(single_torch_thread)
 
 
 @pytest.fixture(scope="module")

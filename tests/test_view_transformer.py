@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gfun.views import TransformerView, make_view
-from neural_fixtures import tiny_bert_folder
+from neural_fixtures import single_torch_thread, tiny_bert_folder
 from synthetic_vectors import make_corpus
 
 torch = pytest.importorskip("torch")
@@ -24,12 +24,7 @@ TINY = {"preset": "cpu", "max_epochs": 3, "patience": 2, "lr": 1e-3, "max_length
         "final_val_epoch": True}  # full fine-tuning with early stopping (partial: test_frozen_pass.py)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+one_thread = pytest.fixture(scope="module", autouse=True)(single_torch_thread)
 
 
 @pytest.fixture(scope="module")
