@@ -176,6 +176,40 @@ def test_cli_many_shot_quick(tmp_path, capsys):
         args.func(args)
 
 
+def test_many_shot_zero_shot_table(tmp_path, monkeypatch):
+    import gfun.experiments.many_shot as many_shot
+
+    real = many_shot.load_run
+
+    def without_english(settings, run, *, zero_shot_test=True):  # en: a test language without training documents
+        train, test = real(settings, run, zero_shot_test=zero_shot_test)
+        return train.select(["da", "de"]), test if zero_shot_test else test.select(["da", "de"])
+
+    monkeypatch.setattr(many_shot, "load_run", without_english)
+    settings = tiny(runs=2, view_params={"m": {"source": HashedVectors()}})
+    configs = parse_configs("naive,x,m")
+    res = run_many_shot(settings, configs, tmp_path / "zs", plots=False, zero_shot_test=True)
+    assert res["zero_shot_languages"] == ["en"]
+    s = res["scores"]
+    zero = s[s.setting == "zero-shot"]
+    assert set(zero.lang) == {"en", "average"} and zero[zero.config == "m"].F1_macro.notna().all()
+    assert zero[zero.config != "m"].F1_macro.isna().all()  # Naive and X cannot serve en
+    md = (tmp_path / "zs" / "many-shot-demo-zero-shot.md").read_text()
+    assert "| gFun-M |" in md and "gFun-X |" not in md and "Naive" not in md and "| Method | en |" in md
+    table = pd.read_csv(tmp_path / "zs" / "many-shot-demo-zero-shot.csv", index_col="config")
+    assert list(table.index) == ["m"]
+    en = zero[(zero.config == "m") & (zero.lang == "en")]
+    assert table.loc["m", "F1_macro_mean"] == pytest.approx(en.F1_macro.mean())
+    # the many-shot table is the one of an experiment without zero-shot documents
+    plain = run_many_shot(settings, configs, tmp_path / "plain", plots=False)
+    assert plain["zero_shot_languages"] == [] and not (tmp_path / "plain" / "many-shot-demo-zero-shot.md").exists()
+    assert (tmp_path / "plain" / "many-shot-demo.md").read_text() == (tmp_path / "zs" / "many-shot-demo.md").read_text()
+    pd.testing.assert_frame_equal(plain["scores"].reset_index(drop=True),
+                                  s[s.setting == "many-shot"].reset_index(drop=True))
+    with pytest.raises(ValueError, match="other settings"):  # resumed only with the same choice
+        run_many_shot(settings, configs, tmp_path / "zs", plots=False)
+
+
 # ------------------------------------------------------------------------------------------- zero-shot
 def test_zero_shot_grid(tmp_path):
     settings = tiny(view_params={"m": {"source": HashedVectors()}})

@@ -207,3 +207,35 @@ def test_head_refit_changes_the_classifier_not_the_vectors(model_dir, data):
     np.testing.assert_allclose(Z1, Z0, atol=1e-6)
     L0, L1 = plain.tuner_.logits(data["texts"]), refit.tuner_.logits(data["texts"])
     assert _bce(L1, data["Y"]) < _bce(L0, data["Y"])  # a better fit of the training labels
+
+
+def test_bert_reuses_the_b_views_fine_tuning(model_dir, data, tmp_path, monkeypatch):
+    from gfun.baselines import FineTunedTransformerClassifier
+    from gfun.views.transformer import TransformerFineTuner
+
+    params = {**PARTIAL, "head_epochs": 5, "frozen_cache": str(tmp_path)}
+    alone = FineTunedTransformerClassifier(model=str(model_dir), **{**params, "frozen_cache": None})
+    alone.fit(data["texts"], data["Y"], langs=data["langs"])  # the reference: fine-tuned on its own
+    view = TransformerView(model=str(model_dir), **params)
+    Z = view.fit_transform(data["texts"], data["langs"], data["Y"])
+    assert len(list((tmp_path / "fine-tuned").glob("*.joblib"))) == 1
+
+    def refuse(*args, **kw):
+        raise AssertionError("fine-tuned again")
+
+    monkeypatch.setattr(TransformerFineTuner, "fit", refuse)
+    bert = FineTunedTransformerClassifier(model=str(model_dir), **{**params, "progress": True})
+    bert.fit(data["texts"], data["Y"], langs=data["langs"])  # the B view's network, not fine-tuned again
+    test = {"X": data["test_texts"], "langs": data["test_langs"]}
+    np.testing.assert_allclose(bert.decision_function(**test), alone.decision_function(**test), atol=1e-5)
+    np.testing.assert_allclose(bert.transform(data["texts"], langs=data["langs"]), Z, atol=1e-5)
+    assert [h["train_loss"] for h in bert.history_] == [h["train_loss"] for h in alone.history_]
+    again = TransformerView(model=str(model_dir), **params)  # and a B view reuses it too
+    np.testing.assert_array_equal(again.fit_transform(data["texts"], data["langs"], data["Y"]), Z)
+    # another seed, other documents or no seed: fine-tuned anew
+    for other, texts, Y in (({**params, "random_state": 1}, data["texts"], data["Y"]),
+                            (params, data["texts"][1:], data["Y"][1:]),
+                            ({**params, "random_state": None}, data["texts"], data["Y"])):
+        with pytest.raises(AssertionError, match="fine-tuned again"):
+            clf = FineTunedTransformerClassifier(model=str(model_dir), **other)
+            clf.fit(texts, Y, langs=data["langs"][-len(texts):])

@@ -50,10 +50,7 @@ progress
             raise ValueError("no training documents")
         self.classes_ = classes
         self.languages_ = sorted(set(lang_arr.tolist()))
-        self.tuner_ = self._tuner().fit(texts, Y)
-        self.tuner_.__dict__.pop("_train_ids", None)
-        self.tuner_.__dict__.pop("_train_states", None)
-        self.tuner_.__dict__.pop("_train_features", None)
+        self.tuner_, _ = self._fit_tuner(texts, Y, features=False)  # shared with a B view fitted alike
         self._set_fitted()
         return self
 

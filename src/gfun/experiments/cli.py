@@ -39,8 +39,14 @@ def settings_from_args(args: argparse.Namespace) -> Any:
                                      getattr(args, "neural_preset", None), getattr(args, "device", None),
                                      trainable_layers=getattr(args, "trainable_layers", None))
     langs = [x.strip() for x in args.languages.split(",") if x.strip()] if args.languages else None
+    sample = QUICK_SAMPLE if args.quick else None
+    if getattr(args, "sample", None):
+        parts = args.sample.split(",")
+        if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+            raise ValueError(f"--sample takes TRAIN,TEST,LANGUAGES (three integers), got {args.sample!r}")
+        sample = tuple(int(p) for p in parts)
     return ExperimentSettings(dataset=dataset, runs=runs, meta_C=meta_C, seed=args.seed, data_dir=args.data_dir,
-                              sample=QUICK_SAMPLE if args.quick else None, languages=langs, n_jobs=args.n_jobs,
+                              sample=sample, languages=langs, n_jobs=args.n_jobs,
                               view_params=view_params,
                               view_cache="" if getattr(args, "no_view_cache", False) else None)
 
@@ -58,7 +64,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.experiment == "many-shot":
         from gfun.experiments.many_shot import run_many_shot
 
-        res = run_many_shot(settings, configs, out, plots=not args.no_plots)
+        res = run_many_shot(settings, configs, out, plots=not args.no_plots, zero_shot_test=args.zero_shot_test)
     elif args.experiment == "zero-shot":
         from gfun.experiments.zero_shot import run_zero_shot
 
@@ -77,7 +83,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         res = run_aggregation(settings, configs, out, policies=policies)
     md = [f for f in res["files"] if str(f).endswith(".md")]
     if md and not args.experiment == "zero-shot":
-        _out(md[0].read_text(encoding="utf-8"))
+        _out("\n".join(f.read_text(encoding="utf-8") for f in md))
     _out(f"{args.experiment}: {res['cells']['done']} cell(s) computed, {res['cells']['skipped']} resumed, "
          f"{len(res['files'])} file(s) written to {out} in {res['wall_s']:.1f} s")
     return 0
@@ -111,6 +117,9 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--meta-C", type=_parse_C, default=None,
                        help="meta-classifier C, or 'cv' (default cv; --quick: 1)")
         p.add_argument("--languages", default=None, help="comma-separated languages to keep (default: all)")
+        p.add_argument("--sample", default=None, metavar="TRAIN,TEST,LANGUAGES",
+                       help="sample TRAIN training and TEST test documents per language (seeded by run) of the first "
+                            "LANGUAGES training languages (alphabetically); no zero-shot documents")
         p.add_argument("--word-vectors", default=None,
                        help="word-vector source of the m and r views (e.g. vec:DIR, e5)")
         add_neural_arguments(p)
@@ -126,6 +135,12 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
             p.add_argument("--aggregations", default=",".join(AGGREGATIONS),
                            help="comma-separated aggregation policies to compare (each gFun configuration is run "
                                 "with every one)")
+        if name == "many-shot":
+            p.add_argument("--zero-shot-test", action="store_true",
+                           help="also test every model on the dataset's zero-shot test documents (debtags: fi, hu, nl, "
+                                "sv) and write the zero-shot table of the configurations that serve them "
+                                "(many-shot-<dataset>-zero-shot.md/.csv/.tex, same runs, same t-tests); the many-shot "
+                                "table stays on the training languages")
         if name == "learning-curve":
             p.add_argument("--targets", default=None, help="comma-separated target languages (default: the first)")
             p.add_argument("--fractions", default=None, help="comma-separated percentages (default 0,10,20,30,50,100)")

@@ -8,6 +8,16 @@ Outputs in ``out`` (``<stem>`` is ``many-shot-<dataset>``):
 * ``<stem>-improvement.csv`` and ``<stem>-improvement-<measure>.png``: per-language relative improvement
   over Naive (Figure 4), when ``naive`` is among the configurations;
 * ``<stem>-timings.csv``: fit and predict seconds of every cell.
+
+With ``zero_shot_test=True`` (``gfun experiment many-shot --zero-shot-test``) the test set also holds the dataset's
+zero-shot test documents (debtags: fi, hu, nl, sv, languages without training documents). The many-shot tables
+above stay on the training languages; the zero-shot languages get their own, over the same runs and fitted models:
+
+* ``<stem>-zero-shot.csv``, ``.md``, ``.tex``: mean ± std over runs of the scores averaged over the zero-shot
+  languages, for the configurations that serve them, with the same paired t-tests; the ``.md`` adds the mean of
+  every zero-shot language;
+* ``<stem>-scores.csv`` then also holds the zero-shot languages' rows (column ``setting``: ``many-shot`` or
+  ``zero-shot``, each with its own ``average`` row).
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from gfun.experiments.configs import Config, build_estimator
@@ -35,7 +46,8 @@ from gfun.experiments.runner import (
 from gfun.experiments.tables import significance_table, summary_frame, to_latex, to_markdown
 from gfun.metrics import DISPLAY_NAMES, MEASURES
 
-__all__ = ["RunCache", "language_average", "relative_improvement", "run_many_shot", "write_tables"]
+__all__ = ["RunCache", "language_average", "relative_improvement", "run_many_shot", "write_tables",
+           "write_zero_shot_tables", "zero_shot_languages"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +117,47 @@ def write_tables(out: Path, stem: str, run_scores: pd.DataFrame, configs: Sequen
     return table
 
 
+def zero_shot_languages(frame: pd.DataFrame) -> list[str]:
+    """The languages of stored cells that had no training documents (``n_train == 0``), sorted."""
+    if "n_train" not in frame.columns:  # cells stored before the column existed: every language was trained on
+        return []
+    return sorted(frame.loc[frame["n_train"].eq(0), "lang"].astype(str).unique())
+
+
+def write_zero_shot_tables(out: Path, stem: str, scores: pd.DataFrame, configs: Sequence[Config],
+                           languages: Sequence[str], *, title: str) -> list[Path]:
+    """The zero-shot tables of a many-shot experiment (``<stem>-zero-shot.csv/.md/.tex``); returns the files.
+
+    ``scores`` holds the zero-shot languages' per-run rows and their ``average`` rows; configurations that
+    serve none of the languages (NaN everywhere) are left out.
+    """
+    avg = scores[scores["lang"] == "average"]
+    serving = [c for c in configs if avg.loc[avg["config"] == c.name, "F1_macro"].notna().any()]
+    zstem = f"{stem}-zero-shot"
+    files = [out / f"{zstem}{s}" for s in (".csv", ".md", ".tex")]
+    if not serving:
+        logger.warning("no configuration serves the zero-shot languages %s: no zero-shot table", list(languages))
+        return []
+    write_tables(out, zstem, avg, serving, title=title)
+    labels = {c.name: c.display for c in serving}
+    per = scores[scores["config"].isin(labels) & (scores["lang"] != "average")]
+    mean = per.groupby(["config", "lang"], sort=False)[["F1_macro", "F1_micro"]].mean()
+    lines = ["", "Mean over runs, per zero-shot language (F1M / F1µ):", "",
+             "| Method | " + " | ".join(languages) + " |", "|---|" + "---|" * len(languages)]
+    for c in serving:
+        cells = []
+        for lang in languages:
+            m = mean.loc[(c.name, lang)] if (c.name, lang) in mean.index else None
+            text = "-" if m is None or np.isnan(m["F1_macro"]) else f"{m['F1_macro']:.3f} / {m['F1_micro']:.3f}"
+            cells.append(text.replace("0.", "."))
+        lines.append(f"| {labels[c.name]} | " + " | ".join(cells) + " |")
+    with open(files[1], "a", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return files
+
+
 def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: str | Path, *,
-                  plots: bool = True) -> dict[str, Any]:
+                  plots: bool = True, zero_shot_test: bool = False) -> dict[str, Any]:
     """Run (or resume) the many-shot experiment and write its files.
 
     Parameters
@@ -117,16 +168,20 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
         Output folder.
     plots : bool
         Also draw the PNG figures (needs matplotlib).
+    zero_shot_test : bool
+        Also test every cell on the dataset's zero-shot test documents and write the zero-shot tables (see the
+        module docstring). Part of the experiment's settings: a folder is resumed with the same choice.
 
     Returns
     -------
     dict
         ``table`` (:func:`significance_table` frame), ``scores`` (per run, config, language), ``files``
-        (written paths), ``cells`` (computed/skipped counts) and ``wall_s``.
+        (written paths), ``cells`` (computed/skipped counts), ``zero_shot_languages`` and ``wall_s``.
     """
     t0 = time.perf_counter()
-    out, settings, store = open_experiment(out, "many-shot", settings)
-    cache = RunCache(settings, zero_shot_test=False)
+    out, settings, store = open_experiment(out, "many-shot", settings,
+                                           {"zero_shot_test": True} if zero_shot_test else None)
+    cache = RunCache(settings, zero_shot_test=zero_shot_test)
     cells = []
     for run in range(settings.runs):
         for cfg in configs:
@@ -135,8 +190,13 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     counts = run_cells(store, cells, label="many-shot", settings=settings)
     frame = store.load_all(k for k, _ in cells)
     scores = cell_scores(frame, ["run", "config"])
-    avg = language_average(scores, ["run", "config"])
-    all_scores = pd.concat([scores, avg], ignore_index=True)
+    zs_langs = zero_shot_languages(frame)
+    scores["setting"] = np.where(scores["lang"].isin(zs_langs), "zero-shot", "many-shot")
+    many = scores[scores["setting"] == "many-shot"]
+    avg = language_average(many, ["run", "config"]).assign(setting="many-shot")
+    zero = scores[scores["setting"] == "zero-shot"]
+    zavg = language_average(zero, ["run", "config"]).assign(setting="zero-shot") if zs_langs else None
+    all_scores = pd.concat([scores, avg, zavg], ignore_index=True)
     stem = f"many-shot-{settings.dataset}"
     files = [out / f"{stem}-scores.csv", out / f"{stem}-timings.csv"]
     all_scores.to_csv(files[0], index=False)
@@ -144,9 +204,16 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
         files[1], index=False)
     table = write_tables(out, stem, avg, configs, title=f"Many-shot results on {settings.dataset}")
     files += [out / f"{stem}{s}" for s in (".csv", ".md", ".tex")]
+    if zs_langs:
+        files += write_zero_shot_tables(out, stem, pd.concat([zero, zavg], ignore_index=True), configs, zs_langs,
+                                        title=f"Zero-shot results on {settings.dataset} "
+                                              f"({', '.join(zs_langs)}: no training documents)")
+    elif zero_shot_test:
+        logger.warning("%s has no zero-shot test documents here: no zero-shot table", settings.dataset)
     if "naive" in {c.name for c in configs} and len(configs) > 1:
         labels = {c.name: c.display for c in configs}
-        rel = {m: relative_improvement(all_scores, m) for m in MEASURES}
+        many_scores = all_scores[all_scores["setting"] == "many-shot"]
+        rel = {m: relative_improvement(many_scores, m) for m in MEASURES}
         long = pd.concat({m: r.rename(columns=labels) for m, r in rel.items()}, names=["measure", "lang"])
         long.to_csv(out / f"{stem}-improvement.csv")
         files.append(out / f"{stem}-improvement.csv")
@@ -161,4 +228,5 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     wall = time.perf_counter() - t0
     logger.info("many-shot finished in %.1f s (%d cells computed, %d resumed)", wall, counts["done"],
                 counts["skipped"])
-    return {"table": table, "scores": all_scores, "files": files, "cells": counts, "wall_s": wall}
+    return {"table": table, "scores": all_scores, "files": files, "cells": counts, "zero_shot_languages": zs_langs,
+            "wall_s": wall}

@@ -167,11 +167,13 @@ def evaluate_cell(estimator: Any, train: Any, test: Any) -> pd.DataFrame:
     """Fit ``estimator`` on ``train`` and return per-language, per-class contingency counts on ``test``.
 
     Languages the fitted estimator cannot serve (:class:`gfun.views.base.UnseenLanguageError`) get NaN
-    counts. Columns: ``lang, class, TP, FP, FN, TN, fit_s, predict_s``.
+    counts. Columns: ``lang, class, TP, FP, FN, TN, n_train, fit_s, predict_s``; ``n_train`` is the number of
+    training documents of the row's language (0: a zero-shot language).
     """
     from gfun.metrics import per_class_contingency
     from gfun.views.base import UnseenLanguageError
 
+    n_train = {lang: len(idx) for lang, idx in train.by_language().items()}
     t0 = time.perf_counter()
     estimator.fit(train)
     fit_s = time.perf_counter() - t0
@@ -186,7 +188,7 @@ def evaluate_cell(estimator: Any, train: Any, test: Any) -> pd.DataFrame:
             logger.debug("%s cannot serve language %s: NaN", type(estimator).__name__, lang)
             frame = pd.DataFrame({"lang": lang, "class": list(test.classes),
                                   **{c: math.nan for c in CONTINGENCY_COLUMNS}})
-        frames.append(frame)
+        frames.append(frame.assign(n_train=n_train.get(lang, 0)))
     out = pd.concat(frames, ignore_index=True)
     for c in CONTINGENCY_COLUMNS:
         out[c] = out[c].astype(float)
@@ -270,13 +272,13 @@ class CellStore:
         return pd.concat(frames, ignore_index=True)
 
 
-def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSettings
-                    ) -> tuple[Path, ExperimentSettings, CellStore]:
+def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSettings,
+                    extra: dict[str, Any] | None = None) -> tuple[Path, ExperimentSettings, CellStore]:
     """Start (or resume) experiment ``name`` in ``out``.
 
-    Creates the folder, saves the settings as ``<name>-settings.json`` (or checks them against those of an
-    earlier start, see :func:`write_settings`), locates the view cache (:func:`with_view_cache`) and opens the
-    cell store ``<out>/cells/<name>``.
+    Creates the folder, saves the settings (and ``extra``, more of what determines the results) as
+    ``<name>-settings.json`` (or checks them against those of an earlier start, see :func:`write_settings`),
+    locates the view cache (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
 
     Returns
     -------
@@ -284,7 +286,7 @@ def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSetti
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    write_settings(out / f"{name}-settings.json", settings, {"experiment": name})
+    write_settings(out / f"{name}-settings.json", settings, {"experiment": name, **(extra or {})})
     return out, with_view_cache(settings, out), CellStore(out / "cells" / name)
 
 

@@ -644,6 +644,59 @@ class _TransformerParams:
                                     random_state=self.random_state, progress=self.progress,
                                     frozen_cache=self.frozen_cache)
 
+    def _fit_tuner(self, texts: list[str], Y: Any, *, features: bool) -> tuple[TransformerFineTuner, np.ndarray | None]:
+        """Fine-tune on ``texts`` and ``Y``, or reuse the network fine-tuned before with the same inputs.
+
+        With ``frozen_cache`` and a ``random_state``, the fine-tuned network and the vectors of its training
+        documents are stored in ``<frozen_cache>/fine-tuned/``, keyed by everything that determines them (encoder,
+        pooling, training settings, dropout, prefix, extraction batch, autocast, device, seed, texts, labels): the
+        ``b`` view and the ``bert`` baseline of an experiment run, the same network by construction, fine-tune
+        once.
+
+        Returns
+        -------
+        tuner : TransformerFineTuner
+        features : ndarray or None
+            The training documents' vectors (``None`` when not asked for and not cached).
+        """
+        import joblib
+
+        tuner = self._tuner()
+        path = self._fine_tuned_path(tuner, texts, Y)
+        if path is not None and path.is_file():
+            tuner, Z = joblib.load(path)
+            logger.info("%s: fine-tuned network reused from %s", type(self).__name__, path)
+            return tuner, Z
+        tuner.fit(texts, Y)
+        ids = tuner.__dict__.pop("_train_ids")
+        states = tuner.__dict__.pop("_train_states", None)  # the frozen pass of training, reused
+        Z = tuner.__dict__.pop("_train_features", None)
+        if Z is None and (features or path is not None):
+            Z = tuner._run(ids, np.arange(len(ids)), "features", states)
+        if path is not None:
+            import os
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            joblib.dump((tuner, Z), tmp)
+            os.replace(tmp, path)
+        return tuner, Z
+
+    def _fine_tuned_path(self, tuner: TransformerFineTuner, texts: list[str], Y: Any) -> Any:
+        """Where :meth:`_fit_tuner` keeps the network fine-tuned on ``texts`` (``None``: not kept)."""
+        if not self.frozen_cache or self.random_state is None:
+            return None
+        from pathlib import Path
+
+        import joblib
+
+        Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.float32)
+        key = {"version": 1, "model": str(tuner.model), "pooling": tuner.pooling, "settings": tuner.settings,
+               "dropout": tuner.dropout, "prefix": tuner.prefix, "eval_batch_size": tuner.eval_batch_size,
+               "amp": tuner.amp, "device": str(resolve_device(tuner.device)), "random_state": tuner.random_state,
+               "texts": list(texts), "Y": Y}
+        return Path(self.frozen_cache) / "fine-tuned" / f"{joblib.hash(key)}.joblib"
+
     def _state_params(self) -> dict:
         params = self.get_params()  # type: ignore[attr-defined]
         params["model"] = str(params["model"])
@@ -712,7 +765,9 @@ class TransformerView(_TransformerParams, ViewGenerator):
         SHA-256 of the base encoder's weights).
     frozen_cache : str, optional
         Folder of a disk cache of the frozen pass, shared by estimators with the same encoder and documents (the
-        experiments point it at the run's view cache). Not saved with the model.
+        experiments point it at the run's view cache), and, with a ``random_state``, of the fine-tuned network: an
+        estimator with the same settings, seed and training documents (the ``bert`` baseline of a B view) reuses
+        it instead of fine-tuning again. Not saved with the model.
     device : str
         ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
     random_state : int, optional
@@ -743,14 +798,10 @@ class TransformerView(_TransformerParams, ViewGenerator):
         langs = np.asarray(langs, dtype=object)
         if len(texts) != len(langs):
             raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
-        tuner = self._tuner().fit(texts, Y)
-        self.tuner_ = tuner
+        self.tuner_, features = self._fit_tuner(texts, Y, features=True)
         self.languages_ = sorted(set(langs.tolist()))
         self._set_fitted()
-        ids = tuner.__dict__.pop("_train_ids")
-        states = tuner.__dict__.pop("_train_states", None)  # the frozen pass of training, reused
-        features = tuner.__dict__.pop("_train_features", None)
-        return features if features is not None else tuner._run(ids, np.arange(len(ids)), "features", states)
+        return features
 
     def _set_fitted(self) -> None:
         self.n_features_out_ = int(self.tuner_.net_.head.in_features)
