@@ -239,3 +239,34 @@ def test_bert_reuses_the_b_views_fine_tuning(model_dir, data, tmp_path, monkeypa
         with pytest.raises(AssertionError, match="fine-tuned again"):
             clf = FineTunedTransformerClassifier(model=str(model_dir), **other)
             clf.fit(texts, Y, langs=data["langs"][-len(texts):])
+
+
+def test_progress_bars_only_on_a_terminal(model_dir, data, capsys, caplog, monkeypatch):
+    import io
+    import logging
+    import sys
+
+    from gfun.neural import progress_bar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    items = [1, 2, 3]
+    assert progress_bar(items, enabled=True, desc="phase") is items  # stderr captured: not a terminal
+    with monkeypatch.context() as m:
+        m.setattr(sys, "stderr", Terminal())
+        bar = progress_bar(items, enabled=True, desc="phase")
+        assert bar is not items and list(bar) == items and "phase" in sys.stderr.getvalue()
+        assert progress_bar(items, enabled=False, desc="phase") is items
+    # a B view asked for bars, its stderr redirected: no bar at all, one log line per phase instead
+    with caplog.at_level(logging.INFO):
+        view = TransformerView(model=str(model_dir), **{**PARTIAL, "progress": True, "eval_batch_size": 4})
+        view.fit_transform(data["texts"], data["langs"], data["Y"])
+        view.transform(data["test_texts"], data["test_langs"])
+    err = capsys.readouterr().err
+    assert "it/s" not in err and "%|" not in err, err[-300:]
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("B frozen pass (embeddings + 3 layers): 48 documents in" in m for m in messages) == 1
+    assert sum("epoch" in m and "/2" in m for m in messages) == 2
+    assert sum(m.startswith("B extraction: ") for m in messages) == 2  # training vectors, test vectors

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -211,9 +212,22 @@ def state_from_arrays(module: Any, arrays: Mapping[str, np.ndarray], *, ignore: 
     module.load_state_dict(tensors, strict=False)
 
 
+def stderr_is_terminal() -> bool:
+    """Whether standard error is an interactive terminal (not a file or a pipe)."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
 def progress_bar(iterable: Any, *, enabled: bool, desc: str, total: int | None = None) -> Any:
-    """A tqdm progress bar over ``iterable`` when ``enabled``, else ``iterable`` itself."""
-    if not enabled:
+    """A tqdm progress bar over ``iterable`` when ``enabled`` and standard error is a terminal, else ``iterable``.
+
+    Redirected to a file or a pipe (``gfun -v train 2>log``), a bar would write every one of its updates; the
+    callers log one line per phase (frozen pass, epoch, extraction) instead.
+    """
+    if not enabled or not stderr_is_terminal():
         return iterable
     from tqdm.auto import tqdm
 

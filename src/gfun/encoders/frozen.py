@@ -18,6 +18,7 @@ import copy
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,7 @@ class FrozenPass:
             return [flat[offsets[i]:offsets[i + 1]] for i in range(len(ids))]
         from gfun.neural import progress_bar
 
+        t0 = time.perf_counter()
         out: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float16)] * len(ids)
         batches = self.batches(ids)
         for batch in progress_bar(batches, enabled=self.progress, desc=desc):
@@ -191,6 +193,8 @@ class FrozenPass:
             states = self.forward(input_ids, mask).to(dtype=_torch().float16, device="cpu").numpy()
             for r, i in enumerate(batch):
                 out[i] = states[r, :len(ids[i])].copy()
+        logger.info("%s (embeddings + %d layers): %d documents in %.1f s", desc, self.cut, len(ids),
+                    time.perf_counter() - t0)
         if path is not None:
             self._write_cache(path, out)
         return out

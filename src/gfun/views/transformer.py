@@ -262,6 +262,7 @@ class TransformerFineTuner:
         bs = int(self.eval_batch_size)
         was_training = net.training
         net.eval()
+        t0 = time.perf_counter()
         try:
             with torch.inference_mode(), self._autocast():
                 starts = range(0, len(order), bs)
@@ -272,6 +273,8 @@ class TransformerFineTuner:
                     out[pos] = self._forward(ids, idx[pos], states, what).float().cpu().numpy()
         finally:
             net.train(was_training)
+        if len(order) > bs:
+            logger.info("%s: %d documents in %.1f s", desc, len(order), time.perf_counter() - t0)
         return out
 
     # ------------------------------------------------------------------ fit
@@ -307,7 +310,7 @@ class TransformerFineTuner:
                 with self._autocast():
                     states = self.frozen_.states(ids)
                 self.frozen_seconds_ = time.perf_counter() - t0
-                logger.info("B view: frozen pass (embeddings + %d layers) over %d documents in %.1f s",
+                logger.debug("B view: frozen pass (embeddings + %d layers) over %d documents in %.1f s",
                             self.frozen_.cut, len(ids), self.frozen_seconds_)
             self.optimizer_ = self._optimizer()
             scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer_, step_size=int(s["step_size"]),
