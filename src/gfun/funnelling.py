@@ -9,10 +9,11 @@ each document are averaged; ``stack``, ``wmean`` and ``select``: learned on trai
 all languages at once.
 
 The default, ``select``, trains the meta-classifier on the in-sample first-tier posteriors as the paper
-does, but validates it on their out-of-fold version (what new documents look like): it keeps, by that
-validated F1, the view set and the normalisation that work on the data at hand (a view must beat the
-noise of the estimate to stay), and sets each class's decision threshold. ``mean`` and ``concat`` are
-the paper's policies, unchanged.
+does, but validates it on their out-of-fold version (what new documents look like): it keeps, by the
+validated mean of macro- and micro-F1, the view set (any non-empty subset, a single view included) and the
+normalisation that work on the data at hand (a view must beat the noise of the estimate to stay), and moves
+a class's decision threshold off the SVM's own only where cross-fitted validation says it pays. ``mean``
+and ``concat`` are the paper's policies, unchanged.
 
 Fun, the 2019 method, is the same estimator with the Posteriors view only and no
 normalisation (see :func:`gfun.baselines.make_fun`).
