@@ -192,12 +192,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     aggregation : {"select", "mean", "concat", "stack", "wmean"}
         How the views of a document are combined before the meta-classifier (see :mod:`gfun.aggregation`).
         ``mean`` and ``concat`` are the paper's. ``select`` (the default): the mean of the posteriors of a
-        subset of the views, with or without the paper's normalisation, chosen by the meta-classifier's F1
-        validated on out-of-fold inputs (see :meth:`_fit_select`). ``stack``: the calibrated posteriors of
-        every view side by side (m·|Y| columns; a view that does not cover a document's language gets the
-        mean of the views that do). ``wmean``: a per-view, per-class weighted mean of the posteriors, the
-        weights fitted by non-negative least squares on out-of-fold posteriors. Every policy but ``concat`` maps each
-        non-posterior view to |Y| posteriors first.
+        subset of the views (a single view included), with or without the paper's normalisation, chosen by the
+        meta-classifier's macro- and micro-F1 validated on out-of-fold inputs (see :meth:`_fit_select`).
+        ``stack``: the calibrated posteriors of every view side by side (m·|Y| columns; a view that does not
+        cover a document's language gets the mean of the views that do). ``wmean``: a per-view, per-class
+        weighted mean of the posteriors, the weights fitted by non-negative least squares on out-of-fold
+        posteriors. Every policy but ``concat`` maps each non-posterior view to |Y| posteriors first.
     normalize : bool
         L2-normalise each view and z-score the columns before every classifier that reads views
         (section 3.6). ``False`` gives the original Funnelling. ``stack`` and ``wmean`` read the mapped
@@ -231,7 +231,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         :func:`gfun.kernel_svm.validated_thresholds`). ``"auto"``: ``"validated"`` when ``meta_validation`` is
         ``"oof"``, else ``"zero"``.
     meta_validation : {"auto", "same", "oof"}
-        What the meta-classifier's cross-validation (C selection, Platt sigmoids, ``meta_threshold="f1"``)
+        What the meta-classifier's cross-validation (C selection, Platt sigmoids, thresholds)
         scores its held-out folds on: the training inputs themselves (``"same"``, the paper), or their
         out-of-fold version (``"oof"``: first-tier posteriors of each training document produced by models
         that did not see it, as those of new documents are), while the models are trained on the inputs
