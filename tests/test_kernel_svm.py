@@ -266,3 +266,16 @@ def test_nystroem_approximation_close_to_the_exact_kernel(data) -> None:
     np.testing.assert_allclose(back.decision_function(Zte), small.decision_function(Zte))
     with pytest.raises(ValueError, match="nystroem"):
         RBFSVMOvR(C=1.0, approximation="random-fourier").fit(Ztr, Ytr)
+
+
+@pytest.mark.parametrize("threshold", ["zero", "validated"])
+def test_validate_then_finish_is_fit(data, threshold: str) -> None:
+    """What select does (cross-validate candidates, train the kept one) gives the model fit() gives."""
+    X, Y = data[0], data[1]
+    full = RBFSVMOvR(C=1.0, cv=3, threshold=threshold, random_state=0).fit(X, Y)
+    part = RBFSVMOvR(C=1.0, cv=3, threshold=threshold, random_state=0).validate(X, Y)
+    assert part.validated_decision_.shape == Y.shape
+    np.testing.assert_array_equal(part.threshold_, full.threshold_)
+    part.finish(X, Y)
+    np.testing.assert_allclose(part.decision_function(X), full.decision_function(X), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(part.predict_proba(X), full.predict_proba(X), rtol=1e-10, atol=1e-12)

@@ -9,10 +9,11 @@ each document are averaged; ``stack``, ``wmean`` and ``select``: learned on trai
 all languages at once.
 
 The default, ``select``, trains the meta-classifier on the in-sample first-tier posteriors as the paper
-does, but validates it on their out-of-fold version (what new documents look like): it keeps, by that
-validated F1, the view set and the normalisation that work on the data at hand (a view must beat the
-noise of the estimate to stay), and sets each class's decision threshold. ``mean`` and ``concat`` are
-the paper's policies, unchanged.
+does, but validates it on their out-of-fold version (what new documents look like): it keeps, by the
+validated mean of macro- and micro-F1, the view set (any non-empty subset, a single view included) and the
+normalisation that work on the data at hand (a view must beat the noise of the estimate to stay), and moves
+a class's decision threshold off the SVM's own only where cross-fitted validation says it pays. ``mean``
+and ``concat`` are the paper's policies, unchanged.
 
 Fun, the 2019 method, is the same estimator with the Posteriors view only and no
 normalisation (see :func:`gfun.baselines.make_fun`).
@@ -52,6 +53,33 @@ __all__ = ["PARALLEL_FIELDS", "GeneralizedFunnelling"]
 PARALLEL_FIELDS: tuple[str, ...] = ("index_id", "source_id", "source")
 
 logger = logging.getLogger(__name__)
+
+#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 candidates, plus
+#: the raw version of all views); beyond, all views and every set that leaves one out.
+SELECT_ALL_SUBSETS_UP_TO = 4
+#: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
+#: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
+SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
+
+
+def _selection_score(name: str) -> Any:
+    """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
+    from gfun.metrics import k_from_counts
+
+    if name not in SELECT_SCORES:
+        raise ValueError(f"select_score must be one of {SELECT_SCORES}, got {name!r}")
+
+    def score(pred: np.ndarray, y: np.ndarray) -> float:
+        tp, fp, fn, tn = (pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0), (~pred & ~y).sum(0)
+        parts = [float(np.mean(f1_from_counts(tp, fp, fn, tn)))]
+        if name != "macro-f1":
+            parts.append(float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())))
+        if name == "f1k":
+            parts += [float(np.mean(k_from_counts(tp, fp, fn, tn))),
+                      float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum()))]
+        return float(np.mean(parts))
+
+    return score
 
 
 def parse_views(spec: str | Sequence[Any]) -> list[str]:
@@ -164,12 +192,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     aggregation : {"select", "mean", "concat", "stack", "wmean"}
         How the views of a document are combined before the meta-classifier (see :mod:`gfun.aggregation`).
         ``mean`` and ``concat`` are the paper's. ``select`` (the default): the mean of the posteriors of a
-        subset of the views, with or without the paper's normalisation, chosen by the meta-classifier's F1
-        validated on out-of-fold inputs (see :meth:`_fit_select`). ``stack``: the calibrated posteriors of
-        every view side by side (m·|Y| columns; a view that does not cover a document's language gets the
-        mean of the views that do). ``wmean``: a per-view, per-class weighted mean of the posteriors, the
-        weights fitted by non-negative least squares on out-of-fold posteriors. Every policy but ``concat`` maps each
-        non-posterior view to |Y| posteriors first.
+        subset of the views (a single view included), with or without the paper's normalisation, chosen by the
+        meta-classifier's macro- and micro-F1 validated on out-of-fold inputs (see :meth:`_fit_select`).
+        ``stack``: the calibrated posteriors of every view side by side (m·|Y| columns; a view that does not
+        cover a document's language gets the mean of the views that do). ``wmean``: a per-view, per-class
+        weighted mean of the posteriors, the weights fitted by non-negative least squares on out-of-fold
+        posteriors. Every policy but ``concat`` maps each non-posterior view to |Y| posteriors first.
     normalize : bool
         L2-normalise each view and z-score the columns before every classifier that reads views
         (section 3.6). ``False`` gives the original Funnelling. ``stack`` and ``wmean`` read the mapped
@@ -196,18 +224,24 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         F1µ .560 -> .559).
     meta_zscore : bool, optional
         Z-score the meta-classifier's input columns with training statistics; ``None`` follows ``normalize``.
-    meta_threshold : {"auto", "zero", "f1"}
-        Decision threshold of the meta-classifier's SVMs: their own (``"zero"``, the paper's), or per class the
-        one that maximises F1 on the meta-classifier's out-of-fold scores (``"f1"``; see
-        :class:`gfun.kernel_svm.RBFSVMOvR`). ``"auto"``: ``"f1"`` when ``meta_validation`` is ``"oof"``.
+    meta_threshold : {"auto", "zero", "f1", "validated"}
+        Decision threshold of the meta-classifier's SVMs: their own (``"zero"``, the paper's), per class the
+        one that maximises F1 on the meta-classifier's out-of-fold scores (``"f1"``), or per class whichever of
+        the two raises the mean of macro- and micro-F1 of cross-fitted predictions (``"validated"``; see
+        :func:`gfun.kernel_svm.validated_thresholds`). ``"auto"``: ``"validated"`` when ``meta_validation`` is
+        ``"oof"``, else ``"zero"``.
     meta_validation : {"auto", "same", "oof"}
-        What the meta-classifier's cross-validation (C selection, Platt sigmoids, ``meta_threshold="f1"``)
+        What the meta-classifier's cross-validation (C selection, Platt sigmoids, thresholds)
         scores its held-out folds on: the training inputs themselves (``"same"``, the paper), or their
         out-of-fold version (``"oof"``: first-tier posteriors of each training document produced by models
         that did not see it, as those of new documents are), while the models are trained on the inputs
         ``train_posteriors`` gives. ``"auto"``: ``"same"`` for ``mean`` and ``concat``, ``"oof"`` otherwise.
     select_cv : int
         Folds of the validation of each candidate of ``aggregation="select"``.
+    select_score : {"f1", "macro-f1", "f1k"}
+        What ``aggregation="select"`` compares its candidates by, on their validated predictions: the mean of
+        macro-F1 and micro-F1 (``"f1"``, the default: a candidate may not buy macro-F1 with micro-F1),
+        macro-F1 alone, or the mean of F1M, F1µ, KM and Kµ.
     cv_groups : str or None
         Extra field of the training corpus whose value groups documents that cross-validation must keep in
         the same fold (the mappers', the meta-classifier's, ``select``'s): the translations of one text in a
@@ -279,7 +313,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                  meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
                  meta_cv: int = 5, meta_class_weight: str | None = None, meta_zscore: bool | None = None,
                  meta_threshold: str = "auto", meta_validation: str = "auto", select_cv: int = 3,
-                 cv_groups: str | None = "auto",
+                 select_score: str = "f1", cv_groups: str | None = "auto",
                  block_l2: bool | None = None,
                  mapper_C: float | str = 1.0,
                  gamma: float | str = "scale", kernel_approximation: str | None = None, n_components: int = 1000,
@@ -302,6 +336,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.block_l2 = block_l2
         self.meta_validation = meta_validation
         self.select_cv = select_cv
+        self.select_score = select_score
         self.cv_groups = cv_groups
         self.mapper_C = mapper_C
         self.gamma = gamma
@@ -406,9 +441,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         return self.meta_validation
 
     def _meta_threshold(self) -> str:
-        """``meta_threshold`` resolved: ``"auto"`` is ``"f1"`` when validating on out-of-fold inputs."""
+        """``meta_threshold`` resolved: ``"auto"`` is ``"validated"`` when validating on out-of-fold inputs."""
         if self.meta_threshold == "auto":
-            return "f1" if self._meta_validation() == "oof" else "zero"
+            return "validated" if self._meta_validation() == "oof" else "zero"
         return self.meta_threshold
 
     def _zscore_meta(self) -> bool:
@@ -523,8 +558,11 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             meta.platt_A_, meta.platt_B_ = np.full(Y.shape[1], -1.0), np.zeros(Y.shape[1])
 
     def _fit_meta(self, Zmeta: np.ndarray, Zval: np.ndarray | None, Y: np.ndarray, zscore: bool,
-                  cv: int) -> tuple[RBFSVMOvR, ZScore | None]:
-        """The meta-classifier (and its input scaler) trained on ``Zmeta``, validated on ``Zval`` if given."""
+                  cv: int, final: bool = True) -> tuple[RBFSVMOvR, ZScore | None]:
+        """The meta-classifier (and its input scaler) trained on ``Zmeta``, validated on ``Zval`` if given.
+
+        ``final=False``: cross-validated only (:meth:`gfun.kernel_svm.RBFSVMOvR.validate`), no final models.
+        """
         scaler = ZScore.fit(Zmeta) if zscore else None
         if scaler is not None:
             Zmeta = scaler.transform(Zmeta)
@@ -533,7 +571,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                          gamma=self.gamma, probability=self.probability, class_weight=self.meta_class_weight,
                          threshold=self._meta_threshold(), approximation=self.kernel_approximation,
                          n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
-                         verbose=self.verbose).fit(Zmeta, Y, X_val=Zval, groups=self.groups_)
+                         verbose=self.verbose)
+        (meta.fit if final else meta.validate)(Zmeta, Y, X_val=Zval, groups=self.groups_)
         return meta, scaler
 
     def _fit_select(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray) -> np.ndarray:
@@ -541,36 +580,44 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
 
         Candidates, each the mean of the posteriors of a set of views: all views with the paper's
         normalisation (L2 per view, z-scored columns) and without any (Funnelling's raw posteriors); then,
-        with the better of the two, every set that leaves one view out. Each candidate's meta-classifier is
-        trained on the training inputs (``train``: in-sample, as the paper's) and cross-validated with
-        ``select_cv`` folds on the out-of-fold inputs (``val``). The kept candidate follows the one-standard-error
-        rule (Breiman et al., 1984): the fewest views whose held-out macro-F1 is within one standard error
-        (over folds) of the best candidate's, the best of those; it is kept as it is (no refit). A view must
-        therefore earn its place by more than the noise of the estimate. Returns the kept meta-classifier's
-        training input.
+        with the better of the two, every other non-empty set of views when there are at most
+        :data:`SELECT_ALL_SUBSETS_UP_TO` views (a single view included: gFun-XMW can fall back to X alone),
+        every set that leaves one view out beyond that. Each candidate's meta-classifier is trained on the
+        training inputs (``train``: in-sample, as the paper's) and cross-validated with ``select_cv`` folds (one
+        split shared by every candidate) on the out-of-fold inputs (``val``); its per-class thresholds are
+        chosen by ``meta_threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the
+        others, :func:`gfun.kernel_svm.validated_thresholds`). A candidate is scored by ``select_score`` of
+        those predictions. The kept candidate follows the one-standard-error rule (Breiman et al., 1984): the
+        fewest views whose score is within one standard error (over folds) of the best candidate's, the best of
+        those, so that a view must earn its place by more than the noise of the estimate. Only the kept
+        candidate's final models are trained (the others stop after cross-validation). Returns the kept
+        meta-classifier's training input.
         """
+        from itertools import combinations
+
         from gfun.linear_svm import make_folds
 
         letters = [v.letter for v in self.views_]
         everyone = np.ones(train[0].shape[0], dtype=bool)
         Yb = np.asarray(Y, dtype=bool)
         folds = make_folds(len(Yb), self.select_cv, self.random_state, self.groups_)  # the meta-classifier's
+        score_of = _selection_score(self.select_score)
         candidates: list[tuple] = []
         tried: dict[str, float] = {}
-
-        def macro_f1(pred: np.ndarray, y: np.ndarray) -> float:
-            return float(np.mean(f1_from_counts((pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0),
-                                                (~pred & ~y).sum(0))))
 
         def attempt(subset: tuple[int, ...], l2: bool) -> None:
             norm = l2_normalize if l2 else (lambda z: z)
             tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
             va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
-            meta, scaler = self._fit_meta(tr, va, Y, l2, self.select_cv)
-            pred = meta.oof_decision_ > 0
-            per_fold = [macro_f1(pred[te], Yb[te]) for _, te in folds]
-            score = macro_f1(pred, Yb)
-            se = float(np.std(per_fold, ddof=1) / np.sqrt(len(per_fold))) if len(per_fold) > 1 else 0.0
+            meta, scaler = self._fit_meta(tr, va, Y, l2, self.select_cv, final=False)
+            if meta.validated_decision_ is None:  # too few documents to cross-validate
+                score, se = 0.0, 0.0
+            else:
+                pred = meta.validated_decision_ > 0
+                per_fold = [score_of(pred[te], Yb[te]) for _, te in folds]
+                score = score_of(pred, Yb)
+                se = float(np.std(per_fold, ddof=1) / np.sqrt(len(per_fold))) if len(per_fold) > 1 else 0.0
+            meta.validated_decision_ = None  # free what the comparison no longer needs
             tried["".join(letters[i] for i in subset) + ("" if l2 else " (raw)")] = score
             candidates.append((score, se, subset, l2, meta, scaler, tr))
 
@@ -579,20 +626,25 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             attempt(full, True)
         attempt(full, False)
         l2 = max(candidates, key=lambda c: c[0])[3]
-        if len(full) > 1:
-            for drop in full:
-                attempt(tuple(i for i in full if i != drop), l2)
-        # one-standard-error rule: the fewest views whose validated F1 is within one standard error (over
+        if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
+            subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
+        else:
+            subsets = [tuple(i for i in full if i != drop) for drop in full]
+        for subset in subsets:
+            attempt(subset, l2)
+        # one-standard-error rule: the fewest views whose validated score is within one standard error (over
         # folds) of the best candidate's; among those, the best
         top = max(candidates, key=lambda c: c[0])
         near = [c for c in candidates if c[0] >= top[0] - top[1]]
         best = min(near, key=lambda c: (len(c[2]), -c[0]))
-        _, _, subset, l2, self.meta_, self.scaler_, Zmeta = best
+        _, _, subset, l2, meta, self.scaler_, Zmeta = best
+        self.meta_ = meta.finish(self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta, Y)
         self.selected_views_ = [letters[i] for i in subset]
         self.selected_l2_ = bool(l2)
         self.selection_scores_ = tried
         if self.verbose:
-            logger.info("select: validated macro-F1 %s; kept %s", {k: round(v, 4) for k, v in tried.items()},
+            logger.info("select: validated %s %s; kept %s", self.select_score,
+                        {k: round(v, 4) for k, v in tried.items()},
                         "".join(self.selected_views_) + ("" if l2 else " (raw)"))
         return Zmeta
 
