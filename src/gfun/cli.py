@@ -81,19 +81,6 @@ def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "
                        on_missing_labels=on_missing_labels)
 
 
-def _probabilities(labels: np.ndarray, proba: np.ndarray, classes: list[str]) -> dict[str, float]:
-    """The written probabilities of one document: 6 decimals, and > 0.5 exactly for its written labels.
-
-    The model's probabilities already agree with its labels (sigmoids through 0.5 at decision 0); this keeps
-    rounding (0.5000004 -> 0.5) and models saved before that rule from writing a contradiction.
-    """
-    out = {}
-    for c, lab, p in zip(classes, labels, proba, strict=True):
-        p = round(float(p), 6)
-        out[c] = max(p, 0.500001) if lab else min(p, 0.5)
-    return out
-
-
 def neural_view_params(word_vectors: str | None = None, encoder: str | None = None, neural_preset: str | None = None,
                        device: str | None = None, recurrent_wce: bool = False, *, trainable_layers: int | None = None,
                        save_dtype: str | None = None, self_contained: bool = False,
@@ -258,27 +245,18 @@ def _prediction_output(output: str) -> Iterator[TextIO]:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from gfun.persistence import load_model
+    from gfun.predictions import prediction_records
 
     _check_prediction_output(args.output, args.input)
     model = load_model(args.model)
     docs = _read(args.input, list(model.classes_), "ignore",
                  detect_language=bool(args.detect_language), on_missing_labels="negative")
     t0 = time.perf_counter()
-    pred = model.predict(docs)
-    proba = None
-    if not args.no_proba and hasattr(model, "predict_proba") and (
-            not hasattr(model, "meta_") or getattr(model.meta_, "platt_A_", None) is not None):
-        proba = model.predict_proba(docs)
+    records = prediction_records(model, docs, probabilities=not args.no_proba)
     logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
     with _prediction_output(args.output) as fh:
-        for i in range(len(docs)):
-            rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i],
-                                   "labels": [model.classes_[j] for j in np.flatnonzero(pred[i])]}
-            if proba is not None:
-                rec["probabilities"] = _probabilities(pred[i], proba[i], list(model.classes_))
+        for rec in records:
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     if _is_stdout(args.output):  # keep the JSONL stream clean
         logger.info("wrote predictions for %d documents to standard output", len(docs))
@@ -346,6 +324,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                           "gfun[torch])"))
     _out(format_table(df))
     _out(f"total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from gfun.serve import serve
+
+    if args.max_batch < 1 or args.max_body_mb <= 0:
+        raise ValueError(f"--max-batch and --max-body-mb must be positive, got {args.max_batch} and {args.max_body_mb}")
+    try:
+        serve(args.model, host=args.host, port=args.port, max_batch=args.max_batch,
+              max_body_bytes=int(args.max_body_mb * 2**20), log_level="warning" if args.quiet else "info")
+    except ImportError as exc:  # the serve extra is missing: say what to install
+        sys.stderr.write(f"gfun serve: error: {exc}\n")
+        return 1
     return 0
 
 
@@ -438,6 +430,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true",
                    help="also gFun-XW and gFun-XMW (needs gfun[torch]; `make demo-full`)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("serve", help="serve a saved model over HTTP (an API and a page to try it)", formatter_class=fmt,
+                       description="Serve a saved model: POST /predict labels a batch of documents, GET /model "
+                                   "describes the model, GET /health, GET / a page to try it, GET /docs the API "
+                                   "(needs gfun[serve]).")
+    p.add_argument("--model", required=True, help="directory of a saved model")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
+    p.add_argument("--port", type=int, default=8000, help="TCP port")
+    p.add_argument("--max-batch", type=int, default=256, help="most documents in one request (more: status 413)")
+    p.add_argument("--max-body-mb", type=float, default=8.0, help="largest request body in MiB (larger: status 413)")
+    p.set_defaults(func=cmd_serve)
 
     from gfun.datasets.cli import add_datasets_parser
     from gfun.experiments.cli import add_experiment_parser

@@ -58,7 +58,8 @@ TSV_LABEL_SEP = ","
 class CorpusFormatError(ValueError):
     """A corpus file or an in-memory corpus is malformed.
 
-    The message names the file, the line (1-based) and the field when they are known.
+    The message names the file, the line (1-based) and the field when they are known; :attr:`reason` is the
+    message without them, and :attr:`path`, :attr:`line` and :attr:`field` hold them.
     """
 
     def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
@@ -72,6 +73,7 @@ class CorpusFormatError(ValueError):
             where.append(f"field {field!r}")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+        self.reason = message
         self.path = None if path is None else str(path)
         self.line = line
         self.field = field

@@ -626,7 +626,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                     f"language {lang!r} was not seen in training (languages: {self.languages_}) and "
                     + ("no view of this model" if not letters else f"only view(s) {letters} of {names}")
                     + f" can represent it ({self.aggregation} aggregation); views that serve languages without "
-                    "training documents: M (aligned word embeddings), B (multilingual transformer)")
+                    "training documents: M (aligned word embeddings), B (multilingual transformer)", languages=[lang])
         main_ok = np.asarray([served(covering[lang]) for lang in lang_arr], dtype=bool)
         # ``select`` uses the views it kept; a document none of them covers gets the mean of the others
         selected = set(getattr(self, "selected_views_", None) or [v.letter for v in self.views_])
