@@ -120,7 +120,8 @@ def label_on_page(driver: Any, url: str, text: str, *, lang: str = "", timeout: 
     box.send_keys(text)
     Select(driver.find_element(By.ID, "lang")).select_by_value(lang)
     driver.find_element(By.ID, "submit").click()
-    wait.until(lambda d: d.find_element(By.ID, "result").is_displayed() or d.find_element(By.ID, "error").is_displayed())
+    wait.until(lambda d: d.find_element(By.ID, "result").is_displayed()
+               or d.find_element(By.ID, "error").is_displayed())
     error = driver.find_element(By.ID, "error")
     if error.is_displayed():
         return {"error": error.text}

@@ -23,13 +23,10 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from gfun import __version__
 from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
-
-if TYPE_CHECKING:
-    import numpy as np
 
 __all__ = ["build_parser", "main"]
 
