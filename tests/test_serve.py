@@ -91,6 +91,13 @@ def test_predict_agrees_with_gfun_predict(client: TestClient, service: ModelServ
             assert {c for c, v in p["probabilities"].items() if v > 0.5} == set(p["labels"])
 
 
+def test_one_pass_prediction_equals_predict_and_predict_proba(service: ModelService, sib) -> None:
+    docs = sib.test.subset(range(0, len(sib.test), 7))
+    pred, proba = service.model.predict_with_proba(docs)
+    assert np.array_equal(pred, service.model.predict(docs)) and pred.any()
+    assert np.array_equal(proba, service.model.predict_proba(docs))
+
+
 def test_top_k_and_default_ids(client: TestClient, sib) -> None:
     doc = _test_docs(sib, "en", 1)[0]
     r = client.post("/predict", json={"documents": [{"text": doc["text"], "lang": "en"}] * 2, "top_k": 2})

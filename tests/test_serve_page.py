@@ -40,7 +40,8 @@ def test_page_shows_language_views_labels_and_bars(browser, shared_data: Path, t
     model.save(str(tmp_path / "model"))
     records = prediction_records(model, sib.test)
     # the first German and Finnish test sentences with at least one label (what the page must show)
-    chosen = {lang: next(i for i, r in enumerate(records) if r["lang"] == lang and r["labels"]) for lang in ("de", "fi")}
+    chosen = {lang: next(i for i, r in enumerate(records) if r["lang"] == lang and r["labels"])
+              for lang in ("de", "fi")}
     with running_server(tmp_path / "model") as url:
         for lang, i in chosen.items():
             shown = label_on_page(browser, url, sib.test.texts[i])

@@ -697,6 +697,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "meta_")
         return self.meta_.predict_proba(self.transform(X, langs=langs))
 
+    def predict_with_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict` and :meth:`predict_proba` at the cost of one (the documents are represented and scored
+        once)."""
+        scores = self.decision_function(X, langs=langs)
+        return (scores > 0).astype(np.int8), self.meta_.proba_from_scores(scores)
+
     def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
         """Predicted class names of each document."""
         pred = self.predict(X, langs=langs)

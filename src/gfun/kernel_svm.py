@@ -455,10 +455,14 @@ class RBFSVMOvR(BaseEstimator):
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Platt-calibrated posteriors P(class | x), shape (n_samples, n_classes)."""
+        return self.proba_from_scores(self.decision_function(X))
+
+    def proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
+        """The Platt-calibrated posteriors of decision scores already computed by :meth:`decision_function`."""
         check_is_fitted(self, "dual_coef_")
         if self.platt_A_ is None:
             raise AttributeError("predict_proba needs probability=True at fit time")
-        return platt_posteriors(self.decision_function(X), self.platt_A_, self.platt_B_)
+        return platt_posteriors(scores, self.platt_A_, self.platt_B_)
 
     # ------------------------------------------------------------------ persistence
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:

@@ -41,8 +41,13 @@ def prediction_records(model: Any, docs: Any, *, probabilities: bool = True) -> 
     Raises whatever the model's ``predict`` raises (e.g. :class:`gfun.views.UnseenLanguageError`).
     """
     classes = list(model.classes_)
-    pred = model.predict(docs)
-    proba = model.predict_proba(docs) if probabilities and has_probabilities(model) else None
+    proba = None
+    if probabilities and has_probabilities(model) and hasattr(model, "predict_with_proba"):
+        pred, proba = model.predict_with_proba(docs)  # one pass instead of two
+    else:
+        pred = model.predict(docs)
+        if probabilities and has_probabilities(model):
+            proba = model.predict_proba(docs)
     out = []
     for i in range(len(docs)):
         rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i],
