@@ -139,12 +139,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", required=True, help="a saved gfun model")
     ap.add_argument("--text", action="append", required=True, help="a text to label (repeatable)")
     ap.add_argument("--screenshot", default=None,
-                    help="PNG path; with several texts, one file per text: NAME-1.png, NAME-2.png, ...")
+                    help="PNG path; with several texts, one file per text (NAME-1.png, NAME-2.png, ...) and NAME.png "
+                    "with them side by side (needs Pillow)")
     args = ap.parse_args(argv)
     why = browser_missing()
     if why:
         sys.stderr.write(f"serve_page: {why}\n")
         return 1
+    shots = []
     with running_server(args.model) as url, headless_chromium() as driver:
         for k, text in enumerate(args.text, start=1):
             shown = label_on_page(driver, url, text)
@@ -156,7 +158,19 @@ def main(argv: list[str] | None = None) -> int:
                 out.parent.mkdir(parents=True, exist_ok=True)
                 driver.execute_script("window.scrollTo(0, 0)")
                 driver.save_screenshot(os.fspath(out))
+                shots.append(out)
                 print(f"screenshot: {out}")
+    if len(shots) > 1:
+        from PIL import Image
+
+        images = [Image.open(p) for p in shots]
+        side = Image.new("RGB", (sum(im.width for im in images), max(im.height for im in images)), "white")
+        x = 0
+        for im in images:
+            side.paste(im, (x, 0))
+            x += im.width
+        side.save(args.screenshot)
+        print(f"screenshot: {args.screenshot}")
     return 0
 
 
