@@ -377,8 +377,8 @@ class RBFSVMOvR(BaseEstimator):
         else:
             self.platt_A_ = self.platt_B_ = None
         if self.verbose:
-            logger.info("RBF SVM: %d classes fitted, %d support vectors in all, C chosen %s", k, support.size,
-                        dict(zip(*np.unique(self.C_, return_counts=True), strict=True)))
+            logger.info("RBF SVM: %d classes fitted, %d support vectors in all, C chosen: %s", k, support.size,
+                        _count_text(self.C_))
         return self
 
     def _fit_nystroem(self, X: np.ndarray, Y: np.ndarray, grid: list[float],
@@ -500,6 +500,13 @@ class RBFSVMOvR(BaseEstimator):
         obj.linear_coef_ = arrays.get("linear_coef_")
         obj.oof_decision_ = None
         return obj
+
+
+def _count_text(values: np.ndarray) -> str:
+    """How many classes took each value, in plain numbers: ``1 (30 classes), 10 (43 classes)``."""
+    vals, counts = np.unique(np.asarray(values), return_counts=True)
+    return ", ".join(f"{float(v):g} ({int(c)} class{'' if c == 1 else 'es'})"
+                     for v, c in zip(vals, counts, strict=True))
 
 
 def _jsonable_params(params: dict) -> dict:

@@ -112,23 +112,10 @@ class ModelService:
         return letters
 
     def info(self) -> dict[str, Any]:
-        """What ``GET /model`` answers."""
-        from gfun import __version__
-        from gfun.predictions import has_probabilities
+        """What ``GET /model`` answers: :func:`gfun.persistence.model_description` and the request limits."""
+        from gfun.persistence import model_description
 
-        m = self.manifest
-        languages = list(getattr(self.model, "languages_", m.get("languages", [])))
-        views = [{"letter": v.letter, "name": type(v).__name__,
-                  "languages": [lang for lang in languages if v.covers(lang)]}
-                 for v in getattr(self.model, "views_", [])]
-        fallback = [{"letter": v.letter, "name": type(v).__name__}
-                    for v in getattr(self.model, "fallback_views_", [])]
-        return {"model": str(self.model_dir), "estimator": m.get("estimator"), "classes": list(self.model.classes_),
-                "languages": languages, "views": views, "zero_shot_views": fallback,
-                "selected_views": getattr(self.model, "selected_views_", None),
-                "probabilities": has_probabilities(self.model), "settings": m.get("config", {}),
-                "created": m.get("created"), "saved_by_gfun": m.get("gfun_version"), "gfun_version": __version__,
-                "size_bytes": sum((m.get("sizes") or {}).values()) or None,
+        return {**model_description(self.model, self.manifest, self.model_dir),
                 "limits": {"max_batch": self.max_batch, "max_body_bytes": self.max_body_bytes}}
 
     def health(self) -> dict[str, Any]:
