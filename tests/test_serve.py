@@ -186,6 +186,34 @@ def test_openapi_and_offline_pages(client: TestClient) -> None:
         assert "http://" not in text and "https://" not in text, name
 
 
+def test_gfun_serve_answers_over_http(model_dir: Path) -> None:
+    """The command itself: uvicorn on a free port, the limits given on the command line."""
+    import urllib.error
+    import urllib.request
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from serve_page import running_server
+
+    def post(url: str, payload: dict) -> tuple[int, dict]:
+        req = urllib.request.Request(url + "/predict", data=json.dumps(payload).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, json.load(r)
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.load(exc)
+
+    with running_server(model_dir, args=("--max-batch", "2")) as url:
+        status, answer = post(url, {"documents": [{"text": "Das Spiel endete mit einem Sieg der Mannschaft."},
+                                                  {"text": "Ottelu päättyi joukkueen voittoon.", "lang": "fi"}]})
+        assert status == 200 and [p["lang"] for p in answer["predictions"]] == ["de", "fi"]
+        assert answer["predictions"][0]["lang_detected"] and not answer["predictions"][1]["lang_detected"]
+        status, answer = post(url, {"documents": [{"text": "eins", "lang": "de"}] * 3})
+        assert status == 413 and "more than the limit of 2" in answer["detail"]
+        with urllib.request.urlopen(url + "/model", timeout=30) as r:
+            assert json.load(r)["limits"]["max_batch"] == 2
+
+
 def test_serve_without_the_extra_names_it(model_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture) -> None:
     monkeypatch.setitem(sys.modules, "fastapi", None)  # as if gfun[serve] were not installed

@@ -359,6 +359,8 @@ def serve(model_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8000, m
     uvicorn = import_optional("uvicorn", extra="serve", purpose="gfun serve")
     service = ModelService(model_dir, max_batch=max_batch, max_body_bytes=max_body_bytes)
     app = create_app(service)
+    # the access log has a line per request already; the detector's counts would add two more
+    logging.getLogger("gfun.langid").setLevel(logging.WARNING)
     try:  # load the language detector now rather than in the first request without a language
         from gfun.langid import supported_languages
 
