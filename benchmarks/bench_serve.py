@@ -10,7 +10,8 @@ Prints a table and writes it as CSV::
         --csv results/bench-serve.csv
 
 The client runs on the same machine (its CPU time is part of the load); the load average before and after is
-printed with the table, since a shared machine slows every figure down.
+printed with the table, since a shared machine slows every figure down. ``server_cpu_ms`` is the server
+process's CPU time (user + system, all threads) per request: what a request costs whatever the load.
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ def servable_without_lang(docs: list[dict[str, Any]], languages: list[str]) -> l
         except LanguageDetectionError:
             pass
     return keep
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (all its threads) so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_clients(url: str, bodies: list[bytes], clients: int, seconds: float) -> tuple[list[float], int]:
@@ -121,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
                           for i in range(0, len(pool) - batch + 1, batch)][:64]
                 run_clients(url, bodies[:2], 1, 0.5)  # warm-up
                 for clients in (int(c) for c in args.clients.split(",")):
+                    cpu0 = cpu_seconds(url.pid)
                     lat, errors = run_clients(url, bodies, clients, args.seconds)
+                    cpu = cpu_seconds(url.pid) - cpu0
                     a = np.asarray(lat) * 1000
                     wall = args.seconds
                     rows.append({"batch": batch, "clients": clients, "lang": mode, "requests": len(a),
@@ -130,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
                                  "p50_ms": round(float(np.percentile(a, 50)), 1),
                                  "p95_ms": round(float(np.percentile(a, 95)), 1),
                                  "p99_ms": round(float(np.percentile(a, 99)), 1),
-                                 "max_ms": round(float(a.max()), 1)})
+                                 "max_ms": round(float(a.max()), 1),
+                                 "server_cpu_ms": round(1000 * cpu / len(a), 1)})
                     print(json.dumps(rows[-1]), flush=True)
     load_after = os.getloadavg()
     cols = list(rows[0])

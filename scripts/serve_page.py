@@ -37,16 +37,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class ServerURL(str):
+    """The base URL of a running server, with the process id of the server (``pid``)."""
+
+    pid: int
+
+
 @contextlib.contextmanager
 def running_server(model: str | Path, *, port: int | None = None, args: tuple[str, ...] = (),
                    timeout: float = 60.0) -> Iterator[str]:
-    """``gfun serve --model MODEL`` in a child process (this Python); yields its base URL once ``/health``
-    answers, and stops it on exit."""
+    """``gfun serve --model MODEL`` in a child process (this Python); yields its base URL (a :class:`ServerURL`)
+    once ``/health`` answers, and stops it on exit."""
     port = port or free_port()
     cmd = [sys.executable, "-c", "import sys; from gfun.cli import main; sys.exit(main())", "-q", "serve",
            "--model", str(model), "--port", str(port), *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
+    url = ServerURL(f"http://127.0.0.1:{port}")
+    url.pid = proc.pid
     try:
         deadline = time.monotonic() + timeout
         while True:
