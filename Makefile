@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo demo-full test lint bench clean install-dev
+.PHONY: demo demo-full test lint bench clean install-dev browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,21 @@ $(VENV)/.installed-torch: pyproject.toml $(VENV)/.installed
 demo-full: $(VENV)/.installed-torch
 	$(VENV)/bin/gfun demo --full
 
-## test: create .venv, install the dev extras, run ruff and the test suite
-test: $(VENV)/.installed-dev
+## browser: Debian's chromium and chromium-driver for the page test (tests/test_serve_page.py), installed with
+## apt-get when missing and run as root; never fails (without them that test is skipped and says why)
+browser:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing chromium and chromium-driver (apt-get) for the browser test of gfun serve's page"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  timeout 900 apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 \
+	  || { timeout 300 apt-get update -q >/dev/null 2>&1; \
+	       timeout 900 apt-get install -y -q chromium chromium-driver >/dev/null 2>&1; } \
+	  || echo "could not install chromium with apt-get: the browser test will be skipped"; \
+	else echo "no chromium/chromedriver (and not root with apt-get): the browser test will be skipped"; fi
+
+## test: create .venv, install the dev extras (and chromium when possible), run ruff and the test suite
+test: $(VENV)/.installed-dev browser
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m pytest -q
 

@@ -148,3 +148,87 @@ def test_embeddings_command_is_wired() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     assert "align-eval" in sub.choices["embeddings"].format_help()
+
+
+# ---------------------------------------------------------------------------------------------- texts a person reads
+def _parsers(parser):
+    """The parser and every sub-command's parser, recursively."""
+    import argparse
+
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+def test_help_states_only_real_defaults() -> None:
+    helps = {p.prog: p.format_help() for p in _parsers(build_parser())}
+    assert len(helps) > 15
+    for prog, text in helps.items():
+        flat = " ".join(text.split())
+        assert "(default: None)" not in flat and "(default: False)" not in flat, prog
+    train = " ".join(helps["gfun train"].split())
+    assert "(default: gfun)" in train and "(default: 0)" in train  # the real ones stay, 0 included (--seed)
+
+
+def test_info_describes_a_saved_model(gfun_model: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["-q", "info", str(gfun_model)]) == 0
+    out = capsys.readouterr().out
+    lines = dict(line.split(None, 1) for line in out.splitlines() if not line.startswith(("selected", "model")))
+    assert lines["languages"].strip() == "de, en, it"
+    assert lines["views"].strip() == "X (PosteriorsView: de, en, it)"
+    assert lines["classes"].startswith("30: ") and lines["probabilities"].startswith("yes")
+    assert "GeneralizedFunnelling" in out and 'views="x"' in out and "MiB" in lines["size"]
+    assert main(["-q", "info", str(gfun_model), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["classes"] == read_manifest(gfun_model)["classes"] and info["selected_views"] == ["x"]
+    assert main(["-q", "info", str(gfun_model.parent)]) == 1  # not a model: one line, status 1
+    assert "gfun info: error:" in capsys.readouterr().err
+
+
+def test_missing_language_error_names_detect_language(files: dict[str, Path], gfun_model: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    src = files["folder"] / "nolang.jsonl"
+    src.write_text(json.dumps({"id": "a", "text": "Ein Texteditor für das Terminal"}) + "\n", encoding="utf-8")
+    code = main(["-q", "predict", "--model", str(gfun_model), "--input", str(src), "--output", "-"])
+    err = capsys.readouterr().err
+    assert code == 1 and "missing required field 'lang'" in err and "--detect-language" in err
+    pytest.importorskip("py3langid")
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(src), "--output", "-",
+                 "--detect-language"]) == 0
+    assert json.loads(capsys.readouterr().out)["lang"] == "de"
+
+
+def test_chosen_C_is_logged_as_plain_numbers(caplog: pytest.LogCaptureFixture) -> None:
+    from gfun.kernel_svm import RBFSVMOvR
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    Y = (X[:, :3] > 0).astype(int)
+    with caplog.at_level("INFO", logger="gfun.kernel_svm"):
+        RBFSVMOvR(C="cv", C_grid=(0.1, 1.0), cv=3, verbose=True, random_state=0).fit(X, Y)
+    line = next(r.getMessage() for r in caplog.records if "C chosen" in r.getMessage())
+    assert "np." not in line and "C chosen: " in line
+    assert sum(int(n) for n in __import__("re").findall(r"\((\d+) class", line)) == 3
+
+
+def test_quiet_silences_transformers_progress_bars(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    """`-q` silences transformers' own bars (the "Loading weights" one), and leaves them on afterwards."""
+    hf_logging = pytest.importorskip("transformers.utils.logging")
+    import gfun.cli
+
+    def command(args) -> int:
+        for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
+            pass
+        return 0
+
+    monkeypatch.setattr(gfun.cli, "cmd_info", command)
+    enabled = hf_logging.is_progress_bar_enabled()
+    assert main(["-q", "info", "any"]) == 0
+    assert "Loading weights" not in capsys.readouterr().err
+    assert hf_logging.is_progress_bar_enabled() == enabled
+    if enabled:
+        assert main(["info", "any"]) == 0
+        assert "Loading weights" in capsys.readouterr().err

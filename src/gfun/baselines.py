@@ -131,7 +131,8 @@ class NaiveClassifier(ClassifierMixin, BaseEstimator):
         unseen = sorted(set(lang_arr.tolist()) - set(self.models_))
         if unseen:
             raise UnseenLanguageError(f"the Naive baseline has no classifier for language(s) {unseen} "
-                                      f"(trained on {self.languages_}); it cannot classify unseen languages")
+                                      f"(trained on {self.languages_}); it cannot classify unseen languages",
+                                      languages=unseen)
         out = np.zeros((len(texts), len(self.classes_)))
         for lang in np.unique(lang_arr):
             idx = np.flatnonzero(lang_arr == lang)

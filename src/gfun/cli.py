@@ -23,13 +23,10 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from gfun import __version__
 from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
-
-if TYPE_CHECKING:
-    import numpy as np
 
 __all__ = ["build_parser", "main"]
 
@@ -39,6 +36,16 @@ METHODS = ("gfun", "fun", "naive", "bert")
 NEURAL_PRESETS = ("paper", "gpu", "cpu")
 MISSING_LABELS_HELP = ("documents without a 'labels' field (when others have one): read as having no label, negative "
                        "for every class, with a warning (warn), refused (error), or so without a warning (negative)")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` lines that state a default only where there is one to state: not for options whose default is
+    ``None`` or ``False`` (absent, off), nor where the help text already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False or "(default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
 
 
 def _out(text: str) -> None:
@@ -79,19 +86,6 @@ def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "
 
     return read_corpus(path, classes, on_unknown_label=on_unknown_label, detect_language=detect_language,
                        on_missing_labels=on_missing_labels)
-
-
-def _probabilities(labels: np.ndarray, proba: np.ndarray, classes: list[str]) -> dict[str, float]:
-    """The written probabilities of one document: 6 decimals, and > 0.5 exactly for its written labels.
-
-    The model's probabilities already agree with its labels (sigmoids through 0.5 at decision 0); this keeps
-    rounding (0.5000004 -> 0.5) and models saved before that rule from writing a contradiction.
-    """
-    out = {}
-    for c, lab, p in zip(classes, labels, proba, strict=True):
-        p = round(float(p), 6)
-        out[c] = max(p, 0.500001) if lab else min(p, 0.5)
-    return out
 
 
 def neural_view_params(word_vectors: str | None = None, encoder: str | None = None, neural_preset: str | None = None,
@@ -258,27 +252,18 @@ def _prediction_output(output: str) -> Iterator[TextIO]:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from gfun.persistence import load_model
+    from gfun.predictions import prediction_records
 
     _check_prediction_output(args.output, args.input)
     model = load_model(args.model)
     docs = _read(args.input, list(model.classes_), "ignore",
                  detect_language=bool(args.detect_language), on_missing_labels="negative")
     t0 = time.perf_counter()
-    pred = model.predict(docs)
-    proba = None
-    if not args.no_proba and hasattr(model, "predict_proba") and (
-            not hasattr(model, "meta_") or getattr(model.meta_, "platt_A_", None) is not None):
-        proba = model.predict_proba(docs)
+    records = prediction_records(model, docs, probabilities=not args.no_proba)
     logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
     with _prediction_output(args.output) as fh:
-        for i in range(len(docs)):
-            rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i],
-                                   "labels": [model.classes_[j] for j in np.flatnonzero(pred[i])]}
-            if proba is not None:
-                rec["probabilities"] = _probabilities(pred[i], proba[i], list(model.classes_))
+        for rec in records:
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     if _is_stdout(args.output):  # keep the JSONL stream clean
         logger.info("wrote predictions for %d documents to standard output", len(docs))
@@ -349,18 +334,64 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def format_model_description(info: dict[str, Any], *, max_classes: int = 20) -> str:
+    """``gfun info``'s text: one line per aspect of :func:`gfun.persistence.model_description`."""
+    size = info["size_bytes"]
+    views = ", ".join(f"{v['letter'].upper()} ({v['name']}: {', '.join(v['languages']) or 'no training language'})"
+                      for v in info["views"]) or "none (a baseline)"
+    classes = info["classes"]
+    shown = ", ".join(classes[:max_classes]) + (f", ... (+{len(classes) - max_classes})"
+                                                if len(classes) > max_classes else "")
+    settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(info["settings"].items()) if v is not None)
+    rows = [("model", f"{info['model']} ({info['estimator']}, saved {info['created'] or '?'} by gfun "
+                      f"{info['saved_by_gfun'] or '?'}; read by gfun {info['gfun_version']})"),
+            ("size", "?" if size is None else f"{size / 2**20:.1f} MiB"),
+            ("languages", ", ".join(info["languages"])),
+            ("views", views)]
+    if info["selected_views"] is not None:
+        rows.append(("selected views", ", ".join(v.upper() for v in info["selected_views"])))
+    if info["zero_shot_views"]:
+        rows.append(("zero-shot views", ", ".join(v["letter"].upper() for v in info["zero_shot_views"])))
+    rows += [("probabilities", "yes (calibrated)" if info["probabilities"] else "no"),
+             ("classes", f"{len(classes)}: {shown}"), ("settings", settings or "-")]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from gfun.persistence import load_model, model_description, read_manifest
+
+    info = model_description(load_model(args.model), read_manifest(args.model), args.model)
+    _out(json.dumps(info, indent=1, ensure_ascii=False) if args.json else format_model_description(info))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from gfun.serve import serve
+
+    if args.max_batch < 1 or args.max_body_mb <= 0:
+        raise ValueError(f"--max-batch and --max-body-mb must be positive, got {args.max_batch} and {args.max_body_mb}")
+    try:
+        serve(args.model, host=args.host, port=args.port, max_batch=args.max_batch,
+              max_body_bytes=int(args.max_body_mb * 2**20), log_level="warning" if args.quiet else "info")
+    except ImportError as exc:  # the serve extra is missing: say what to install
+        sys.stderr.write(f"gfun serve: error: {exc}\n")
+        return 1
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The ``gfun`` argument parser."""
     parser = argparse.ArgumentParser(
         prog="gfun", description="Generalized Funnelling: cross-lingual multilabel text classification.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"gfun {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (repeatable)")
     parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = HelpFormatter
     p = sub.add_parser("train", help="train a model on labelled documents and save it", formatter_class=fmt,
                        description="Train Naive, Fun or gFun on a JSONL/TSV file of labelled documents.")
     p.add_argument("--train", required=True, help="training documents (.jsonl or .tsv, optionally .gz)")
@@ -439,6 +470,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also gFun-XW and gFun-XMW (needs gfun[torch]; `make demo-full`)")
     p.set_defaults(func=cmd_demo)
 
+    p = sub.add_parser("info", help="what a saved model is: classes, views, languages, size, settings",
+                       formatter_class=fmt)
+    p.add_argument("model", help="directory of a saved model")
+    p.add_argument("--json", action="store_true", help="print JSON (every class, every setting)")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("serve", help="serve a saved model over HTTP (an API and a page to try it)", formatter_class=fmt,
+                       description="Serve a saved model: POST /predict labels a batch of documents, GET /model "
+                                   "describes the model, GET /health, GET / a page to try it, GET /docs the API "
+                                   "(needs gfun[serve]).")
+    p.add_argument("--model", required=True, help="directory of a saved model")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
+    p.add_argument("--port", type=int, default=8000, help="TCP port")
+    p.add_argument("--max-batch", type=int, default=256, help="most documents in one request (more: status 413)")
+    p.add_argument("--max-body-mb", type=float, default=8.0, help="largest request body in MiB (larger: status 413)")
+    p.set_defaults(func=cmd_serve)
+
     from gfun.datasets.cli import add_datasets_parser
     from gfun.experiments.cli import add_experiment_parser
     from gfun.wordvectors.cli import add_embeddings_parser
@@ -494,6 +542,33 @@ def _recording_interrupts() -> Iterator[list[int]]:
         signal.signal(signal.SIGINT, previous)
 
 
+_HF_QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+
+
+@contextlib.contextmanager
+def _quiet_hugging_face() -> Iterator[None]:
+    """``-q``: no progress bars (``Loading weights`` ...) nor info from transformers and huggingface_hub, whether
+    they are imported already or during the command; restored afterwards (in-process calls)."""
+    saved = {k: os.environ.get(k) for k in _HF_QUIET}
+    os.environ.update(_HF_QUIET)
+    hf_logging = sys.modules.get("transformers.utils.logging")
+    was_on = hf_logging.is_progress_bar_enabled() if hf_logging is not None else saved[
+        "HF_HUB_DISABLE_PROGRESS_BARS"] not in ("1", "true", "TRUE", "yes")
+    if hf_logging is not None:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        hf_logging = sys.modules.get("transformers.utils.logging")
+        if hf_logging is not None and was_on:
+            hf_logging.enable_progress_bar()
+
+
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -509,7 +584,8 @@ def _main(argv: list[str] | None) -> int:
         from gfun.views.base import UnseenLanguageError
 
         try:
-            return int(args.func(args))
+            with _quiet_hugging_face() if args.quiet else contextlib.nullcontext():
+                return int(args.func(args))
         except BrokenPipeError:
             raise
         except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError) as exc:

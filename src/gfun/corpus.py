@@ -51,6 +51,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _REQUIRED = ("id", "lang", "text")
+#: Appended to the error about a document without a language.
+_DETECT_HINT = (" (detect_language=True, on the command line gfun predict --detect-language, detects the language "
+                "from the text; needs gfun[langid])")
 MissingLabels = Literal["warn", "error", "negative"]
 TSV_LABEL_SEP = ","
 
@@ -58,7 +61,8 @@ TSV_LABEL_SEP = ","
 class CorpusFormatError(ValueError):
     """A corpus file or an in-memory corpus is malformed.
 
-    The message names the file, the line (1-based) and the field when they are known.
+    The message names the file, the line (1-based) and the field when they are known; :attr:`reason` is the
+    message without them, and :attr:`path`, :attr:`line` and :attr:`field` hold them.
     """
 
     def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
@@ -72,6 +76,7 @@ class CorpusFormatError(ValueError):
             where.append(f"field {field!r}")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+        self.reason = message
         self.path = None if path is None else str(path)
         self.line = line
         self.field = field
@@ -455,14 +460,16 @@ class MultilingualCorpus:
             line = rec.pop("__line__", i + 1) if isinstance(rec, dict) else i + 1
             for key in _REQUIRED:
                 if key not in rec or rec[key] is None:
-                    raise CorpusFormatError(f"missing required field {key!r}", path=path, line=line, field=key)
+                    raise CorpusFormatError(f"missing required field {key!r}" + (_DETECT_HINT if key == "lang" else ""),
+                                            path=path, line=line, field=key)
             if not isinstance(rec["text"], str):
                 raise CorpusFormatError(f"expected a string, got {type(rec['text']).__name__}", path=path,
                                         line=line, field="text")
             for key in ("id", "lang"):
                 if not isinstance(rec[key], str | int) or str(rec[key]).strip() == "":
-                    raise CorpusFormatError(f"expected a non-empty string, got {rec[key]!r}", path=path,
-                                            line=line, field=key)
+                    raise CorpusFormatError(f"expected a non-empty string, got {rec[key]!r}"
+                                            + (_DETECT_HINT if key == "lang" else ""), path=path, line=line,
+                                            field=key)
             labs = rec.get("labels")
             if labs is None:
                 missing.append((line, str(rec["id"])))

@@ -678,7 +678,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                     f"language {lang!r} was not seen in training (languages: {self.languages_}) and "
                     + ("no view of this model" if not letters else f"only view(s) {letters} of {names}")
                     + f" can represent it ({self.aggregation} aggregation); views that serve languages without "
-                    "training documents: M (aligned word embeddings), B (multilingual transformer)")
+                    "training documents: M (aligned word embeddings), B (multilingual transformer)", languages=[lang])
         main_ok = np.asarray([served(covering[lang]) for lang in lang_arr], dtype=bool)
         # ``select`` uses the views it kept; a document none of them covers gets the mean of the others
         selected = set(getattr(self, "selected_views_", None) or [v.letter for v in self.views_])
@@ -748,6 +748,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "meta_")
         return self.meta_.predict_proba(self.transform(X, langs=langs))
+
+    def predict_with_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict` and :meth:`predict_proba` at the cost of one (the documents are represented and scored
+        once)."""
+        scores = self.decision_function(X, langs=langs)
+        return (scores > 0).astype(np.int8), self.meta_.proba_from_scores(scores)
 
     def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
         """Predicted class names of each document."""

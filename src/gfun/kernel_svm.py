@@ -496,8 +496,8 @@ class RBFSVMOvR(BaseEstimator):
         self.dual_coef_ = dual
         self.intercept_ = np.asarray([m[2] for m in models], dtype=np.float64) - self.threshold_
         if self.verbose:
-            logger.info("RBF SVM: %d classes fitted, %d support vectors in all, C chosen %s", k, support.size,
-                        dict(zip(*np.unique(self.C_, return_counts=True), strict=True)))
+            logger.info("RBF SVM: %d classes fitted, %d support vectors in all, C chosen: %s", k, support.size,
+                        _count_text(self.C_))
         return self
 
     def _fit_nystroem(self, X: np.ndarray, Y: np.ndarray, grid: list[float],
@@ -564,10 +564,14 @@ class RBFSVMOvR(BaseEstimator):
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Platt-calibrated posteriors P(class | x), shape (n_samples, n_classes)."""
+        return self.proba_from_scores(self.decision_function(X))
+
+    def proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
+        """The Platt-calibrated posteriors of decision scores already computed by :meth:`decision_function`."""
         check_is_fitted(self, "dual_coef_")
         if self.platt_A_ is None:
             raise AttributeError("predict_proba needs probability=True at fit time")
-        return platt_posteriors(self.decision_function(X), self.platt_A_, self.platt_B_)
+        return platt_posteriors(scores, self.platt_A_, self.platt_B_)
 
     # ------------------------------------------------------------------ persistence
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -605,6 +609,13 @@ class RBFSVMOvR(BaseEstimator):
         obj.linear_coef_ = arrays.get("linear_coef_")
         obj.oof_decision_ = None
         return obj
+
+
+def _count_text(values: np.ndarray) -> str:
+    """How many classes took each value, in plain numbers: ``1 (30 classes), 10 (43 classes)``."""
+    vals, counts = np.unique(np.asarray(values), return_counts=True)
+    return ", ".join(f"{float(v):g} ({int(c)} class{'' if c == 1 else 'es'})"
+                     for v, c in zip(vals, counts, strict=True))
 
 
 def _jsonable_params(params: dict) -> dict:

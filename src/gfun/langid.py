@@ -234,7 +234,8 @@ def _missing(value: Any) -> bool:
 
 
 def fill_missing_languages(records: Iterable[dict[str, Any]], *, candidates: Iterable[str] | None = None,
-                           min_confidence: float = 0.5, path: str | None = None) -> list[dict[str, Any]]:
+                           min_confidence: float = 0.5, path: str | None = None,
+                           spellings: Iterable[str] = ()) -> list[dict[str, Any]]:
     """Fill in the ``lang`` field of the records that lack one (absent, ``None``, NaN or blank).
 
     Parameters
@@ -249,6 +250,9 @@ def fill_missing_languages(records: Iterable[dict[str, Any]], *, candidates: Ite
     min_confidence : float
     path : str, optional
         The file the records come from, named in error messages.
+    spellings : iterable of str
+        Further language codes whose spelling a detected language takes (e.g. a model's languages, so that
+        a text detected as ``"de"`` gets the ``"deu"`` the model was trained on); the records' own come first.
 
     Returns
     -------
@@ -269,6 +273,7 @@ def fill_missing_languages(records: Iterable[dict[str, Any]], *, candidates: Ite
     spelling: dict[str, str] = {}
     if candidates is None:
         present = sorted({str(r["lang"]).strip() for r in recs if isinstance(r, dict) and not _missing(r.get("lang"))})
+        present += [str(code).strip() for code in spellings]
         if present:
             known = supported_languages()
             for code in present:

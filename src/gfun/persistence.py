@@ -757,6 +757,24 @@ def read_manifest(path: str | os.PathLike[str]) -> dict:
     raise DamagedModelError(f"{root} kept being replaced while it was read (10 tries)")
 
 
+def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What a loaded model is (``gfun info``, ``GET /model`` of ``gfun serve``): estimator, classes, languages,
+    views (and the languages each covers), selected and zero-shot views, whether it gives probabilities, the
+    training settings, when and by which gfun version it was saved, the gfun version reading it, its size."""
+    from gfun.predictions import has_probabilities
+
+    languages = list(getattr(model, "languages_", manifest.get("languages", [])))
+    views = [{"letter": v.letter, "name": type(v).__name__, "languages": [lang for lang in languages if v.covers(lang)]}
+             for v in getattr(model, "views_", [])]
+    fallback = [{"letter": v.letter, "name": type(v).__name__} for v in getattr(model, "fallback_views_", [])]
+    return {"model": str(path), "estimator": manifest.get("estimator"), "classes": list(model.classes_),
+            "languages": languages, "views": views, "zero_shot_views": fallback,
+            "selected_views": getattr(model, "selected_views_", None), "probabilities": has_probabilities(model),
+            "settings": manifest.get("config", {}), "created": manifest.get("created"),
+            "saved_by_gfun": manifest.get("gfun_version"), "gfun_version": gfun.__version__,
+            "size_bytes": sum((manifest.get("sizes") or {}).values()) or None}
+
+
 def load_model(path: str | os.PathLike[str]) -> Any:
     """Load a model saved by :func:`save_model` (or by gfun 0.1.0 in the flat layout).
 

@@ -91,7 +91,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``experiment`` and its four sub-commands on the main parser's ``subparsers``."""
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    from gfun.cli import HelpFormatter
+
+    fmt = HelpFormatter
     parser = subparsers.add_parser(
         "experiment", help="reproduce the paper's experiments (tables, grids, curves, figures)", formatter_class=fmt,
         description="Resumable experiments: each completed (run, configuration) cell is saved under --out as soon "

@@ -20,7 +20,17 @@ __all__ = ["UnseenLanguageError", "ViewGenerator"]
 
 
 class UnseenLanguageError(ValueError):
-    """Documents of a language that no configured view can represent."""
+    """Documents of a language that no configured view can represent.
+
+    Attributes
+    ----------
+    languages : list of str
+        The languages that cannot be represented (empty when the raiser did not say).
+    """
+
+    def __init__(self, message: str, *, languages: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.languages = list(languages)
 
 
 class ViewGenerator(BaseEstimator, ABC):
@@ -65,4 +75,4 @@ class ViewGenerator(BaseEstimator, ABC):
         if unseen:
             raise UnseenLanguageError(
                 f"view {self.letter.upper()} ({type(self).__name__}) cannot represent language(s) {unseen}: "
-                f"it was fitted on {sorted(getattr(self, 'languages_', []))}")
+                f"it was fitted on {sorted(getattr(self, 'languages_', []))}", languages=unseen)
