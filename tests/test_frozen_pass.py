@@ -60,6 +60,10 @@ def test_frozen_pass_matches_a_straight_forward_pass(model_dir, data):
     frozen = FrozenPass(encoder, 3, pad_id=tokenizer.pad_token_id, device=torch.device("cpu"), batch_size=5)
     states = frozen.states(ids)
     assert [s.shape for s in states] == [(len(x), 32) for x in ids] and states[0].dtype == np.float16
+    # views of one buffer, in document order (not one heap allocation per document)
+    assert all(s.base is states[0].base for s in states)
+    assert states[0].base.shape == (sum(len(x) for x in ids), 32)
+    assert np.array_equal(np.concatenate(states), states[0].base)
     # the top layer on the cached (float16, unpadded) states gives the encoder's own last layer, document by document
     top = list(encoder_layers(encoder))[3:]
     for i in (0, 5, 11):
