@@ -211,3 +211,24 @@ def test_head_refit_changes_the_classifier_not_the_vectors(model_dir, data):
     np.testing.assert_allclose(Z1, Z0, atol=1e-6)
     L0, L1 = plain.tuner_.logits(data["texts"]), refit.tuner_.logits(data["texts"])
     assert _bce(L1, data["Y"]) < _bce(L0, data["Y"])  # a better fit of the training labels
+
+
+def test_fit_keeps_one_tokenizer_and_hashes_the_base_only_when_saving(model_dir, data, monkeypatch):
+    """Memory of a fit (issue 13): the loaded backend tokenizer itself is used (no ~280 MB copy of a 250k-piece
+    vocabulary), and the frozen weights are hashed when a save needs it, not during training (hashing reads the
+    whole memory-mapped embedding table)."""
+    import gfun.encoders
+    import gfun.encoders.frozen as frozen_module
+
+    loaded, hashed = [], []
+    real_load, real_hash = gfun.encoders.load_encoder, frozen_module.frozen_fingerprint
+    monkeypatch.setattr(gfun.encoders, "load_encoder", lambda *a, **k: loaded.append(real_load(*a, **k)) or loaded[-1])
+    monkeypatch.setattr(frozen_module, "frozen_fingerprint", lambda *a: hashed.append(a) or real_hash(*a))
+    view = TransformerView(model=str(model_dir), **{**PARTIAL, "max_epochs": 1})
+    view.fit_transform(data["texts"], data["langs"], data["Y"])
+    tuner = view.tuner_
+    assert len(loaded) == 1 and tuner.tokenizer_ is loaded[0][1].backend_tokenizer
+    assert not hashed and tuner.base_fingerprint_ is None
+    meta, _ = view.get_state()
+    assert len(hashed) == 1
+    assert meta["tuner"]["base"]["sha256"] == real_hash(real_load(str(model_dir))[0], meta["tuner"]["base"]["frozen"])
