@@ -359,9 +359,11 @@ class RBFSVMOvR(BaseEstimator):
                         for j in range(k))
                 for j, dec in enumerate(run_parallel(jobs, self.n_jobs)):
                     oof[:, te, j] = dec
+                del Ktr, Kte, jobs  # before the next fold's blocks are cut (else two folds' blocks coexist)
                 if self.verbose:
                     logger.info("RBF SVM: fold %d/%d done (%d classes x %d C values)", f + 1, len(folds), k,
                                 len(grid))
+        del cross  # only the folds read it
         # choose C
         scores = None
         if len(grid) > 1 and folds:

@@ -54,6 +54,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from gfun._memory import release_free_memory
 from gfun._optional import import_optional
 from gfun.neural import (
     device_preset,
@@ -344,6 +345,8 @@ class TransformerFineTuner:
                 train_idx=train_idx, val_idx=val_idx, scheduler=scheduler, max_epochs=int(s["max_epochs"]),
                 patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name="B view")
         del self.optimizer_
+        # training's transient tensors (autograd's) leave free heap that extraction's larger batches do not fit in
+        release_free_memory()
         self.net_.eval()
         self._train_features = None
         if int(s.get("head_epochs") or 0) > 0:
