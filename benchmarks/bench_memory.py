@@ -3,8 +3,9 @@
 Runs the command as a child process with ``-v``, samples the resident set (VmRSS) of the process and of its
 descendants (joblib/loky workers) every ``--interval`` seconds, and splits the run into phases at the log
 lines the command writes: a phase starts at one log line and ends at the next, so the phase named by a line
-such as ``view B view_b 211.8s`` is the time *after* that line was written. Prints a table (phase start,
-duration, peak RSS of the main process, peak RSS of the main process plus its workers) and writes it as CSV.
+such as ``view B view_b 211.8s`` is the time *after* that line was written (phases shorter than the sampling
+interval are left out). Prints a table (phase start, duration, peak RSS of the main process, peak RSS of the main
+process plus its workers) and writes it as CSV.
 
 Example (issue 13's acceptance command on debtags run 0)::
 
@@ -96,9 +97,11 @@ def phases(samples: list[tuple[float, float, float]], lines: list[tuple[float, s
         stop = marks[i + 1][0] if i + 1 < len(marks) else end
         inside = [s for s in samples if start <= s[0] < stop]
         label = text.split(" INFO ", 1)[-1].split(" DEBUG ", 1)[-1]
+        if not inside:  # shorter than the sampling interval: no figure of its own
+            continue
         rows.append({"after_log_line": label[:90], "start_s": round(start, 1), "duration_s": round(stop - start, 1),
-                     "peak_main_mb": round(max((s[1] for s in inside), default=0.0)),
-                     "peak_total_mb": round(max((s[2] for s in inside), default=0.0))})
+                     "peak_main_mb": round(max(s[1] for s in inside)),
+                     "peak_total_mb": round(max(s[2] for s in inside))})
     return rows
 
 
