@@ -215,7 +215,9 @@ def curve(args: argparse.Namespace) -> None:
                 h = h.to(torch.float16).numpy()
                 for r, i in enumerate(batch):
                     out[i] = h[r, :len(x[i])].copy()
-            fp._write_cache(path, out)
+            offsets = np.zeros(len(out) + 1, dtype=np.int64)
+            offsets[1:] = np.cumsum([len(s) for s in out])
+            fp._write_cache(path, np.concatenate(out), offsets)
         derive_s[k] = time.perf_counter() - t0
         logger.info("states at layer %d derived in %.1f s", cut, derive_s[k])
     del states_low, encoder

@@ -60,6 +60,10 @@ def test_frozen_pass_matches_a_straight_forward_pass(model_dir, data):
     frozen = FrozenPass(encoder, 3, pad_id=tokenizer.pad_token_id, device=torch.device("cpu"), batch_size=5)
     states = frozen.states(ids)
     assert [s.shape for s in states] == [(len(x), 32) for x in ids] and states[0].dtype == np.float16
+    # views of one buffer, in document order (not one heap allocation per document)
+    assert all(s.base is states[0].base for s in states)
+    assert states[0].base.shape == (sum(len(x) for x in ids), 32)
+    assert np.array_equal(np.concatenate(states), states[0].base)
     # the top layer on the cached (float16, unpadded) states gives the encoder's own last layer, document by document
     top = list(encoder_layers(encoder))[3:]
     for i in (0, 5, 11):
@@ -270,3 +274,24 @@ def test_progress_bars_only_on_a_terminal(model_dir, data, capsys, caplog, monke
     assert sum("B frozen pass (embeddings + 3 layers): 48 documents in" in m for m in messages) == 1
     assert sum("epoch" in m and "/2" in m for m in messages) == 2
     assert sum(m.startswith("B extraction: ") for m in messages) == 2  # training vectors, test vectors
+
+
+def test_fit_keeps_one_tokenizer_and_hashes_the_base_only_when_saving(model_dir, data, monkeypatch):
+    """Memory of a fit (issue 13): the loaded backend tokenizer itself is used (no ~280 MB copy of a 250k-piece
+    vocabulary), and the frozen weights are hashed when a save needs it, not during training (hashing reads the
+    whole memory-mapped embedding table)."""
+    import gfun.encoders
+    import gfun.encoders.frozen as frozen_module
+
+    loaded, hashed = [], []
+    real_load, real_hash = gfun.encoders.load_encoder, frozen_module.frozen_fingerprint
+    monkeypatch.setattr(gfun.encoders, "load_encoder", lambda *a, **k: loaded.append(real_load(*a, **k)) or loaded[-1])
+    monkeypatch.setattr(frozen_module, "frozen_fingerprint", lambda *a: hashed.append(a) or real_hash(*a))
+    view = TransformerView(model=str(model_dir), **{**PARTIAL, "max_epochs": 1})
+    view.fit_transform(data["texts"], data["langs"], data["Y"])
+    tuner = view.tuner_
+    assert len(loaded) == 1 and tuner.tokenizer_ is loaded[0][1].backend_tokenizer
+    assert not hashed and tuner.base_fingerprint_ is None
+    meta, _ = view.get_state()
+    assert len(hashed) == 1
+    assert meta["tuner"]["base"]["sha256"] == real_hash(real_load(str(model_dir))[0], meta["tuner"]["base"]["frozen"])

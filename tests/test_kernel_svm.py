@@ -14,7 +14,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.svm import SVC
 
 from gfun.datasets.demo import load_demo
-from gfun.kernel_svm import RBFSVMOvR
+from gfun.kernel_svm import RBFSVMOvR, rbf_kernel_inplace
 from gfun.linear_svm import CONSTANT_SCORE, make_folds
 from gfun.views.posteriors import PosteriorsView
 
@@ -41,6 +41,22 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     Ytr = np.column_stack([Ytr[:, top], np.zeros(n, dtype=int), np.ones(n, dtype=int)])
     Yte = np.column_stack([Yte[:, top], np.zeros(m, dtype=int), np.ones(m, dtype=int)])
     return Ztr.astype(np.float64), Ytr, Zte.astype(np.float64), Yte
+
+
+@pytest.mark.parametrize("shape", [(300, 30), (1000, 73), (500, 384)])
+def test_rbf_kernel_inplace_is_sklearns_bit_for_bit(shape: tuple[int, int]) -> None:
+    """The in-place Gram and cross kernels equal sklearn's exactly (the SVMs trained on them cannot move)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    rng = np.random.RandomState(shape[0])
+    X = rng.rand(*shape)
+    Xv = X + rng.normal(0.0, 0.05, shape)
+    gamma = 1.0 / (shape[1] * X.var())
+    gram = rbf_kernel_inplace(X, None, gamma)
+    assert np.array_equal(gram, rbf_kernel(X, X, gamma=gamma))
+    assert np.all(np.diag(gram) == 1.0)
+    assert np.array_equal(rbf_kernel_inplace(Xv, X, gamma), rbf_kernel(Xv, X, gamma=gamma))
+    assert np.array_equal(rbf_kernel_inplace(Xv[:7], X[::3], gamma), rbf_kernel(Xv[:7], X[::3], gamma=gamma))
 
 
 @pytest.fixture(scope="module")

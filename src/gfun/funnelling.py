@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from gfun._memory import release_free_memory
 from gfun.aggregation import (
     AGGREGATIONS,
     DEFAULT_AGGREGATION,
@@ -111,6 +112,7 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     Z = view.fit_transform(texts, langs, Y)
+    release_free_memory()  # what the view's fit freed (a transformer's: ~1 GB) is of no use to the SVMs that follow
     seconds[f"view_{view.letter}"] = time.perf_counter() - t0
     oof = getattr(view, "train_oof_", None)  # a posterior view's out-of-fold training posteriors
     if oof is not None:
@@ -129,6 +131,7 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
             oof = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
         Z = mapper.predict_proba(Zs)
         mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
+        release_free_memory()
         seconds[f"mapper_{view.letter}"] = time.perf_counter() - t0
     if getattr(view, "source_", None) is not None:
         view.source_ = None  # word-vector sources (possibly an encoder) are rebuilt on demand, never stored
@@ -692,6 +695,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             if mask.any():
                 idx = np.flatnonzero(mask)
                 Zv = view.transform([texts[i] for i in idx], lang_arr[idx])
+                release_free_memory()
                 if view.letter in self.mappers_:
                     if self.normalize:
                         Zv = l2_normalize(Zv)

@@ -186,18 +186,25 @@ class FrozenPass:
         from gfun.neural import progress_bar
 
         t0 = time.perf_counter()
-        out: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float16)] * len(ids)
-        batches = self.batches(ids)
-        for batch in progress_bar(batches, enabled=self.progress, desc=desc):
+        # one (total tokens, hidden) buffer that every document's states are a view of: thousands of separate
+        # arrays, each allocated between two batches' transient tensors, would pin those in the C heap
+        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(x) for x in ids])
+        flat: np.ndarray | None = None
+        for batch in progress_bar(self.batches(ids), enabled=self.progress, desc=desc):
             input_ids, mask = pad_ids([ids[i] for i in batch], self.pad_id, self.device)
             states = self.forward(input_ids, mask).to(dtype=_torch().float16, device="cpu").numpy()
+            if flat is None:
+                flat = np.empty((int(offsets[-1]), states.shape[2]), dtype=np.float16)
             for r, i in enumerate(batch):
-                out[i] = states[r, :len(ids[i])].copy()
+                flat[offsets[i]:offsets[i + 1]] = states[r, :len(ids[i])]
+        if flat is None:  # no documents
+            return []
         logger.info("%s (embeddings + %d layers): %d documents in %.1f s", desc, self.cut, len(ids),
                     time.perf_counter() - t0)
         if path is not None:
-            self._write_cache(path, out)
-        return out
+            self._write_cache(path, flat, offsets)
+        return [flat[offsets[i]:offsets[i + 1]] for i in range(len(ids))]
 
     # ------------------------------------------------------------------ disk cache
     def key(self) -> str:
@@ -217,12 +224,9 @@ class FrozenPass:
         return Path(self.cache_dir) / "frozen-pass" / f"{self.key()}-{h.hexdigest()[:24]}.npz"
 
     @staticmethod
-    def _write_cache(path: Path, states: list[np.ndarray]) -> None:
+    def _write_cache(path: Path, flat: np.ndarray, offsets: np.ndarray) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        offsets = np.zeros(len(states) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum([len(s) for s in states])
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
-        flat = np.concatenate(states) if states else np.zeros((0, 0), dtype=np.float16)
         np.savez(tmp, states=flat, offsets=offsets)
         os.replace(tmp, path)
 

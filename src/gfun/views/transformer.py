@@ -54,6 +54,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from gfun._memory import release_free_memory
 from gfun._optional import import_optional
 from gfun.neural import (
     device_preset,
@@ -298,7 +299,7 @@ class TransformerFineTuner:
             self._setup_tokenizer(hf_tokenizer, encoder.config)
             self.config_ = encoder.config.to_dict()
             self.net_ = _net_class()(encoder, Y.shape[1], self.pooling, self.dropout).to(self.device_)
-            del encoder
+            del encoder, hf_tokenizer  # the net and self.tokenizer_ hold what is needed
             if s["freeze_embeddings"]:
                 self.net_.encoder.get_input_embeddings().weight.requires_grad_(False)
             self._setup_frozen(s.get("trainable_layers"))
@@ -347,6 +348,8 @@ class TransformerFineTuner:
                 train_idx=train_idx, val_idx=val_idx, scheduler=scheduler, max_epochs=int(s["max_epochs"]),
                 patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name="B view")
         del self.optimizer_
+        # training's transient tensors (autograd's) leave free heap that extraction's larger batches do not fit in
+        release_free_memory()
         self.net_.eval()
         self._train_features = None
         if int(s.get("head_epochs") or 0) > 0:
@@ -389,7 +392,7 @@ class TransformerFineTuner:
 
     def _setup_frozen(self, trainable_layers: int | None, fingerprint: str | None = None) -> None:
         """Partial fine-tuning: freeze all but the top ``trainable_layers`` layers, set up their frozen pass."""
-        from gfun.encoders.frozen import FrozenPass, encoder_layers, frozen_fingerprint, frozen_names
+        from gfun.encoders.frozen import FrozenPass, encoder_layers, frozen_names
 
         self.frozen_ = None
         self.top_layers_ = []
@@ -407,7 +410,9 @@ class TransformerFineTuner:
             p.requires_grad_(name not in frozen)
         self.trainable_layers_ = k
         self.frozen_names_ = names
-        self.base_fingerprint_ = fingerprint or frozen_fingerprint(encoder, names)
+        # None: computed when first needed (saving): hashing reads every frozen weight, which brings the whole
+        # memory-mapped embedding table (384 MB, of which training reads the rows of the tokens seen) into memory
+        self.base_fingerprint_ = fingerprint
         self.top_layers_ = layers[cut:]
         self.frozen_ = FrozenPass(encoder, cut, pad_id=self.pad_id_, device=self.device_,
                                   quantize=bool(self.settings.get("quantize")), batch_size=self.eval_batch_size,
@@ -415,12 +420,12 @@ class TransformerFineTuner:
                                   progress=self.progress)
 
     def _setup_tokenizer(self, hf_tokenizer: Any, config: Any) -> None:
-        tokenizers = import_optional("tokenizers", purpose="the transformer view")
         backend = getattr(hf_tokenizer, "backend_tokenizer", None)
         if backend is None:
             raise ValueError(f"the tokenizer of {self.model!r} is not a fast (tokenizers) tokenizer")
-        self.tokenizer_json_ = backend.to_str()
-        self.tokenizer_ = tokenizers.Tokenizer.from_str(self.tokenizer_json_)
+        self.tokenizer_json_ = backend.to_str()  # as loaded, before _tokenize sets truncation and padding
+        # the freshly loaded backend itself, not a copy: a 250k-piece vocabulary costs ~280 MB per copy
+        self.tokenizer_ = backend
         pad = hf_tokenizer.pad_token_id
         self.pad_id_ = int(pad if pad is not None else getattr(config, "pad_token_id", 0) or 0)
         limit = int(getattr(config, "max_position_embeddings", 512) or 512)
@@ -516,8 +521,8 @@ class TransformerFineTuner:
                 encoder = transformers.AutoModel.from_config(config)
                 self.tokenizer_json_ = bytes(np.asarray(arrays["tokenizer_json"], dtype=np.uint8)).decode("utf-8")
             else:
-                encoder, hf_tokenizer = self._load_base(base)
-                self.tokenizer_json_ = hf_tokenizer.backend_tokenizer.to_str()
+                encoder, backend = self._load_base(base)
+                self.tokenizer_json_ = backend.to_str()
                 ignore += tuple(f"encoder.{n}" for n in base["frozen"])
             net = _net_class()(encoder, int(meta["n_classes"]), self.pooling, self.dropout)
         state_from_arrays(net, sub_arrays(arrays, "net/"), ignore=ignore)
@@ -528,7 +533,8 @@ class TransformerFineTuner:
         self.history_ = list(meta["history"])
         self.best_epoch_ = int(meta["best_epoch"])
         self.fit_seconds_ = float(meta["fit_seconds"])
-        self.tokenizer_ = tokenizers.Tokenizer.from_str(self.tokenizer_json_)
+        # the base's freshly loaded backend tokenizer itself (no ~280 MB copy), or the saved one
+        self.tokenizer_ = backend if base is not None else tokenizers.Tokenizer.from_str(self.tokenizer_json_)
         known = base["sha256"] if base is not None and meta.get("trainable_layers") is not None else None
         self._setup_frozen(meta.get("trainable_layers"), known)  # the base was checked against that fingerprint
         if base is not None and meta.get("trainable_layers") is None:
@@ -537,13 +543,14 @@ class TransformerFineTuner:
         return self
 
     def _load_base(self, base: dict) -> tuple[Any, Any]:
-        """The base encoder a state refers to, checked against the fingerprint of its frozen weights."""
+        """The base encoder a state refers to and its backend tokenizer, checked against their fingerprints."""
         from gfun.encoders import load_encoder
         from gfun.encoders.frozen import frozen_fingerprint
 
         encoder, hf_tokenizer = load_encoder(base["model"])
+        backend = hf_tokenizer.backend_tokenizer
         found = frozen_fingerprint(encoder, base["frozen"])
-        tok = _sha256_text(hf_tokenizer.backend_tokenizer.to_str())
+        tok = _sha256_text(backend.to_str())
         if found != base["sha256"] or tok != base["tokenizer_sha256"]:
             what = "weights" if found != base["sha256"] else "tokenizer"
             raise ValueError(
@@ -553,7 +560,7 @@ class TransformerFineTuner:
                 f"{(base['sha256'] if what == 'weights' else base['tokenizer_sha256'])[:12]}...). Load it where "
                 "the same base encoder is installed, or save a self-contained model (self_contained=True, "
                 "`gfun train --self-contained`).")
-        return encoder, hf_tokenizer
+        return encoder, backend
 
 
 def _sha256_text(text: str) -> str:
