@@ -66,8 +66,8 @@ import numpy as np
 import gfun
 from gfun.atomic import fsync_directory, write_bytes_atomic
 
-__all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "check_model_destination", "load_model",
-           "model_directory_of", "read_manifest", "save_model"]
+__all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError",
+           "check_model_destination", "load_model", "model_directory_of", "read_manifest", "save_model"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +98,11 @@ class ModelFormatError(ValueError):
 
 class DamagedModelError(ModelFormatError):
     """The files of a saved model are damaged, tampered with or inconsistent; the message names file and field."""
+
+
+class ReferenceMismatchError(ModelFormatError):
+    """A saved model refers to a local resource (a base encoder) for part of its state, and the one found here
+    differs from the one it was saved with (or cannot give it): the message names the model file and the resource."""
 
 
 class _VersionVanished(Exception):
@@ -655,6 +660,8 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) 
     """``cls.from_state``; a failure (a damaged state) becomes a DamagedModelError naming the field."""
     try:
         return cls.from_state(meta, arrays)
+    except ReferenceMismatchError as exc:  # not damage: this machine's copy of a referenced encoder differs
+        raise ReferenceMismatchError(f"{where / STATE}: {exc}") from None
     except (ImportError, OSError, DamagedModelError):  # a missing optional dependency is not damage
         raise
     except Exception as exc:  # noqa: BLE001 - any other failure means the state is not one gfun wrote
