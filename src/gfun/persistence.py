@@ -38,6 +38,12 @@ written in another format version is refused, and a damaged or hand-edited manif
 the field. After loading, the model is run on one probe document per language; a state that loads
 but cannot predict is refused the same way.
 
+References. Parts of a state that are a deterministic function of a local encoder are stored by reference,
+identified by a SHA-256 and rebuilt at load time from the local copy (never downloaded): the weights of a B view
+that fine-tuning did not change, and the word vectors of an M view over sub-word means (``e5-subword``). A copy
+that differs is refused with :class:`ReferenceMismatchError`, naming the state file and the encoder; a
+self-contained save (``gfun train --self-contained``) stores them instead.
+
 Models saved by gfun 0.1.0 in the earlier flat layout (``manifest.json``, ``state.json`` and
 ``arrays.npz`` directly in the directory, no marker) still load, with the same checks except the
 manifest checksum, which that layout did not have. gfun does not save over such a directory (it
