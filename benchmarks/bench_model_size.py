@@ -9,6 +9,12 @@ self-contained (``--self-contained``: every B weight and the M vectors stored) n
     nice -n 5 flock /tmp/gfun-heavy.lock python benchmarks/bench_model_size.py train --run-dir RUN0 \
         --views xmb --model /tmp/size-M --out results/model-size-xmb.csv
 
+``resave``: a model saved before these changes (matrices stored, float64 mappers, every view saved) saved again
+as gfun saves now, without refitting: M kept whatever select chose, its sub-word vectors by reference, mappers'
+support vectors in float32; sizes, reload check on ``--docs`` documents, load times::
+
+    python benchmarks/bench_model_size.py resave --model OLD --out-model /tmp/size-resaved --run-dir RUN0
+
 ``mapper-dtype``: gFun (views ``--views``, default aggregation) on the bundled demo sample with the mappers'
 support vectors in float64 (before) and float32 (now): F1 on the demo test set and mapper size::
 
@@ -76,6 +82,18 @@ def _timed_load(path: Path, cache: bool = True) -> tuple[Any, float]:
         return model, time.perf_counter() - t0
 
 
+def _m_recompute_s(model: Any, cache: bool) -> float | None:
+    """Seconds the M view of ``model`` takes to recompute its word vectors by reference (None: stored)."""
+    view = next((v for v in model.views_ if v.letter == "m"), None)
+    if view is None or not view._by_reference():
+        return None
+    expected = view.get_state()[0]["vectors_sha256"]
+    with _word_vector_cache(cache):
+        t0 = time.perf_counter()
+        view._recompute_vectors(expected)
+        return round(time.perf_counter() - t0, 1)
+
+
 def _fit_by_cli(argv: list[str]) -> Any:
     """``gfun <argv>`` in this process; returns the estimator it saved."""
     from gfun.cli import main
@@ -131,6 +149,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     identical = all(np.array_equal(loaded.decision_function(c), before[name]) for name, c in parts.items())
     scores = {name: evaluate(c.Y, (before[name] > 0).astype(np.int8), c.langs).loc["average"]
               for name, c in parts.items()}
+    m_warm, m_cold = _m_recompute_s(loaded, True), _m_recompute_s(loaded, False)
     del loaded
     _, cold_s = _timed_load(model_dir, cache=False)
     full_dir = model_dir.with_name(model_dir.name + "-self-contained")
@@ -143,11 +162,55 @@ def cmd_train(args: argparse.Namespace) -> int:
                "dir_MB": round(_dir_bytes(path) / 1e6, 1), "load_s": round(secs, 1),
                "load_cold_wordvector_cache_s": None if cold is None else round(cold, 1),
                "identical_after_reload": identical if label == "default" else None,
+               "m_recompute_s": m_warm if label == "default" else None,
+               "m_recompute_cold_wordvector_cache_s": m_cold if label == "default" else None,
                "train_s": round(train_s, 1),
                "test_F1M": round(float(scores["test"]["F1_macro"]), 4),
                "test_F1u": round(float(scores["test"]["F1_micro"]), 4),
                "zeroshot_F1u": round(float(scores["test_zeroshot"]["F1_micro"]), 4)}
         row.update({f"MB {k}": round(v / 1e6, 2) for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])})
+        rows.append(row)
+    _report(rows, args.out)
+    return 0
+
+
+def cmd_resave(args: argparse.Namespace) -> int:
+    """A model saved before these changes, re-saved as gfun saves now (M kept, whatever select chose)."""
+    from gfun.corpus import read_classes, read_corpus
+
+    run = Path(args.run_dir)
+    old, new = Path(args.model), Path(args.out_model)
+    model, _ = _timed_load(old)
+    if args.prune:  # what fit now does at its end with select
+        model._drop_unused_views()
+    for view in model.views_ + list(getattr(model, "fallback_views_", [])):
+        if "store_vectors" in view.get_params():
+            view.set_params(store_vectors="auto")
+    for mapper in model.mappers_.values():  # what fit now leaves: float32 support vectors
+        mapper.set_params(support_dtype="float32")
+        mapper.support_vectors_ = mapper.support_vectors_.astype(np.float32)
+    model.save(new)
+    classes = read_classes(run / "classes.json")
+    docs = [read_corpus(run / f"{name}.jsonl", classes) for name in ("test", "test_zeroshot")]
+    docs = [c.subset(range(min(len(c), args.docs))) for c in docs]
+    before = [model.decision_function(c) for c in docs]
+    loaded, load_s = _timed_load(new)
+    identical = all(np.array_equal(loaded.decision_function(c), b) for c, b in zip(docs, before, strict=True))
+    m_warm, m_cold = _m_recompute_s(loaded, True), _m_recompute_s(loaded, False)
+    del loaded
+    _, cold_s = _timed_load(new, cache=False)
+    _, old_s = _timed_load(old)
+    rows = []
+    for label, path, secs, cold in (("before", old, old_s, None), ("now", new, load_s, cold_s)):
+        row = {"model": str(path), "saved": label,
+               "views": "".join(v.letter for v in model.views_) if label == "now" else "(all)",
+               "kept": "".join(model.selected_views_), "dir_MB": round(_dir_bytes(path) / 1e6, 1),
+               "load_s": round(secs, 1), "load_cold_wordvector_cache_s": None if cold is None else round(cold, 1),
+               "identical_after_reload": identical if cold is not None else None,
+               "m_recompute_s": m_warm if cold is not None else None,
+               "m_recompute_cold_wordvector_cache_s": m_cold if cold is not None else None}
+        row.update({f"MB {k}": round(v / 1e6, 2) for k, v in sorted(component_sizes(path).items(),
+                                                                      key=lambda kv: -kv[1])})
         rows.append(row)
     _report(rows, args.out)
     return 0
@@ -204,6 +267,15 @@ def main() -> int:
     p.add_argument("--out", default=None, help="CSV of the table")
     p.add_argument("extra", nargs="*", help="more `gfun train` options (after --)")
     p.set_defaults(func=cmd_train)
+    p = sub.add_parser("resave", help="re-save a model saved by an earlier gfun as gfun saves now (every view kept)")
+    p.add_argument("--model", required=True, help="the saved model")
+    p.add_argument("--out-model", required=True, help="where to save it again")
+    p.add_argument("--run-dir", required=True, help="test.jsonl / test_zeroshot.jsonl to compare the predictions on")
+    p.add_argument("--docs", type=int, default=300, help="documents of each file compared")
+    p.add_argument("--prune", action="store_true", help="drop the views select did not keep that no document needs "
+                   "(what fit now does); without it every view is kept")
+    p.add_argument("--out", default=None)
+    p.set_defaults(func=cmd_resave)
     p = sub.add_parser("mapper-dtype", help="demo F1 with float64 and float32 mapper support vectors")
     p.add_argument("--views", default="xmw")
     p.add_argument("--word-vectors", default="e5-subword")
