@@ -246,8 +246,8 @@ def curve(args: argparse.Namespace) -> None:
             row[f"{views}_pooled_F1M"] = round(float(f1_score(test.Y, pred, average="macro")), 4)
             row[f"{views}_fit_s"] = round(fit_s, 1)
             row[f"{views}_predict_s"] = round(pred_s, 1)
-            bview = next(v for v in gf.views_ if v.letter == "b")
-            if views == "b":
+            if views == "b":  # (in xmb, select may have dropped B: it keeps only the views documents need)
+                bview = next(v for v in gf.views_ if v.letter == "b")
                 tuner = bview.tuner_
                 row["finetune_s"] = round(float(tuner.fit_seconds_), 1)
                 row["epoch_s"] = round(float(np.mean([h["seconds"] for h in tuner.history_])), 1)
@@ -280,7 +280,10 @@ def vectors(args: argparse.Namespace) -> None:
     parts = {name: read_corpus(run / f"{file}.jsonl", classes)
              for name, file in (("train", "train"), ("test", "test"), ("zeroshot", "test_zeroshot"))}
     model = load_model(args.model)
-    view = next(v for v in model.views_ if v.letter == "b")
+    view = next((v for v in model.views_ if v.letter == "b"), None)
+    if view is None:
+        raise SystemExit(f"{args.model} has no B view (select kept {model.selected_views_} and dropped "
+                         f"{getattr(model, 'dropped_views_', [])})")
     k = view.tuner_.trainable_layers_
     _save_vectors(Path(args.save_bvectors), view, parts, k, args,
                   how=f"the B view of the model saved by `gfun train ... --views xmb --word-vectors e5-subword` "

@@ -167,6 +167,44 @@ def test_validated_thresholds_move_only_where_the_cross_fitted_gain_is_real() ->
     assert (t_zero == 0).all() and np.array_equal(v_zero, S)
 
 
+class LocalNoiseView(NoiseView):
+    """Noise that, like X and W, represents only the languages it was trained on."""
+
+    letter = "t"
+
+    def fit_transform(self, texts, langs, Y):
+        self.languages_ = sorted(set(np.asarray(langs).tolist()))
+        return super().fit_transform(texts, langs, Y)
+
+    def covers(self, lang):
+        return lang in self.languages_
+
+    def language_reach(self):
+        return "training"
+
+
+def test_select_drops_an_unselected_view_that_serves_only_training_languages(demo, monkeypatch) -> None:
+    train, test = demo
+    views = [PosteriorsView(random_state=0), LocalNoiseView()]
+    model = GeneralizedFunnelling(views=views, aggregation="select", meta_C=1.0, random_state=0).fit(train)
+    assert model.selected_views_ == ["x"]
+    assert model.dropped_views_ == ["t"] and [v.letter for v in model.views_] == ["x"]
+    assert "t" not in model.mappers_ and "t" not in model.mapper_scalers_
+    monkeypatch.setattr(GeneralizedFunnelling, "_drop_unused_views", lambda self: None)
+    whole = GeneralizedFunnelling(views=views, aggregation="select", meta_C=1.0, random_state=0).fit(train)
+    assert [v.letter for v in whole.views_] == ["x", "t"] and whole.dropped_views_ == []
+    np.testing.assert_array_equal(model.decision_function(test), whole.decision_function(test))
+
+
+def test_select_keeps_an_unselected_view_that_serves_unseen_languages(demo, noisy) -> None:
+    """N (noise, for every language, as M with word vectors for languages without training documents) is not
+    kept by select, but stays: X alone cannot serve French, which no training document is written in."""
+    model = noisy["select"]
+    assert model.selected_views_ == ["x"] and model.dropped_views_ == [] and "n" in model.mappers_
+    french = load_demo()[1].select(["fr"])
+    assert "fr" not in model.languages_ and model.predict(french).shape == (len(french), len(model.classes_))
+
+
 @pytest.mark.parametrize("aggregation", ["stack", "wmean", "select"])
 def test_save_load_round_trip_gives_identical_predictions(demo, aggregation: str) -> None:
     train, test = demo

@@ -219,6 +219,29 @@ def test_state_round_trip_through_json(data, cv_model: RBFSVMOvR) -> None:
     np.testing.assert_array_equal(back.predict(Zte), plain.predict(Zte))
 
 
+def test_float32_support_vectors_are_the_saved_model_and_barely_move_the_scores(data) -> None:
+    Ztr, Ytr, Zte, _ = data
+    Ztr, Zte = np.sqrt(Ztr), np.sqrt(Zte)  # not float32 numbers (the posteriors are)
+    cv_model = RBFSVMOvR(C="cv", C_grid=GRID, cv=4, random_state=0).fit(Ztr, Ytr)
+    small = clone(cv_model).set_params(support_dtype="float32").fit(Ztr, Ytr)
+    assert small.support_vectors_.dtype == np.float32 and cv_model.support_vectors_.dtype == np.float64
+    np.testing.assert_array_equal(small.support_, cv_model.support_)  # the same SVMs, the same C
+    np.testing.assert_array_equal(small.dual_coef_, cv_model.dual_coef_)
+    assert small.support_vectors_.nbytes * 2 == cv_model.support_vectors_.nbytes
+    # the fitted model is the saved one: identical scores after a round trip
+    meta, arrays = small.get_state()
+    back = RBFSVMOvR.from_state(json.loads(json.dumps(meta)), {k: np.array(v) for k, v in arrays.items()})
+    assert back.support_vectors_.dtype == np.float32
+    np.testing.assert_array_equal(back.decision_function(Zte), small.decision_function(Zte))
+    # scores computed in float64 from float32 vectors: within float32 rounding of the float64 model's
+    D, D64 = small.decision_function(Zte), cv_model.decision_function(Zte)
+    assert D.dtype == np.float64
+    np.testing.assert_allclose(D, D64, rtol=0, atol=1e-5)
+    assert not np.array_equal(D, D64)  # the cast did happen
+    with pytest.raises(ValueError, match="support_dtype"):
+        RBFSVMOvR(C=1.0, support_dtype="float16").fit(Ztr, Ytr)
+
+
 def test_sklearn_contract_and_errors(data) -> None:
     Ztr, Ytr, Zte, _ = data
     est = RBFSVMOvR(C=2.0, cv=3)

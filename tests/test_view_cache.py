@@ -34,7 +34,8 @@ def test_views_fitted_once_across_configurations(demo, tmp_path) -> None:
     np.testing.assert_allclose(x_cached.predict_proba(test), x_fresh.predict_proba(test))
     # n_jobs is not part of the key; the mapper of W comes back too
     again = GeneralizedFunnelling(views="xw", memory=cache, n_jobs=2, **PARAMS).fit(train)
-    assert again.cache_hits_ == ["x", "w"] and set(again.mappers_) == {"w"}
+    assert again.cache_hits_ == ["x", "w"] and "mapper_w" not in again.timings_
+    assert set(again.mappers_) == set(xw.mappers_) and again.dropped_views_ == xw.dropped_views_
     np.testing.assert_allclose(again.predict_proba(test), xw.predict_proba(test))
     # anything that changes a view's result misses: its parameters, the training documents
     other = GeneralizedFunnelling(views="xw", memory=cache, first_tier_C=0.5, **PARAMS).fit(train)
@@ -55,11 +56,12 @@ def test_a_model_fitted_with_memory_saves_without_it(demo, tmp_path) -> None:
 def test_mapper_C_is_fixed_unless_asked(demo) -> None:
     train, _ = demo
     # the paper optimises C for the meta-classifier only
-    paper = GeneralizedFunnelling(views="xw", meta_C="cv", meta_C_grid=(0.1, 1.0, 10.0), cv=3,
+    # (mean: W's mapper always serves; select would drop it with W when it does not keep W)
+    paper = GeneralizedFunnelling(views="xw", aggregation="mean", meta_C="cv", meta_C_grid=(0.1, 1.0, 10.0), cv=3,
                                   random_state=0).fit(train)
     assert np.all(paper.mappers_["w"].C_ == 1.0) and paper.mappers_["w"].cv_scores_ is None
     assert paper.meta_.cv_scores_ is not None
-    tuned = GeneralizedFunnelling(views="xw", meta_C=1.0, mapper_C="cv", meta_C_grid=(0.1, 1.0, 10.0), cv=3,
-                                  random_state=0).fit(train)
+    tuned = GeneralizedFunnelling(views="xw", aggregation="mean", meta_C=1.0, mapper_C="cv",
+                                  meta_C_grid=(0.1, 1.0, 10.0), cv=3, random_state=0).fit(train)
     assert tuned.mappers_["w"].cv_scores_.shape == (3, len(train.classes))
     assert set(np.unique(tuned.mappers_["w"].C_)) <= {0.1, 1.0, 10.0}

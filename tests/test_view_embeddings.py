@@ -260,3 +260,48 @@ def test_zero_shot_fallback_needs_posterior_input(vec_dir: Path, split) -> None:
                                   view_params={"m": {"source": _spec(vec_dir)}})
     with pytest.raises(ValueError, match="zero_shot_views"):
         model.fit(texts, Y, langs=langs)
+
+
+def test_vec_file_vectors_are_stored_by_default(view: WordEmbeddingView) -> None:
+    meta, arrays = view.get_state()
+    assert view.store_vectors == "auto" and "vectors_sha256" not in meta
+    assert {f"{lang}/matrix" for lang in TRAIN} <= set(arrays)
+
+
+def test_subword_vectors_are_stored_by_reference_and_checked(tmp_path: Path, corpus) -> None:
+    """e5-subword-like vectors (sub-word means of a local encoder's input embeddings) are recomputed at load time."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from gfun.cli import neural_view_params
+    from gfun.persistence import ReferenceMismatchError, load_model
+    from neural_fixtures import tiny_bert_folder
+
+    texts, langs, Y = corpus
+    encoder = tiny_bert_folder(tmp_path / "encoder", texts)
+    spec = {"spec": f"encoder-subword:{encoder}", "cache": False}
+    model = GeneralizedFunnelling(views="xm", aggregation="mean", meta_C=1.0, cv=3, random_state=0,
+                                  view_params={"m": {"source": spec}}).fit(texts, Y, langs=langs)
+    view = model.views_[1]
+    meta, arrays = view.get_state()
+    assert not [k for k in arrays if k.endswith("/matrix")] and sorted(meta["vectors_sha256"]) == TRAIN
+    loaded = WordEmbeddingView.from_state(json.loads(json.dumps(meta)), arrays)
+    for lang in TRAIN:
+        np.testing.assert_array_equal(loaded.matrices_[lang], view.matrices_[lang])
+    np.testing.assert_array_equal(loaded.transform(texts, langs), view.transform(texts, langs))
+    model.save(tmp_path / "model")
+    np.testing.assert_array_equal(load_model(tmp_path / "model").decision_function(texts, langs=langs),
+                                  model.decision_function(texts, langs=langs))
+    # self-contained: the matrices are in the state (what `gfun train --self-contained` asks for)
+    assert neural_view_params("e5-subword", self_contained=True)["m"] == {"source": "e5-subword",
+                                                                          "store_vectors": True}
+    view.set_params(store_vectors=True)
+    model.save(tmp_path / "full")
+    full_meta, full_arrays = view.get_state()
+    view.set_params(store_vectors="auto")
+    assert "vectors_sha256" not in full_meta and {f"{lang}/matrix" for lang in TRAIN} <= set(full_arrays)
+    # another encoder under the same name: the by-reference model is refused, naming the file and the source
+    tiny_bert_folder(encoder, texts[:40])
+    with pytest.raises(ReferenceMismatchError, match=r"(?s)state\.json.*encoder-subword.*differ"):
+        load_model(tmp_path / "model")
+    np.testing.assert_array_equal(load_model(tmp_path / "full").decision_function(texts, langs=langs),
+                                  model.decision_function(texts, langs=langs))

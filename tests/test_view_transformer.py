@@ -318,3 +318,50 @@ def test_pickle_round_trip(fitted, data):
     back = pickle.loads(pickle.dumps(view))
     np.testing.assert_allclose(back.transform(data["test_texts"], data["test_langs"]),
                                view.transform(data["test_texts"], data["test_langs"]), atol=1e-6)
+
+
+def test_select_drops_the_views_no_document_needs(model_dir, data, tmp_path, monkeypatch):
+    """gFun-XMB with select: a view select did not keep is dropped (with its mapper) only when no document can
+    need it; predictions, on training languages and on a language without training documents, do not change."""
+    import copy
+
+    from gfun.funnelling import GeneralizedFunnelling
+    from gfun.persistence import load_model
+
+    params = {"views": "xmb", "aggregation": "select", "meta_C": 1.0, "cv": 3, "random_state": 0,
+              "view_params": {"b": {"model": str(model_dir), **TINY},
+                              "m": {"source": {"spec": f"encoder-subword:{model_dir}", "cache": False}}}}
+    fit_args = (data["texts"], data["Y"])
+    model = GeneralizedFunnelling(**params).fit(*fit_args, langs=data["langs"])
+    with monkeypatch.context() as m:
+        m.setattr(GeneralizedFunnelling, "_drop_unused_views", lambda self: None)
+        whole = GeneralizedFunnelling(**params).fit(*fit_args, langs=data["langs"])
+    kept = model.selected_views_
+    assert whole.selected_views_ == kept and [v.letter for v in whole.views_] == ["x", "m", "b"]
+    # B serves every language, and so does M with an encoder's sub-word vectors: a kept one makes the rest useless
+    expected = [] if kept == ["x"] else [v for v in "xmb" if v not in kept]
+    assert model.dropped_views_ == expected
+    assert [v.letter for v in model.views_] == [v for v in "xmb" if v not in expected]
+    assert not set(expected) & set(model.mappers_)
+    for texts, langs in ((data["test_texts"], data["test_langs"]), (data["fr_texts"], data["fr_langs"])):
+        np.testing.assert_array_equal(model.decision_function(texts, langs=langs),
+                                      whole.decision_function(texts, langs=langs))
+    model.save(tmp_path / "model")
+    back = load_model(tmp_path / "model")
+    assert back.dropped_views_ == expected and [v.letter for v in back.views_] == [v.letter for v in model.views_]
+    np.testing.assert_array_equal(back.decision_function(data["fr_texts"], langs=data["fr_langs"]),
+                                  model.decision_function(data["fr_texts"], langs=data["fr_langs"]))
+
+    # the rule, for every selection: which unselected views go
+    def dropped(selected, m_source=None):
+        other = copy.deepcopy(whole)
+        other.selected_views_ = list(selected)
+        if m_source is not None:
+            other.views_[1].set_params(source=m_source)
+        other._drop_unused_views()
+        return other.dropped_views_
+
+    assert dropped(["x"]) == []  # only M or B serve languages without training documents
+    assert dropped(["b"]) == ["x", "m"] and dropped(["m"]) == ["x", "b"] and dropped(["x", "b"]) == ["m"]
+    # M over .vec files serves only the languages it has files for: B stays for the others
+    assert dropped(["x", "m"], m_source="vec:/nowhere") == [] and dropped(["m", "b"], m_source="vec:/nowhere") == ["x"]

@@ -96,12 +96,15 @@ def neural_view_params(word_vectors: str | None = None, encoder: str | None = No
     ``--trainable-layers``, ``--save-dtype``, ``--self-contained`` (and progress bars).
 
     The word vectors go to the M and R views, the encoder, the trainable layers and how the weights are saved to the
-    B view (and the ``bert`` baseline), the preset, the device and progress bars to B and R.
+    B view (and the ``bert`` baseline), the preset, the device and progress bars to B and R; ``self_contained`` also
+    makes M store its word vectors.
     """
     out: dict[str, dict] = {}
     if word_vectors:
         out["m"] = {"source": word_vectors}
         out["r"] = {"source": word_vectors}
+    if self_contained:  # M's sub-word vectors are otherwise recomputed from the local encoder at load time
+        out.setdefault("m", {})["store_vectors"] = True
     b = {"model": encoder, "trainable_layers": trainable_layers, "save_dtype": save_dtype,
          "self_contained": self_contained or None}
     if any(v is not None for v in b.values()):
@@ -136,8 +139,9 @@ def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) ->
         p.add_argument("--save-dtype", choices=("float32", "float16"), default=None,
                        help="precision of the saved b weights (float16 halves the model file)")
         p.add_argument("--self-contained", action="store_true",
-                       help="store every b weight in the model (default: the weights fine-tuning did not change are "
-                       "referred to by content hash of the local base encoder)")
+                       help="store every b weight and the m view's word vectors in the model (default: the b weights "
+                       "fine-tuning did not change, and sub-word word vectors such as e5-subword's, are referred to "
+                       "by content hash of the local encoder and recomputed from it at load time)")
     p.add_argument("--device", default=None, help="torch device of the b and r views: auto (default), cpu, cuda, ...")
 
 

@@ -150,7 +150,8 @@ def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool) 
     from gfun.text import ANALYZER_VERSION
 
     # "branch": the layout of what a branch returns; bump it when that changes, so old caches are not read
-    return {"branch": 2, "view": type(view).__name__, "params": params(view), "normalize": normalize,
+    # (3: mappers keep float32 support vectors)
+    return {"branch": 3, "view": type(view).__name__, "params": params(view), "normalize": normalize,
             "analyzer": ANALYZER_VERSION, "mapper": params(mapper) if mapper is not None else None}
 
 
@@ -307,6 +308,12 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         phases served by the cache are absent.
     cache_hits_ : list of str
         Letters of the views (and mappers) loaded from ``memory`` by the last fit.
+    selected_views_ : list of str
+        Letters of the views whose posteriors the meta-classifier reads (``select``: the kept ones; else all).
+    dropped_views_ : list of str
+        Letters of the views ``select`` did not keep and that were dropped from :attr:`views_` (and
+        :attr:`mappers_`) at the end of the fit, because no document can need them (see
+        :meth:`_drop_unused_views`); they are not saved either.
     """
 
     def __init__(self, views: str | Sequence[ViewGenerator] = "x",
@@ -384,8 +391,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     def _mapper(self) -> RBFSVMOvR:
         return RBFSVMOvR(C=self.mapper_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=self.cv,
                          gamma=self.gamma, probability=True, approximation=self.kernel_approximation,
-                         n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
-                         verbose=self.verbose)
+                         n_components=self.n_components, support_dtype="float32", n_jobs=self.n_jobs,
+                         random_state=self.random_state, verbose=self.verbose)
 
     def _record_branch(self, view: ViewGenerator, mapper: RBFSVMOvR | None, scaler: ZScore | None,
                        seconds: dict[str, float]) -> None:
@@ -529,8 +536,10 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.selected_views_ = [v.letter for v in self.views_]
         self.selected_l2_ = None
         t0 = time.perf_counter()
+        self.dropped_views_: list[str] = []
         if self.aggregation == "select":
             Zmeta = self._fit_select(train_mapped, val_mapped, Y)
+            self._drop_unused_views()
         else:
             everyone = [np.ones(len(texts), dtype=bool)] * len(train_mapped)
             Zmeta = self._aggregate(train_mapped, everyone)
@@ -650,6 +659,30 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                         {k: round(v, 4) for k, v in tried.items()},
                         "".join(self.selected_views_) + ("" if l2 else " (raw)"))
         return Zmeta
+
+    def _drop_unused_views(self) -> None:
+        """``select``: drop the views it did not keep that no document can ever need (with their mappers).
+
+        :meth:`transform` gives a view that ``select`` did not keep only the documents of languages no kept
+        view covers. Such a view is dropped when that cannot happen: when a kept view serves any language
+        (B; M with an encoder's word vectors), or when it serves only its training languages (X, W), which
+        the kept views cover. An unselected M with word vectors for languages without training documents is
+        kept when only X (or W) was: it is then the only way to serve them. Predictions are unchanged.
+        """
+        selected = set(self.selected_views_)
+        kept = [v for v in self.views_ if v.letter in selected]
+        serves_any = any(v.language_reach() == "any" for v in kept)
+        dropped = [v.letter for v in self.views_ if v.letter not in selected and (serves_any or (
+            v.language_reach() == "training" and all(any(k.covers(lang) for k in kept) for lang in self.languages_)))]
+        if not dropped:
+            return
+        self.views_ = [v for v in self.views_ if v.letter not in dropped]
+        for letter in dropped:
+            self.mappers_.pop(letter, None)
+            self.mapper_scalers_.pop(letter, None)
+        self.dropped_views_ = dropped
+        logger.info("select: dropped view(s) %s from the model (not kept, and every language they serve is "
+                    "served by %s)", "".join(dropped).upper(), "".join(self.selected_views_).upper())
 
     # ------------------------------------------------------------------ inference
     def _aggregate(self, views: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
@@ -780,6 +813,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         meta: dict = {"params": _jsonable(params), "classes_": self.classes_,
                       "selected_views_": getattr(self, "selected_views_", None),
                       "selected_l2_": getattr(self, "selected_l2_", None),
+                      "dropped_views_": list(getattr(self, "dropped_views_", [])),
                       "languages_": self.languages_, "n_meta_features_": self.n_meta_features_, "views": [],
                       "mappers": {}, "mapper_scalers": sorted(self.mapper_scalers_)}
         arrays: dict[str, np.ndarray] = {}
@@ -820,6 +854,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         obj.n_meta_features_ = int(meta["n_meta_features_"])
         obj.selected_views_ = meta.get("selected_views_") or [e["letter"] for e in meta["views"]]
         obj.selected_l2_ = meta.get("selected_l2_")
+        obj.dropped_views_ = list(meta.get("dropped_views_") or [])
         obj.views_ = []
         for entry in meta["views"]:
             letter = entry["letter"]

@@ -287,6 +287,11 @@ class RBFSVMOvR(BaseEstimator):
         Nystroem landmarks (at most the number of training vectors).
     n_jobs : int, optional
         Threads training binary SVMs in parallel (libsvm releases the GIL; the Gram matrix is shared).
+    support_dtype : {"float64", "float32"}
+        Precision in which the support vectors are kept (and saved) once fitted: ``"float32"`` halves the
+        largest array of a fitted model (a mapper over 6,500 training documents of 384 features: 19.9 MB
+        in float64). The cast happens at the end of :meth:`fit`, so the fitted model is the one saved and
+        loaded; decision scores are computed in float64 as before.
     random_state : int, optional
         Seed of the cross-validation folds.
     verbose : bool
@@ -316,7 +321,8 @@ class RBFSVMOvR(BaseEstimator):
                  probability: bool = True, class_weight: str | None = None, threshold: str = "zero",
                  tol: float = 1e-3,
                  max_gram_samples: int = 30000, approximation: str | None = None, n_components: int = 1000,
-                 n_jobs: int | None = None, random_state: int | None = None, verbose: bool = False) -> None:
+                 support_dtype: str = "float64", n_jobs: int | None = None, random_state: int | None = None,
+                 verbose: bool = False) -> None:
         self.C = C
         self.C_grid = C_grid
         self.C_selection = C_selection
@@ -329,6 +335,7 @@ class RBFSVMOvR(BaseEstimator):
         self.max_gram_samples = max_gram_samples
         self.approximation = approximation
         self.n_components = n_components
+        self.support_dtype = support_dtype
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -339,6 +346,8 @@ class RBFSVMOvR(BaseEstimator):
             raise ValueError(f"threshold must be 'zero', 'f1' or 'validated', got {self.threshold!r}")
         if self.C_selection not in ("per-class", "global"):
             raise ValueError(f"C_selection must be 'per-class' or 'global', got {self.C_selection!r}")
+        if self.support_dtype not in ("float64", "float32"):
+            raise ValueError(f"support_dtype must be 'float64' or 'float32', got {self.support_dtype!r}")
         if isinstance(self.C, str):
             if self.C != "cv":
                 raise ValueError(f"C must be a positive number or 'cv', got {self.C!r}")
@@ -523,7 +532,7 @@ class RBFSVMOvR(BaseEstimator):
         for j, (sup, d, _b) in enumerate(models):
             dual[pos[sup], j] = d
         self.support_ = support
-        self.support_vectors_ = X[support]
+        self.support_vectors_ = X[support].astype(self.support_dtype)
         self.dual_coef_ = dual
         self.intercept_ = np.asarray([m[2] for m in models], dtype=np.float64) - self.threshold_
         if self.verbose:
@@ -557,7 +566,7 @@ class RBFSVMOvR(BaseEstimator):
         self.linear_coef_ = linear.coef.astype(np.float64)
         self.intercept_ = linear.intercept
         self.support_ = np.zeros(0, dtype=np.int64)
-        self.support_vectors_ = np.zeros((0, X.shape[1]))
+        self.support_vectors_ = np.zeros((0, X.shape[1]), dtype=self.support_dtype)
         self.dual_coef_ = np.zeros((0, k))
         self.oof_decision_ = (cross_val_decision(features, Y, self.C_, folds, X_eval=features_val, **fit_kw)
                               if folds else None)
@@ -578,12 +587,13 @@ class RBFSVMOvR(BaseEstimator):
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ValueError(f"expected {self.n_features_in_} features, got array of shape {X.shape}")
         out = np.empty((X.shape[0], self.dual_coef_.shape[1]))
+        sv = np.asarray(self.support_vectors_, dtype=np.float64)  # float32 support vectors: the kernel in float64
         for start in range(0, X.shape[0], batch_size):
             chunk = X[start:start + batch_size]
             if getattr(self, "nystroem_components_", None) is not None:
                 out[start:start + batch_size] = self._nystroem_features(chunk) @ self.linear_coef_.T + self.intercept_
-            elif self.support_vectors_.shape[0]:
-                K = rbf_kernel_inplace(chunk, self.support_vectors_, self.gamma_)
+            elif sv.shape[0]:
+                K = rbf_kernel_inplace(chunk, sv, self.gamma_)
                 out[start:start + batch_size] = K @ self.dual_coef_ + self.intercept_
             else:
                 out[start:start + batch_size] = self.intercept_

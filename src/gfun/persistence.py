@@ -38,6 +38,12 @@ written in another format version is refused, and a damaged or hand-edited manif
 the field. After loading, the model is run on one probe document per language; a state that loads
 but cannot predict is refused the same way.
 
+References. Parts of a state that are a deterministic function of a local encoder are stored by reference,
+identified by a SHA-256 and rebuilt at load time from the local copy (never downloaded): the weights of a B view
+that fine-tuning did not change, and the word vectors of an M view over sub-word means (``e5-subword``). A copy
+that differs is refused with :class:`ReferenceMismatchError`, naming the state file and the encoder; a
+self-contained save (``gfun train --self-contained``) stores them instead.
+
 Models saved by gfun 0.1.0 in the earlier flat layout (``manifest.json``, ``state.json`` and
 ``arrays.npz`` directly in the directory, no marker) still load, with the same checks except the
 manifest checksum, which that layout did not have. gfun does not save over such a directory (it
@@ -66,8 +72,8 @@ import numpy as np
 import gfun
 from gfun.atomic import fsync_directory, write_bytes_atomic
 
-__all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "check_model_destination", "load_model",
-           "model_directory_of", "read_manifest", "save_model"]
+__all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError",
+           "check_model_destination", "load_model", "model_directory_of", "read_manifest", "save_model"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +104,11 @@ class ModelFormatError(ValueError):
 
 class DamagedModelError(ModelFormatError):
     """The files of a saved model are damaged, tampered with or inconsistent; the message names file and field."""
+
+
+class ReferenceMismatchError(ModelFormatError):
+    """A saved model refers to a local resource (a base encoder) for part of its state, and the one found here
+    differs from the one it was saved with (or cannot give it): the message names the model file and the resource."""
 
 
 class _VersionVanished(Exception):
@@ -655,6 +666,8 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) 
     """``cls.from_state``; a failure (a damaged state) becomes a DamagedModelError naming the field."""
     try:
         return cls.from_state(meta, arrays)
+    except ReferenceMismatchError as exc:  # not damage: this machine's copy of a referenced encoder differs
+        raise ReferenceMismatchError(f"{where / STATE}: {exc}") from None
     except (ImportError, OSError, DamagedModelError):  # a missing optional dependency is not damage
         raise
     except Exception as exc:  # noqa: BLE001 - any other failure means the state is not one gfun wrote

@@ -16,7 +16,11 @@ from typing import ClassVar, Literal
 import numpy as np
 from sklearn.base import BaseEstimator
 
-__all__ = ["UnseenLanguageError", "ViewGenerator"]
+__all__ = ["LanguageReach", "UnseenLanguageError", "ViewGenerator"]
+
+#: Which languages a fitted view can represent: only those it was trained on, also some others (those a
+#: word-vector source has vectors for), or any language.
+LanguageReach = Literal["training", "some", "any"]
 
 
 class UnseenLanguageError(ValueError):
@@ -60,6 +64,16 @@ class ViewGenerator(BaseEstimator, ABC):
     @abstractmethod
     def covers(self, lang: str) -> bool:
         """Whether documents of ``lang`` can be represented by this (fitted) view."""
+
+    def language_reach(self) -> LanguageReach:
+        """Which languages the fitted view represents: ``"training"`` (only its training languages),
+        ``"any"``, or ``"some"`` (more than its training languages, not necessarily all; the default,
+        the cautious answer for a view that does not say).
+
+        :class:`gfun.funnelling.GeneralizedFunnelling` uses it to drop the views ``aggregation="select"``
+        did not keep and that no document could ever need.
+        """
+        return "some"
 
     @abstractmethod
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:

@@ -23,8 +23,10 @@ the training views of all languages: test documents never change each other's co
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,9 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from gfun.normalization import l2_normalize
-from gfun.persistence import sub_arrays
+from gfun.persistence import ReferenceMismatchError, sub_arrays
 from gfun.text import TfidfVectorizer
-from gfun.views.base import ViewGenerator
+from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.sif import CommonComponents, SIFMode
 
 __all__ = ["WordEmbeddingView", "build_source", "oov_token_share", "source_covers"]
@@ -104,6 +106,25 @@ def _encoder_source(spec: Any) -> bool:
     if isinstance(spec, str | os.PathLike):
         return os.fspath(spec).partition(":")[0] in ("e5", "e5-subword", "encoder", "encoder-subword")
     return isinstance(spec, EncoderWordVectors)
+
+
+def _subword_source(spec: Any) -> bool:
+    """Whether a source spec gives sub-word means of an encoder's input embeddings (``e5-subword``,
+    ``encoder-subword:<model>``): vectors that are a cheap, deterministic function of a local encoder."""
+    if isinstance(spec, Mapping):
+        if "files" in spec:
+            return False
+        spec = spec.get("spec")
+    return isinstance(spec, str | os.PathLike) and os.fspath(spec).partition(":")[0] in ("e5-subword",
+                                                                                          "encoder-subword")
+
+
+def matrix_sha256(matrix: np.ndarray) -> str:
+    """SHA-256 of a float32 word-vector matrix (its shape and bytes): identifies what a loaded view recomputes."""
+    arr = np.ascontiguousarray(matrix, dtype=np.float32)
+    h = hashlib.sha256(str(arr.shape).encode("ascii"))
+    h.update(memoryview(arr).cast("B"))
+    return h.hexdigest()
 
 
 def source_covers(source: Any, lang: str) -> bool:
@@ -282,10 +303,16 @@ class WordEmbeddingView(_TfidfProjectionView):
         Common-component removal (see :class:`gfun.views.sif.CommonComponents`): one component per
         training language (default), one for all languages, or none. Zero-shot languages use the
         component fitted on all training languages.
-    store_vectors : bool
-        Keep the word-vector matrix of every training language in the saved state, so that a
-        loaded model needs the source only for zero-shot languages. With ``False`` the state is
-        smaller and the matrices are fetched from the source again when first needed.
+    store_vectors : bool or "auto"
+        Whether the saved state holds the word-vector matrix of every training language (11-16 MB per
+        language with e5's 384 dimensions on debtags). ``True``: stored, so that a loaded model needs
+        the source only for zero-shot languages. ``False``: stored by reference: the state keeps the
+        vocabulary (it does anyway), the source spec and the SHA-256 of each matrix, and loading
+        recomputes the matrices from the source (never downloading) and refuses, with
+        :class:`gfun.persistence.ReferenceMismatchError`, vectors that differ. ``"auto"`` (default): by
+        reference for the sub-word sources (``e5-subword``, ``encoder-subword:<model>``: a table lookup in
+        the local encoder, about a second per language), stored for the others (``.vec`` files, ``e5``,
+        which runs the encoder once per word). ``gfun train --self-contained`` stores them.
 
     Attributes
     ----------
@@ -307,7 +334,7 @@ class WordEmbeddingView(_TfidfProjectionView):
     output = "features"
 
     def __init__(self, source: SourceSpec | Any = "e5", min_df: int = 1, stopwords: bool = True, stem: bool = False,
-                 sif: SIFMode = "language", store_vectors: bool = True) -> None:
+                 sif: SIFMode = "language", store_vectors: bool | str = "auto") -> None:
         self.source = source
         self.min_df = min_df
         self.stopwords = stopwords
@@ -389,6 +416,10 @@ class WordEmbeddingView(_TfidfProjectionView):
             return False
         return source_covers(source, lang)
 
+    def language_reach(self) -> LanguageReach:
+        # a sub-word encoder has a vector for any word of any language; .vec files only for their languages
+        return "any" if _encoder_source(self.source) else "some"
+
     def _state_params(self) -> dict:
         params = self.get_params()
         spec = params["source"]
@@ -399,9 +430,46 @@ class WordEmbeddingView(_TfidfProjectionView):
             params["source"] = os.fspath(spec)
         return params
 
+    def _by_reference(self) -> bool:
+        """Whether the saved state refers to the source for the word vectors instead of holding them."""
+        if self.store_vectors == "auto":
+            return _subword_source(self.source)
+        if not isinstance(self.store_vectors, bool | np.bool_):
+            raise ValueError(f"store_vectors must be True, False or 'auto', got {self.store_vectors!r}")
+        return not self.store_vectors
+
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         meta, arrays = super().get_state()
-        if not self.store_vectors:
+        if self._by_reference():
+            meta["vectors_sha256"] = {lang: matrix_sha256(self._matrix(lang)) for lang in self.vectorizers_}
             meta["matrices"] = []
             arrays = {k: v for k, v in arrays.items() if not k.endswith("/matrix")}
         return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> WordEmbeddingView:
+        obj = super().from_state(meta, arrays)
+        expected = meta.get("vectors_sha256")
+        if expected:  # stored by reference (states saved before the checksums were recorded: fetched when needed)
+            obj._recompute_vectors(dict(expected))
+        return obj
+
+    def _recompute_vectors(self, expected: dict[str, str]) -> None:
+        """The word-vector matrices of a state saved by reference, from the source, checked against their SHA-256."""
+        started = time.perf_counter()
+        source = self._get_source()
+        for lang, sha in expected.items():
+            terms = self.vectorizers_[lang].get_feature_names_out().tolist()
+            matrix = np.asarray(source.vectors(lang, terms), dtype=np.float32)
+            found = matrix_sha256(matrix)
+            if found != sha:
+                raise ReferenceMismatchError(
+                    f"the M view refers to the word-vector source {self.source!r} for its {lang!r} vectors, but the "
+                    f"{len(terms)} vectors recomputed here differ from those it was trained with (SHA-256 "
+                    f"{found[:12]}..., expected {sha[:12]}...): another version of that encoder (or of its "
+                    "word-vector cache) is installed. Load it where the same encoder is installed, or save a "
+                    "self-contained model (`gfun train --self-contained`, or store_vectors=True).")
+            self.matrices_[lang] = matrix
+        self.source_ = None  # the encoder is not kept in memory; zero-shot languages build it again when needed
+        logger.info("M view: word vectors of %d language(s) recomputed from %s in %.1f s", len(expected),
+                    self.source, time.perf_counter() - started)

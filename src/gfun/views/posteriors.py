@@ -25,7 +25,7 @@ from gfun.linear_svm import LinearOvR, cross_val_decision, fit_linear_ovr, make_
 from gfun.parallel import run_parallel
 from gfun.persistence import sub_arrays
 from gfun.text import TfidfVectorizer
-from gfun.views.base import ViewGenerator
+from gfun.views.base import LanguageReach, ViewGenerator
 
 __all__ = ["PosteriorsView"]
 
@@ -166,6 +166,9 @@ class PosteriorsView(ViewGenerator):
 
     def covers(self, lang: str) -> bool:
         return lang in getattr(self, "models_", {})
+
+    def language_reach(self) -> LanguageReach:
+        return "training"
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         meta: dict = {"params": self.get_params(), "languages_": self.languages_, "n_classes_": self.n_classes_,

@@ -55,8 +55,8 @@ from gfun.neural import (
 )
 from gfun.persistence import sub_arrays
 from gfun.text import Analyzer, TfidfVectorizer
-from gfun.views.base import ViewGenerator
-from gfun.views.embeddings import build_source, source_covers
+from gfun.views.base import LanguageReach, ViewGenerator
+from gfun.views.embeddings import _encoder_source, build_source, source_covers
 from gfun.views.wce import word_class_embeddings
 
 __all__ = ["RECURRENT_PRESETS", "RecurrentView"]
@@ -424,6 +424,11 @@ class RecurrentView(ViewGenerator):
         if self.oov != "source" or not self._source_usable():
             return False
         return source_covers(self._get_source(), lang)
+
+    def language_reach(self) -> LanguageReach:
+        if self.oov != "source":
+            return "training"
+        return "any" if _encoder_source(self.source) else "some"
 
     # ------------------------------------------------------------------ persistence
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:

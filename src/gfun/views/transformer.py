@@ -67,7 +67,7 @@ from gfun.neural import (
     torch_seed,
     train_early_stopping,
 )
-from gfun.views.base import ViewGenerator
+from gfun.views.base import LanguageReach, ViewGenerator
 
 __all__ = ["TRANSFORMER_PRESETS", "TransformerFineTuner", "TransformerView"]
 
@@ -552,8 +552,10 @@ class TransformerFineTuner:
         found = frozen_fingerprint(encoder, base["frozen"])
         tok = _sha256_text(backend.to_str())
         if found != base["sha256"] or tok != base["tokenizer_sha256"]:
+            from gfun.persistence import ReferenceMismatchError
+
             what = "weights" if found != base["sha256"] else "tokenizer"
-            raise ValueError(
+            raise ReferenceMismatchError(
                 f"the saved transformer refers to the base encoder {base['model']!r} for the weights fine-tuning did "
                 f"not change, but the {what} found under that name differ from the ones it was trained with "
                 f"(SHA-256 {found[:12] if what == 'weights' else tok[:12]}..., expected "
@@ -829,6 +831,9 @@ class TransformerView(_TransformerParams, ViewGenerator):
 
     def covers(self, lang: str) -> bool:
         return hasattr(self, "tuner_")
+
+    def language_reach(self) -> LanguageReach:
+        return "any"
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         tmeta, tarrays = self.tuner_.get_state(self.save_dtype, self.self_contained)

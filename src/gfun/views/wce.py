@@ -42,6 +42,7 @@ import scipy.sparse as sp
 
 from gfun.linear_svm import make_folds
 from gfun.text import TfidfVectorizer
+from gfun.views.base import LanguageReach
 from gfun.views.embeddings import _TfidfProjectionView
 from gfun.views.sif import SIFMode
 
@@ -150,6 +151,9 @@ class WordClassEmbeddingView(_TfidfProjectionView):
 
     def covers(self, lang: str) -> bool:
         return lang in getattr(self, "vectorizers_", {})
+
+    def language_reach(self) -> LanguageReach:
+        return "training"
 
     def embedding(self, lang: str, word: str) -> np.ndarray:
         """The WCE (|Y| values) of a word of language ``lang``.
