@@ -172,6 +172,23 @@ def test_help_states_only_real_defaults() -> None:
     assert "(default: gfun)" in train and "(default: 0)" in train  # the real ones stay, 0 included (--seed)
 
 
+def test_help_texts_are_written_for_users() -> None:
+    """No developer docstring (reST roles, double back-quotes), no literal %%, every option explained."""
+    import argparse
+    import re
+
+    parsers = list(_parsers(build_parser()))
+    for parser in parsers:
+        text = parser.format_help()
+        assert not re.search(r"``|:(func|class|meth|mod|data):`|%%", text), (parser.prog, text)
+        for action in parser._actions:
+            if action.option_strings and action.help != argparse.SUPPRESS:
+                assert action.help, (parser.prog, action.option_strings)
+    embeddings = " ".join(next(p for p in parsers if p.prog == "gfun embeddings").format_help().split())
+    assert "align-eval" in embeddings and "convert-e5" in embeddings and "add_embeddings_parser" not in embeddings
+    assert "(default: 0)" not in " ".join(build_parser().format_help().split())  # -v is a counter
+
+
 def test_info_describes_a_saved_model(gfun_model: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["-q", "info", str(gfun_model)]) == 0
     out = capsys.readouterr().out
@@ -232,3 +249,23 @@ def test_quiet_silences_transformers_progress_bars(monkeypatch: pytest.MonkeyPat
     if enabled:
         assert main(["info", "any"]) == 0
         assert "Loading weights" in capsys.readouterr().err
+
+
+def test_demo_asks_for_the_torch_extra_only_when_it_is_missing(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    import pandas as pd
+
+    import gfun._optional
+    import gfun.cli
+
+    table = pd.DataFrame({"F1_macro": [0.3], "F1_micro": [0.4], "K_macro": [0.2], "K_micro": [0.3],
+                          "fit_s": [1.0]}, index=pd.Index(["gFun-X"], name="method"))
+    monkeypatch.setattr(gfun.cli, "run_demo", lambda **kw: table)
+    for installed in (True, False):
+        monkeypatch.setattr(gfun._optional, "has_optional", lambda name, ok=installed: ok)
+        assert main(["-q", "demo"]) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.endswith("gFun-XW and gFun-XMW: gfun demo --full" if installed else
+                              "after pip install 'gfun[torch]' for the m view's word vectors "
+                              "(make demo-full does both)")
+        assert ("gfun[torch]" in first) is not installed

@@ -274,6 +274,30 @@ def test_read_dictd_and_pairs(tmp_path):
         freedict_pairs("en", "fi", dictd_dir=tmp_path / "dictd")
 
 
+def test_align_eval_without_a_dictionary_names_the_package_and_the_command(tmp_path, monkeypatch, capsys):
+    """No FreeDict database installed: the message names the real Debian package and the command to install it."""
+    import gfun.wordvectors.dictionaries as dictionaries
+    from gfun.cli import main as gfun_main
+
+    (tmp_path / "dictd").mkdir()
+    code = gfun_main(["-q", "embeddings", "align-eval", "--source", "e5", "--tgt", "it",
+                      "--dictd-dir", str(tmp_path / "dictd")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("gfun embeddings: error: no FreeDict dictionary for en-it"), err
+    assert "`apt-get install dict-freedict-eng-ita`" in err and "--dictionary FILE" in err
+    assert "{" not in err and "}" not in err
+    # the package index decides which names are real: one direction only, or none at all
+    monkeypatch.setattr(dictionaries, "_apt_package_names", lambda prefix: {"dict-freedict-fin-eng"})
+    with pytest.raises(FileNotFoundError, match=r"package dict-freedict-fin-eng, e\.g\. `apt-get install "
+                       r"dict-freedict-fin-eng`"):
+        freedict_pairs("en", "fi", dictd_dir=tmp_path / "dictd")
+    with pytest.raises(FileNotFoundError, match="Debian has none .*dict-freedict-eng-ja .*--dictionary FILE"):
+        freedict_pairs("en", "ja", dictd_dir=tmp_path / "dictd")
+    monkeypatch.setattr(dictionaries, "_apt_package_names", lambda prefix: None)  # no apt: both names offered
+    with pytest.raises(FileNotFoundError, match=r"dict-freedict-eng-fin \(or dict-freedict-fin-eng\)"):
+        freedict_pairs("en", "fi", dictd_dir=tmp_path / "dictd")
+
+
 def test_read_pairs_text_files(tmp_path):
     tsv = tmp_path / "d.tsv"
     tsv.write_text("Cat\tGatto\n# comment\ndog\tcane\nice cream\tgelato\n\nbad\n", encoding="utf-8")

