@@ -269,3 +269,25 @@ def test_aggregation(tmp_path):
     row = pairs[(pairs.policy == "select") & (pairs.config == "gFun-XW (select)") & (pairs.measure == "F1_macro")]
     assert list(row.reference) == ["gFun-X (select)", "gFun-XW (mean)"] and row["p"].between(0, 1).all()
     assert "Paired comparisons" in (tmp_path / "aggregation-demo-pairs.md").read_text()
+
+
+def test_cli_zero_shot_prints_the_grids(tmp_path, capsys):
+    """`gfun experiment zero-shot` prints every configuration's grid for every measure, not a one-line summary."""
+    from gfun.cli import main
+
+    assert main(["-q", "experiment", "zero-shot", "--quick", "--runs", "1", "--configs", "naive,x", "--no-plots",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    languages = sorted(pd.read_csv(tmp_path / "zero-shot-demo-scores.csv")["lang"].unique())
+    assert len(languages) == 3
+    header = "| training | " + " | ".join(languages) + " |"
+    for name in ("Naive", "gFun-X"):  # neither serves a language without training documents
+        for measure in ("F1M", "F1µ", "KM", "Kµ"):
+            after = out.split(f"## {name}: {measure}\n\n", 1)[1].splitlines()
+            section = after[:next(i for i, line in enumerate(after) if not line.startswith("|"))]
+            assert section[0] == header and len(section) == 2 + len(languages), section
+            first = section[2].split(" | ")  # trained on the first language only: the others are not served
+            assert first[0] == f"| 1: +{languages[0]}" and float(first[1]) > 0 and first[2:] == ["-"] * (
+                len(languages) - 2) + ["- |"], section[2]
+            assert "-" not in section[-1].replace(f"+{languages[-1]}", "")  # all languages: every cell served
+    assert out.rstrip().splitlines()[-1].startswith("zero-shot: 6 cell(s) computed, 0 resumed")

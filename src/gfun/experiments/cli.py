@@ -82,7 +82,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         policies = [x.strip() for x in args.aggregations.split(",") if x.strip()]
         res = run_aggregation(settings, configs, out, policies=policies)
     md = [f for f in res["files"] if str(f).endswith(".md")]
-    if md and not args.experiment == "zero-shot":
+    if md:  # the tables (many-shot, aggregation) or the grids (zero-shot), as written to the .md files
         _out("\n".join(f.read_text(encoding="utf-8") for f in md))
     _out(f"{args.experiment}: {res['cells']['done']} cell(s) computed, {res['cells']['skipped']} resumed, "
          f"{len(res['files'])} file(s) written to {out} in {res['wall_s']:.1f} s")

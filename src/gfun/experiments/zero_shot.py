@@ -7,9 +7,10 @@ view) get NaN in those cells. The paper's zero-shot Fun variant (Fun(TAT) with z
 available in gfun, so the Fun grids have NaN zero-shot cells.
 
 Outputs in ``out`` (``<stem>`` is ``zero-shot-<dataset>``): ``cells/zero-shot/``; ``<stem>-scores.csv`` (run,
-config, iteration, language, setting, measures); ``<stem>-grid-<config>-<measure>.csv`` and ``<stem>.md``
-(grids averaged over runs); ``<stem>-<measure>.png`` (Fun, gFun and difference heat maps);
-``<stem>-by-n-languages.csv`` and ``<stem>-by-n-languages-<measure>.png`` (Figure 7).
+config, iteration, language, setting, measures); ``<stem>-grid-<config>-<measure>.csv`` and ``<stem>.md`` (grids
+averaged over runs, every configuration and measure: what ``gfun experiment zero-shot`` prints);
+``<stem>-<measure>.png`` (Fun, gFun and difference heat maps); ``<stem>-by-n-languages.csv`` and
+``<stem>-by-n-languages-<measure>.png`` (Figure 7).
 """
 
 from __future__ import annotations
@@ -111,8 +112,7 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
             path = out / f"{stem}-grid-{cfg.name}-{m}.csv"
             g.to_csv(path, index_label="iteration")
             files.append(path)
-            if m == "F1_macro":
-                md += [f"## {labels[cfg.name]}: {DISPLAY_NAMES[m]}", "", _grid_markdown(g), ""]
+            md += [f"## {labels[cfg.name]}: {DISPLAY_NAMES[m]}", "", _grid_markdown(g), ""]
     (out / f"{stem}.md").write_text("\n".join(md), encoding="utf-8")
     files.append(out / f"{stem}.md")
     by_n = (scores.groupby(["config", "setting", "n_languages"])[list(MEASURES)].mean().reset_index())
