@@ -2,9 +2,9 @@
 
 Iteration ``i`` (0-based) trains on the first ``i + 1`` training languages in alphabetical order and tests on
 every test language; a test language outside the training languages is a zero-shot cell. Configurations
-that cannot serve a language without training documents (Naive, Fun, gFun configurations without the M
-view) get NaN in those cells. The paper's zero-shot Fun variant (Fun(TAT) with zero-shot posteriors) is not
-available in gfun, so the Fun grids have NaN zero-shot cells.
+that cannot serve a language without training documents (Naive, gFun configurations of X and W only) get NaN in
+those cells; Fun serves them as in Esuli et al. (2019), through an auxiliary classifier on the M view
+(:attr:`gfun.experiments.configs.Config.serves_unseen`).
 
 Outputs in ``out`` (``<stem>`` is ``zero-shot-<dataset>``): ``cells/zero-shot/``; ``<stem>-scores.csv`` (run,
 config, iteration, language, setting, measures); ``<stem>-grid-<config>-<measure>.csv`` and ``<stem>.md`` (grids
@@ -78,8 +78,8 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     t0 = time.perf_counter()
     out, settings, store = open_experiment(out, "zero-shot", settings)
     if not any(c.serves_unseen for c in configs):
-        logger.warning("no configuration among %s can serve languages without training documents (needs the "
-                       "M view with mean aggregation): every zero-shot cell will be NaN", [c.name for c in configs])
+        logger.warning("no configuration among %s can serve languages without training documents (fun, bert, or "
+                       "gFun with an m, b or r view can): every zero-shot cell will be NaN", [c.name for c in configs])
     cache = RunCache(settings)
     languages = training_languages(settings, cache)
     cells = []
