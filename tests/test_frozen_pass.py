@@ -250,7 +250,7 @@ def test_progress_bars_only_on_a_terminal(model_dir, data, capsys, caplog, monke
     import logging
     import sys
 
-    from gfun.neural import progress_bar
+    from gfun.progress import progress_bar
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -273,6 +273,9 @@ def test_progress_bars_only_on_a_terminal(model_dir, data, capsys, caplog, monke
     messages = [r.getMessage() for r in caplog.records]
     assert sum("B frozen pass (embeddings + 3 layers): 48 documents in" in m for m in messages) == 1
     assert sum("epoch" in m and "/2" in m for m in messages) == 2
+    # the epoch lines say how long the rest takes at most (early stopping may end sooner)
+    assert "; at most about" in next(m for m in messages if "epoch 1/2" in m)
+    assert "left" not in next(m for m in messages if "epoch 2/2" in m)
     assert sum(m.startswith("B extraction: ") for m in messages) == 2  # training vectors, test vectors
 
 

@@ -480,9 +480,9 @@ def test_encoder_word_bank_reuses_words_across_vocabularies(tiny_encoder, tmp_pa
     encoded: list[list[str]] = []
     real = EncoderWordVectors._isolated
 
-    def counting(self, words):  # noqa: ANN001, ANN202
+    def counting(self, words, *args):  # noqa: ANN001, ANN202
         encoded.append(list(words))
-        return real(self, words)
+        return real(self, words, *args)
 
     monkeypatch.setattr(EncoderWordVectors, "_isolated", counting)
     # another process (a new source), another vocabulary, another language: only the new word is encoded

@@ -402,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"gfun {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output: -v adds debug messages")
-    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="only warnings and errors on stderr: no progress bars or progress lines")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     fmt = HelpFormatter
@@ -595,10 +596,12 @@ def _main(argv: list[str] | None) -> int:
             return 2
         from gfun.corpus import CorpusFormatError
         from gfun.persistence import ModelFormatError
+        from gfun.progress import show_bars
         from gfun.views.base import UnseenLanguageError
 
         try:
-            with _quiet_hugging_face() if args.quiet else contextlib.nullcontext():
+            # progress: a bar for every long step on a terminal, log lines otherwise; -q: neither
+            with show_bars(not args.quiet), _quiet_hugging_face() if args.quiet else contextlib.nullcontext():
                 return int(args.func(args))
         except BrokenPipeError:
             raise

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import numbers
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -30,6 +31,7 @@ from gfun.inputs import check_C
 from gfun.linear_svm import CONSTANT_SCORE, binary_class_weights, make_folds
 from gfun.metrics import f1_from_counts
 from gfun.parallel import run_parallel
+from gfun.progress import format_duration
 
 try:  # private but stable for years; SVC is the fallback
     from sklearn.svm import _libsvm
@@ -457,6 +459,7 @@ class RBFSVMOvR(BaseEstimator):
         folds = make_folds(n, self.cv, self.random_state, groups) if need_cv else []
         oof = np.zeros((len(grid), n, k))
         if folds:
+            started = time.perf_counter()
             for f, (tr, te) in enumerate(folds):
                 Ktr = kern.block(tr, tr)
                 if kern.precomputed:
@@ -470,8 +473,11 @@ class RBFSVMOvR(BaseEstimator):
                     oof[:, te, j] = dec
                 del Ktr, Kte, jobs  # before the next fold's blocks are cut (else two folds' blocks coexist)
                 if self.verbose:
-                    logger.info("RBF SVM: fold %d/%d done (%d classes x %d C values)", f + 1, len(folds), k,
-                                len(grid))
+                    elapsed = time.perf_counter() - started
+                    left = elapsed / (f + 1) * (len(folds) - f - 1)
+                    logger.info("RBF SVM: fold %d/%d done (%d classes x %d C values, %d documents), %s%s", f + 1,
+                                len(folds), k, len(grid), n, format_duration(elapsed),
+                                f", about {format_duration(left)} left" if f + 1 < len(folds) else "")
         del cross  # only the folds read it
         # choose C
         scores = None

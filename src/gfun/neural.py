@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from gfun._optional import import_optional
+from gfun.progress import format_duration
 
 __all__ = ["device_preset", "resolve_device", "resolve_preset", "split_holdout", "state_from_arrays", "state_to_arrays",
            "torch_seed", "train_early_stopping"]
@@ -151,8 +151,10 @@ def train_early_stopping(module: Any, *, run_epoch: Callable[[np.ndarray, int], 
         seconds = time.perf_counter() - t0
         history.append({"epoch": epoch, "phase": "train", "train_loss": loss, "val_f1": val_f1, "val_loss": val_loss,
                         "seconds": seconds, "lr": lr})
-        logger.info("%s: epoch %d/%d, loss %.4f, held-out macro-F1 %.4f, %.1f s", name, epoch, max_epochs, loss,
-                    val_f1, seconds)
+        # what is left at most: the remaining epochs (early stopping may end sooner) at the mean pace so far
+        left = (max_epochs - epoch) * float(np.mean([h["seconds"] for h in history]))
+        logger.info("%s: epoch %d/%d, loss %.4f, held-out macro-F1 %.4f, %.1f s%s", name, epoch, max_epochs, loss,
+                    val_f1, seconds, f"; at most about {format_duration(left)} left" if epoch < max_epochs else "")
         if not val_idx.size:
             best_epoch = epoch
             continue
@@ -212,23 +214,3 @@ def state_from_arrays(module: Any, arrays: Mapping[str, np.ndarray], *, ignore: 
     module.load_state_dict(tensors, strict=False)
 
 
-def stderr_is_terminal() -> bool:
-    """Whether standard error is an interactive terminal (not a file or a pipe)."""
-    isatty = getattr(sys.stderr, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except ValueError:  # a closed stream
-        return False
-
-
-def progress_bar(iterable: Any, *, enabled: bool, desc: str, total: int | None = None) -> Any:
-    """A tqdm progress bar over ``iterable`` when ``enabled`` and standard error is a terminal, else ``iterable``.
-
-    Redirected to a file or a pipe (``gfun -v train 2>log``), a bar would write every one of its updates; the
-    callers log one line per phase (frozen pass, epoch, extraction) instead.
-    """
-    if not enabled or not stderr_is_terminal():
-        return iterable
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, desc=desc, total=total, leave=False)

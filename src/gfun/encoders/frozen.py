@@ -183,7 +183,7 @@ class FrozenPass:
                 flat, offsets = z["states"], z["offsets"]
             logger.info("%s: %d documents read from %s", desc, len(ids), path)
             return [flat[offsets[i]:offsets[i + 1]] for i in range(len(ids))]
-        from gfun.neural import progress_bar
+        from gfun.progress import progress_bar
 
         t0 = time.perf_counter()
         # one (total tokens, hidden) buffer that every document's states are a view of: thousands of separate

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ def encode_texts(
     normalize: bool = True,
     layer: int = -1,
     device: Any = None,
+    on_batch: Callable[[int], Any] | None = None,
 ) -> np.ndarray:
     """Embed texts, one vector each.
 
@@ -54,6 +55,8 @@ def encode_texts(
         Which hidden layer to pool (``-1`` = last; ``0`` = the embedding layer output).
     device : str or torch.device, optional
         Defaults to the model's device.
+    on_batch : callable, optional
+        Called with the number of texts of each batch once it is encoded (progress, see :mod:`gfun.progress`).
 
     Returns
     -------
@@ -95,6 +98,8 @@ def encode_texts(
                 if normalize:
                     vec = torch.nn.functional.normalize(vec.float(), dim=-1)
                 out[idx] = vec.float().cpu().numpy()
+                if on_batch is not None:
+                    on_batch(len(idx))
     finally:
         if was_training:
             model.train()

@@ -135,18 +135,11 @@ def load_encoder(
         meta = json.loads(marker.read_text(encoding="utf-8"))
         if meta.get("add_pooling_layer") is False:
             kwargs["add_pooling_layer"] = False
-    from gfun.neural import stderr_is_terminal
+    from gfun.progress import hugging_face_bars_as_ours
 
-    hf_logging = transformers.utils.logging
-    quiet = not stderr_is_terminal() and hf_logging.is_progress_bar_enabled()  # no "Loading weights" bar in a log
-    if quiet:
-        hf_logging.disable_progress_bar()
-    try:
+    with hugging_face_bars_as_ours():  # no "Loading weights" bar in a log
         model = transformers.AutoModel.from_pretrained(path, local_files_only=True, **kwargs)
         tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-    finally:
-        if quiet:
-            hf_logging.enable_progress_bar()
     if device is not None:
         model = model.to(device)
     model.eval()

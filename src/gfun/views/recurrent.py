@@ -44,7 +44,6 @@ import numpy as np
 from gfun._optional import import_optional
 from gfun.neural import (
     device_preset,
-    progress_bar,
     resolve_device,
     resolve_preset,
     split_holdout,
@@ -54,6 +53,7 @@ from gfun.neural import (
     train_early_stopping,
 )
 from gfun.persistence import sub_arrays
+from gfun.progress import progress_bar
 from gfun.text import Analyzer, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.embeddings import _encoder_source, build_source, source_covers

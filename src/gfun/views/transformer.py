@@ -58,7 +58,6 @@ from gfun._memory import release_free_memory
 from gfun._optional import import_optional
 from gfun.neural import (
     device_preset,
-    progress_bar,
     resolve_device,
     resolve_preset,
     split_holdout,
@@ -67,6 +66,7 @@ from gfun.neural import (
     torch_seed,
     train_early_stopping,
 )
+from gfun.progress import progress_bar
 from gfun.views.base import LanguageReach, ViewGenerator
 
 __all__ = ["TRANSFORMER_PRESETS", "TransformerFineTuner", "TransformerView"]
