@@ -1,0 +1,70 @@
+"""README.md says what gfun does (issue 18): its demo table and figures reproduce, its status table is current."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def check_readme():
+    spec = importlib.util.spec_from_file_location("check_readme", ROOT / "scripts" / "check_readme.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def demo_table(check_readme) -> dict:
+    return check_readme.run_demo_table(full=False)
+
+
+def test_the_make_demo_table_reproduces(check_readme, demo_table) -> None:
+    readme = check_readme.demo_rows((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert {"Naive", "Fun", "gFun-X", "gFun-XW", "gFun-XMW"} <= set(readme)
+    assert [n for n, r in readme.items() if r["full"]] == ["gFun-XW", "gFun-XMW"]
+    fast = {k: v for k, v in readme.items() if not v["full"]}
+    assert check_readme.compare_demo(fast, demo_table) == []
+
+
+def test_the_unknown_labels_figures_reproduce(check_readme) -> None:
+    assert check_readme.unknown_labels_check((ROOT / "README.md").read_text(encoding="utf-8")) == []
+
+
+def test_a_stale_readme_fails_with_a_diff_and_write_fixes_it(check_readme, demo_table, tmp_path, capsys,
+                                                            monkeypatch) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = check_readme.demo_rows(text)
+    line = rows["gFun-X"]["line"]
+    wrong = rows["gFun-X"]["scores"][0]
+    stale = tmp_path / "README.md"
+    stale.write_text(text.replace(line, line.replace(wrong, "0.999", 1)), encoding="utf-8")
+    monkeypatch.setattr(check_readme, "run_demo_table", lambda full: demo_table)  # the table computed once
+    monkeypatch.setattr(check_readme, "unknown_labels_check", lambda text: [])
+    assert check_readme.main(["--readme", str(stale)]) == 1
+    out = capsys.readouterr().out
+    assert "DOES NOT reproduce" in out
+    assert re.search(r"^-gFun-X\s+0\.999 ", out, re.M) and re.search(rf"^\+gFun-X\s+{wrong} ", out, re.M), out
+    assert check_readme.main(["--readme", str(stale), "--write"]) == 0
+    assert check_readme.main(["--readme", str(stale)]) == 0
+    fixed = check_readme.demo_rows(stale.read_text(encoding="utf-8"))
+    assert fixed["gFun-X"]["fit"] == demo_table["gFun-X"]["fit"] and fixed["gFun-XMW"] == rows["gFun-XMW"]
+
+
+def test_the_status_table_marks_nothing_planned_that_is_tested() -> None:
+    """Every row of "What is in this release" is shipped (✓), none "planned" while the README describes it as
+    tested (the Dask row said "planned" while its section said "tested against a LocalCluster")."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("What is in this release:", 1)[1].split("## Quick start", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("|") and not line.startswith(("| part", "|---"))]
+    assert len(rows) >= 14
+    for row in rows:
+        status = row.rstrip(" |").rsplit("|", 1)[1]
+        assert status.strip().startswith("✓"), row
+    assert any("Dask" in row for row in rows) and "planned" not in table.lower()
+    assert any("gfun serve" in row for row in rows)
