@@ -242,6 +242,36 @@ def test_float32_support_vectors_are_the_saved_model_and_barely_move_the_scores(
         RBFSVMOvR(C=1.0, support_dtype="float16").fit(Ztr, Ytr)
 
 
+def test_small_calls_keep_float32_support_vectors_widened_and_score_the_same_bits(data, monkeypatch) -> None:
+    """A served request (a few documents) must not widen 20 MB of float32 support vectors at every call: small
+    calls keep the float64 copy, large ones keep nothing, and the scores are the same bits as widening each time."""
+    import pickle
+
+    import gfun.kernel_svm
+    from gfun.kernel_svm import rbf_kernel_inplace
+
+    monkeypatch.setattr(gfun.kernel_svm, "KEEP_WIDE_SUPPORT_BELOW", 8)  # 256 by default; 60 test documents here
+
+    Ztr, Ytr, Zte, _ = data
+    model = RBFSVMOvR(C=1.0, support_dtype="float32", random_state=0).fit(np.sqrt(Ztr), Ytr)
+    Zte = np.sqrt(Zte)
+
+    def widened_every_time(X):  # what decision_function did before: widen, then the kernel
+        K = rbf_kernel_inplace(X, np.asarray(model.support_vectors_, dtype=np.float64), model.gamma_)
+        return K @ model.dual_coef_ + model.intercept_
+
+    np.testing.assert_array_equal(model.decision_function(Zte), widened_every_time(Zte))
+    assert "_wide" not in model.__dict__  # a large call keeps nothing
+    for rows in (slice(0, 1), slice(5, 12), slice(59, 60)):
+        np.testing.assert_array_equal(model.decision_function(Zte[rows]), widened_every_time(Zte[rows]))
+    wide = model._wide[1]
+    assert wide.dtype == np.float64 and model.decision_function(Zte[:3]) is not None and model._wide[1] is wide
+    assert "_wide" not in pickle.loads(pickle.dumps(model)).__dict__  # never pickled (nor saved: get_state)
+    model.support_vectors_ = model.support_vectors_.copy()  # new vectors: the kept copy is not reused
+    np.testing.assert_array_equal(model.decision_function(Zte[:2]), widened_every_time(Zte[:2]))
+    assert model._wide[1] is not wide
+
+
 def test_sklearn_contract_and_errors(data) -> None:
     Ztr, Ytr, Zte, _ = data
     est = RBFSVMOvR(C=2.0, cv=3)
