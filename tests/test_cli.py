@@ -269,3 +269,13 @@ def test_demo_asks_for_the_torch_extra_only_when_it_is_missing(monkeypatch: pyte
                               "after pip install 'gfun[torch]' for the m view's word vectors "
                               "(make demo-full does both)")
         assert ("gfun[torch]" in first) is not installed
+
+
+def test_a_training_log_prints_plain_numbers(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
+    """What `gfun train` logs (views, mappers, folds, select's choice) reads as plain numbers: no `np.float64(`."""
+    assert main(["train", "--train", str(files["train"]), "--classes", str(files["classes"]), "--views", "xw",
+                 "--meta-C", "cv", "--model", str(files["folder"] / "model-xw")]) == 0
+    messages = capsys.readouterr().err.splitlines()
+    assert any("C chosen: " in m for m in messages) and any(" INFO select: validated" in m for m in messages)
+    assert any("fold 1/" in m and "left" in m for m in messages)  # progress with the time left
+    assert not [m for m in messages if "np." in m or "float64(" in m or "int64(" in m]
