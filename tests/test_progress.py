@@ -114,3 +114,19 @@ def test_encoder_word_vectors_report_progress_within_a_language(tmp_path, caplog
     lines = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("encoder:model:isolated [it]: 4 of 25 words (16%)") and "left" in m for m in lines), lines
     assert lines[-1].startswith("encoder:model:isolated [it]: 25 words (25 new) encoded in")
+
+
+def test_reading_a_large_vec_file_logs_how_far_it_is(tmp_path, caplog, monkeypatch) -> None:
+    """A MUSE .vec file (200,000 lines) is streamed for each language: the log shows the reading move."""
+    import gfun.progress
+    import gfun.wordvectors.vecfile as vecfile
+
+    monkeypatch.setattr(gfun.progress, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(vecfile, "_PROGRESS_STEP", 100)
+    path = tmp_path / "wiki.multi.xx.vec"
+    path.write_text("500 2\n" + "".join(f"w{i} {i} 1\n" for i in range(500)), encoding="utf-8")
+    with caplog.at_level(logging.INFO, logger="gfun.wordvectors.vecfile"):
+        matrix, found = vecfile.read_vec_subset(path, ["w450", "nowhere"])
+    assert found.tolist() == [True, False] and matrix[0].tolist() == [450.0, 1.0]
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0].startswith("wiki.multi.xx.vec: 100 of 500 lines (20%)") and len(lines) == 4, lines

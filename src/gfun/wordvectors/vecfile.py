@@ -24,6 +24,10 @@ logger = logging.getLogger(__name__)
 _SUFFIXES = ("", ".gz", ".xz", ".bz2")
 
 
+#: Lines of a .vec file between two progress updates.
+_PROGRESS_STEP = 10_000
+
+
 def _open_binary(path: Path) -> IO[bytes]:
     suffix = path.suffix.lower()
     if suffix == ".gz":
@@ -87,8 +91,11 @@ def read_vec_subset(
     found : numpy.ndarray
         bool, ``(len(vocabulary),)``.
     """
+    from gfun.progress import Progress
+
     path = Path(path)
-    _, dim = read_vec_header(path)
+    n_file, dim = read_vec_header(path)
+    total = min(x for x in (n_file, max_rows) if x is not None) if (n_file or max_rows) else 0
     exact: dict[str, list[int]] = {}
     lower: dict[str, list[int]] = {}
     for i, word in enumerate(vocabulary):
@@ -100,8 +107,11 @@ def read_vec_subset(
     exact_done = np.zeros(len(vocabulary), dtype=bool)
     remaining = len(exact)
     n_rows = 0
-    with _open_binary(path) as fh:
+    # a MUSE file has 200,000 lines: the log says how far the reading is (it stops once every word is found)
+    with _open_binary(path) as fh, Progress(total, f"{path.name}", unit="lines", log=logger) as progress:
         for n_line, line in enumerate(fh):
+            if n_line % _PROGRESS_STEP == 0 and n_line:
+                progress.update(_PROGRESS_STEP)
             if n_line == 0:
                 head = line.split()
                 if len(head) == 2 and all(tok.isdigit() for tok in head):
