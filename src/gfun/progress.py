@@ -20,11 +20,11 @@ import contextlib
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["Progress", "bars_wanted", "format_duration", "hugging_face_bars_as_ours", "progress_bar", "show_bars",
-           "stderr_is_terminal", "track"]
+           "stderr_is_terminal"]
 
 logger = logging.getLogger(__name__)
 
@@ -188,10 +188,3 @@ def hugging_face_bars_as_ours() -> Iterator[None]:
         if off:
             hf_logging.enable_progress_bar()
 
-
-def track(iterable: Iterable[Any], total: int, desc: str, **kwargs: Any) -> Iterator[Any]:
-    """Iterate ``iterable`` (of ``total`` items) under a :class:`Progress` (one unit per item)."""
-    with Progress(total, desc, **kwargs) as p:
-        for item in iterable:
-            yield item
-            p.update(1)
