@@ -23,7 +23,7 @@ from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.parallel import run_parallel
-from gfun.persistence import sub_arrays
+from gfun.state import sub_arrays
 from gfun.text import TfidfVectorizer
 from gfun.transformer_baseline import FineTunedTransformerClassifier
 from gfun.views.base import UnseenLanguageError

@@ -39,6 +39,8 @@ from typing import IO, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from gfun.errors import CorpusFormatError
+
 __all__ = [
     "CorpusFormatError",
     "Document",
@@ -56,30 +58,6 @@ _DETECT_HINT = (" (detect_language=True, on the command line gfun predict --dete
                 "from the text; needs gfun[langid])")
 MissingLabels = Literal["warn", "error", "negative"]
 TSV_LABEL_SEP = ","
-
-
-class CorpusFormatError(ValueError):
-    """A corpus file or an in-memory corpus is malformed.
-
-    The message names the file, the line (1-based) and the field when they are known; :attr:`reason` is the
-    message without them, and :attr:`path`, :attr:`line` and :attr:`field` hold them.
-    """
-
-    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
-                 field: str | None = None) -> None:
-        where = []
-        if path is not None:
-            where.append(str(path))
-        if line is not None:
-            where.append(f"line {line}")
-        if field is not None:
-            where.append(f"field {field!r}")
-        prefix = ", ".join(where)
-        super().__init__(f"{prefix}: {message}" if prefix else message)
-        self.reason = message
-        self.path = None if path is None else str(path)
-        self.line = line
-        self.field = field
 
 
 @dataclass(frozen=True)

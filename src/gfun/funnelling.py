@@ -42,7 +42,7 @@ from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
 from gfun.metrics import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
-from gfun.persistence import sub_arrays
+from gfun.state import sub_arrays
 from gfun.views import VIEW_CLASSES, make_view
 from gfun.views.base import UnseenLanguageError, ViewGenerator
 

@@ -71,6 +71,8 @@ import numpy as np
 
 import gfun
 from gfun.atomic import fsync_directory, write_bytes_atomic
+from gfun.errors import DamagedModelError, ModelFormatError, ReferenceMismatchError
+from gfun.state import _TrackedDict, _Trail, sub_arrays  # noqa: F401 - sub_arrays: re-exported
 
 __all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError",
            "check_model_destination", "load_model", "model_directory_of", "read_manifest", "save_model"]
@@ -98,19 +100,6 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
-class ModelFormatError(ValueError):
-    """A saved model cannot be loaded: not a gfun model, another format version, or damaged files."""
-
-
-class DamagedModelError(ModelFormatError):
-    """The files of a saved model are damaged, tampered with or inconsistent; the message names file and field."""
-
-
-class ReferenceMismatchError(ModelFormatError):
-    """A saved model refers to a local resource (a base encoder) for part of its state, and the one found here
-    differs from the one it was saved with (or cannot give it): the message names the model file and the resource."""
-
-
 class _VersionVanished(Exception):
     """A file of the version folder a reader followed is gone (removed by a concurrent save: the reader retries)."""
 
@@ -119,73 +108,17 @@ class _VersionVanished(Exception):
         self.version, self.filename = version, filename
 
 
-# ---------------------------------------------------------------------------------------------- state helpers
-class _Trail(list):
-    """The fields read while rebuilding a model from its state (to name the one that broke it)."""
-
-
-class _TrackedDict(dict):
-    """A state dict that records the path of every field read (used only to explain a failed load)."""
-
-    def __init__(self, data: dict, path: str, trail: _Trail) -> None:
-        super().__init__(data)
-        self._path, self._trail = path, trail
-
-    def _child(self, key: Any, value: Any) -> Any:
-        return _track(value, f"{self._path}/{key}", self._trail)
-
-    def __getitem__(self, key: Any) -> Any:
-        self._trail.append(f"{self._path}/{key}")
-        return self._child(key, super().__getitem__(key))
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        self._trail.append(f"{self._path}/{key}")
-        return self._child(key, super().get(key, default))
-
-    def items(self) -> Any:
-        return [(k, self._child(k, v)) for k, v in super().items()]
-
-    def values(self) -> Any:
-        return [self._child(k, v) for k, v in super().items()]
-
-
-class _TrackedList(list):
-    def __init__(self, data: list, path: str, trail: _Trail) -> None:
-        super().__init__(data)
-        self._path, self._trail = path, trail
-
-    def __getitem__(self, index: Any) -> Any:
-        self._trail.append(f"{self._path}/{index}")
-        value = super().__getitem__(index)
-        return value if isinstance(index, slice) else _track(value, f"{self._path}/{index}", self._trail)
-
-    def __iter__(self) -> Iterator[Any]:
-        for i, value in enumerate(super().__iter__()):  # elements are named once they are read from
-            yield _track(value, f"{self._path}/{i}", self._trail)
-
-
-def _track(value: Any, path: str, trail: _Trail) -> Any:
-    if isinstance(value, dict) and not isinstance(value, _TrackedDict):
-        return _TrackedDict(value, path, trail)
-    if isinstance(value, list) and not isinstance(value, _TrackedList):
-        return _TrackedList(value, path, trail)
-    return value
-
-
-def sub_arrays(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-    """The arrays stored under ``prefix`` (a component's share of a composite state), with the prefix removed."""
-    out = {k[len(prefix):]: v for k, v in dict.items(arrays) if k.startswith(prefix)}
-    if isinstance(arrays, _TrackedDict):  # explaining a failed load: keep naming arrays by their full key
-        return _TrackedDict(out, f"{arrays._path}/{prefix.rstrip('/')}", arrays._trail)
-    return out
+#: The estimators a model directory may hold: class name -> the module that defines it. Loading looks the
+#: saved class name up here (never anywhere else); the modules are imported by name when needed, so that this
+#: module does not import the estimators (which import it to save themselves).
+ESTIMATOR_MODULES: dict[str, str] = {"GeneralizedFunnelling": "gfun.funnelling", "NaiveClassifier": "gfun.baselines",
+                                     "FineTunedTransformerClassifier": "gfun.baselines"}
 
 
 def _estimators() -> dict[str, type]:
-    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier
-    from gfun.funnelling import GeneralizedFunnelling
+    import importlib
 
-    return {"GeneralizedFunnelling": GeneralizedFunnelling, "NaiveClassifier": NaiveClassifier,
-            "FineTunedTransformerClassifier": FineTunedTransformerClassifier}
+    return {name: getattr(importlib.import_module(module), name) for name, module in ESTIMATOR_MODULES.items()}
 
 
 def _json_default(obj: Any) -> Any:

@@ -99,7 +99,7 @@ progress
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> FineTunedTransformerClassifier:
-        from gfun.persistence import sub_arrays
+        from gfun.state import sub_arrays
 
         obj = cls(**meta["params"])
         obj.classes_ = list(meta["classes_"])
