@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["CorpusFormatError", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError"]
+__all__ = ["CorpusFormatError", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError",
+           "UnregisteredViewError"]
 
 
 class CorpusFormatError(ValueError):
@@ -48,3 +49,8 @@ class DamagedModelError(ModelFormatError):
 class ReferenceMismatchError(ModelFormatError):
     """A saved model refers to a local resource (a base encoder) for part of its state, and the one found here
     differs from the one it was saved with (or cannot give it): the message names the model file and the resource."""
+
+
+class UnregisteredViewError(ModelFormatError):
+    """A saved model has a view whose class is not registered here under the name it was saved with (or is
+    registered as another class): :func:`gfun.views.register_view` it before loading."""

@@ -71,10 +71,10 @@ import numpy as np
 
 import gfun
 from gfun.atomic import fsync_directory, write_bytes_atomic
-from gfun.errors import DamagedModelError, ModelFormatError, ReferenceMismatchError
+from gfun.errors import DamagedModelError, ModelFormatError, ReferenceMismatchError, UnregisteredViewError
 from gfun.state import _TrackedDict, _Trail, sub_arrays  # noqa: F401 - sub_arrays: re-exported
 
-__all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError",
+__all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError", "UnregisteredViewError",
            "check_model_destination", "load_model", "model_directory_of", "read_manifest", "save_model"]
 
 logger = logging.getLogger(__name__)
@@ -601,7 +601,7 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) 
         return cls.from_state(meta, arrays)
     except ReferenceMismatchError as exc:  # not damage: this machine's copy of a referenced encoder differs
         raise ReferenceMismatchError(f"{where / STATE}: {exc}") from None
-    except (ImportError, OSError, DamagedModelError):  # a missing optional dependency is not damage
+    except (ImportError, OSError, ModelFormatError):  # a missing optional dependency (or view class) is not damage
         raise
     except Exception as exc:  # noqa: BLE001 - any other failure means the state is not one gfun wrote
         trail = _Trail()
@@ -710,9 +710,10 @@ def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) 
     from gfun.predictions import has_probabilities
 
     languages = list(getattr(model, "languages_", manifest.get("languages", [])))
-    views = [{"letter": v.letter, "name": type(v).__name__, "languages": [lang for lang in languages if v.covers(lang)]}
-             for v in getattr(model, "views_", [])]
-    fallback = [{"letter": v.letter, "name": type(v).__name__} for v in getattr(model, "fallback_views_", [])]
+    views = [{"letter": b.name, "name": type(b.view).__name__,
+              "languages": [lang for lang in languages if b.view.covers(lang)]}
+             for b in getattr(model, "branches_", [])]
+    fallback = [{"letter": b.name, "name": type(b.view).__name__} for b in getattr(model, "fallback_branches_", [])]
     return {"model": str(path), "estimator": manifest.get("estimator"), "classes": list(model.classes_),
             "languages": languages, "views": views, "zero_shot_views": fallback,
             "selected_views": getattr(model, "selected_views_", None), "probabilities": has_probabilities(model),
