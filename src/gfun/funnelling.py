@@ -152,6 +152,16 @@ def view_names(spec: str | Sequence[Any]) -> list[str]:
     return names
 
 
+def _check_unique_names(spec: Any) -> None:
+    """Refuse a ``views`` configuration that names two views alike (the rest is checked by fit)."""
+    if isinstance(spec, str):
+        letters = [c for c in spec.lower() if not c.isspace()]
+        if len(set(letters)) != len(letters):
+            raise ValueError(f"view letters repeat in {spec!r}")
+    else:
+        view_names(spec)
+
+
 def _label(names: Sequence[str]) -> str:
     """How a set of views is written in logs and :attr:`GeneralizedFunnelling.selection_scores_`: ``"xm"``."""
     return ("" if all(len(n) == 1 for n in names) else "+").join(names)
@@ -461,8 +471,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                  view_params: dict | None = None, memory: Any = None,
                  probability: bool = True, zero_shot_views: str | None = None, n_jobs: int | None = None,
                  random_state: int | np.random.RandomState | None = None, verbose: bool = False) -> None:
-        if not isinstance(views, str):
-            view_names(views)  # two views with one name are refused here, not at fit time
+        _check_unique_names(views)  # two views with one name are refused here, not only at fit time
         self.views = views
         self.aggregation = aggregation
         self.normalize = normalize
