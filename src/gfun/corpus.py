@@ -276,9 +276,25 @@ class MultilingualCorpus:
         for i in range(len(self)):
             yield self[i]
 
-    def __getitem__(self, i: int) -> Document:
+    def __getitem__(self, i: Any) -> Any:
+        """Document ``i``; for a slice, a list or an array of positions (or booleans), the sub-corpus
+        (:meth:`subset`), also as ``corpus[idx, ...]``: how scikit-learn's model selection indexes an array,
+        which :attr:`shape` makes it do for a corpus."""
+        if isinstance(i, tuple) and len(i) == 2 and i[1] is Ellipsis:
+            i = i[0]
+        if isinstance(i, slice):
+            return self.subset(np.arange(len(self))[i])
+        if isinstance(i, list | np.ndarray):
+            return self.subset(i)
         return Document(self.ids[i], self.langs[i], self.texts[i], self.labels[i],
                         {k: v[i] for k, v in self.extra.items()})
+
+    @property
+    def shape(self) -> tuple[int]:
+        """``(number of documents,)``: with :meth:`__getitem__`, what lets ``GridSearchCV``,
+        ``cross_val_score`` and ``train_test_split`` split a corpus (labels, class list and extra fields
+        included) as they split an array."""
+        return (len(self),)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{lang}={c}" for lang, c in sorted(self.lang_counts().items()))

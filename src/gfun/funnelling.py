@@ -44,6 +44,7 @@ from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
 from gfun.metrics import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
+from gfun.scoring import MacroF1ScoreMixin
 from gfun.state import sub_arrays
 from gfun.views import (
     BUILTIN_VIEWS,
@@ -311,7 +312,7 @@ def _cached_call(key: dict, view: ViewGenerator, texts: list[str], langs: np.nda
     return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, groups)
 
 
-class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
+class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     """Cross-lingual multilabel classifier: the two-tier gFun ensemble.
 
     Parameters
