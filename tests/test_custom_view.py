@@ -124,6 +124,12 @@ def test_view_params_and_nested_params_reach_the_view(registered, demo) -> None:
     assert est.fit(demo[0]).views_[1].idf_.shape == (16,)
     with pytest.raises(ValueError, match="no parameter"):
         GeneralizedFunnelling(views="xh", view_params={"h": {"n_feature": 8}}).fit(demo[0])
+    with pytest.raises(ValueError, match=r"WordEmbeddingView has no parameter\(s\) \['sorce'\]"):
+        GeneralizedFunnelling(views="xm", view_params={"m": {"sorce": "e5"}}).fit(demo[0])  # typos raise
+    with pytest.raises(ValueError, match="unknown view 'q'"):
+        GeneralizedFunnelling(views="x", view_params={"q": {"C": 1.0}}).fit(demo[0])
+    with pytest.raises(ValueError, match="no parameter"):
+        GeneralizedFunnelling(views="x").set_params(x__c=10.0)
     named = GeneralizedFunnelling(views=[("x", PosteriorsView()), ("words", HashedWordsView())])
     params = named.get_params()
     assert params["words__n_features"] == 256 and params["x__C"] == 1.0
