@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo demo-full test lint bench clean install-dev browser
+.PHONY: demo demo-full test test-sklearn-min lint bench clean install-dev browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,15 @@ test: $(VENV)/.installed-dev browser
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m pytest -q
 
+## test-sklearn-min: the fast-path tests (private liblinear/libsvm calls against LinearSVC/SVC) at the lowest
+## supported scikit-learn, 1.3, in their own virtual environment ($(SKMIN)); `make test` runs them at the newest
+SKMIN ?= .venv-sklearn-min
+FAST_PATH_TESTS := tests/test_sklearn_private.py tests/test_fast_path.py tests/test_linear_svm.py tests/test_kernel_svm.py
+test-sklearn-min:
+	$(PYTHON) -m venv $(SKMIN)
+	$(SKMIN)/bin/python -m pip install -q "scikit-learn==1.3.*" "numpy<2" "scipy<1.14" "pandas<2.3" pytest -e .
+	$(SKMIN)/bin/python -m pytest -q $(FAST_PATH_TESTS)
+
 install-dev: $(VENV)/.installed-dev
 
 lint: $(VENV)/.installed-dev
@@ -56,4 +65,4 @@ bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/bench_debtags.py
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(SKMIN) build dist src/*.egg-info .pytest_cache .ruff_cache

@@ -54,7 +54,7 @@ def main() -> int:
     for spec in args.configs.split(","):
         letters, policy = spec.split("-")
         views = [PrecomputedB() if v == "b" else
-                 make_view(v, n_jobs=args.n_jobs, random_state=args.run,
+                 make_view(v, defaults={"n_jobs": args.n_jobs, "random_state": args.run},
                            **({"source": args.word_vectors} if v == "m" else {})) for v in letters]
         est = GeneralizedFunnelling(views=views, aggregation=policy, meta_C=1.0, random_state=args.run,
                                     n_jobs=args.n_jobs, memory=args.cache)

@@ -256,9 +256,12 @@ def test_unsaveable_models_are_refused_without_leftovers(demo, tmp_path: Path) -
         save_model(GeneralizedFunnelling(), tmp_path / "m")
     with pytest.raises(TypeError, match="cannot save"):
         save_model(PosteriorsView(), tmp_path / "m")
-    custom = GeneralizedFunnelling(views=[PosteriorsView(random_state=0)], meta_C=1.0, random_state=0)
+    class Unregistered(PosteriorsView):
+        """A view class no one registered: a model with it cannot be saved (it could not be loaded)."""
+
+    custom = GeneralizedFunnelling(views=[("u", Unregistered(random_state=0))], meta_C=1.0, random_state=0)
     custom.fit(demo[0].subset(range(0, len(demo[0]), 4)))
-    with pytest.raises(ValueError, match="view letters"):
+    with pytest.raises(ValueError, match="is not registered.*register_view"):
         save_model(custom, tmp_path / "m")
     assert list(tmp_path.iterdir()) == []
 

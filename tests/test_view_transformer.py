@@ -178,7 +178,7 @@ def test_presets_and_overrides():
     assert (paper["lr"], paper["weight_decay"], paper["step_size"], paper["gamma"], paper["batch_size"],
             paper["max_length"], paper["max_epochs"], paper["patience"], paper["val_size"],
             paper["final_val_epoch"]) == (1e-5, 0.01, 25, 0.1, 4, 512, 50, 5, 0.2, True)
-    assert make_view("b", model="x", random_state=3, n_jobs=2).random_state == 3
+    assert make_view("b", defaults={"n_jobs": 2}, model="x", random_state=3).random_state == 3
     from gfun.views.transformer import default_pooling
 
     assert default_pooling("multilingual-e5-small") == "mean" and default_pooling("bert-base-multilingual") == "cls"

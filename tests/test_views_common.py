@@ -1,22 +1,20 @@
-"""Checks every registered view-generating function must pass (``VIEW_CLASSES``, by letter).
+"""Every registered view-generating function (``VIEW_CLASSES``, by name) passes :mod:`gfun.testing`'s checks.
 
 A view registered in :data:`gfun.views.VIEW_CLASSES` needs an entry in ``FACTORIES`` below (the
 parameters that make it small and deterministic on the synthetic corpus); without one its checks
-are skipped with a message saying so.
+are skipped with a message saying so. The checks themselves are public: :func:`gfun.testing.check_view`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 
-from gfun.views import VIEW_CLASSES, ViewGenerator, make_view
-from gfun.views.base import UnseenLanguageError
+from gfun import testing
+from gfun.views import BUILTIN_VIEWS, VIEW_CLASSES, ViewGenerator, make_view
 from synthetic_vectors import make_corpus, write_vec_files
 
 TRAIN_LANGS = ["de", "en", "it"]
@@ -55,13 +53,13 @@ def vec_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def data() -> dict:
+def data() -> testing.CheckData:
     texts, langs, Y = make_corpus(TRAIN_LANGS, 30, seed=0)
     test_texts, test_langs, _ = make_corpus(TRAIN_LANGS, 8, seed=1)
-    return {"texts": texts, "langs": langs, "Y": Y, "test_texts": test_texts, "test_langs": test_langs}
+    return testing.CheckData(texts, langs, Y, test_texts, test_langs)
 
 
-@pytest.fixture(scope="module", params=sorted(VIEW_CLASSES))
+@pytest.fixture(scope="module", params=sorted(BUILTIN_VIEWS))
 def letter(request: pytest.FixtureRequest) -> str:
     if request.param in NEURAL:
         pytest.importorskip("torch")
@@ -72,86 +70,55 @@ def letter(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="module")
-def fitted(letter: str, vec_folder: Path, data: dict) -> tuple[ViewGenerator, np.ndarray]:
-    view = FACTORIES[letter](vec_folder)
-    return view, view.fit_transform(data["texts"], data["langs"], data["Y"])
+def fitted(letter: str, vec_folder: Path, data: testing.CheckData) -> testing.FittedView:
+    return testing.fit_for_check(FACTORIES[letter](vec_folder), data)
 
 
-def test_class_attributes(letter: str) -> None:
-    cls = VIEW_CLASSES[letter]
-    assert cls.letter == letter
-    assert cls.output in ("posteriors", "features")
+def test_class_attributes(letter: str, fitted: testing.FittedView) -> None:
+    assert VIEW_CLASSES[letter].letter == letter
+    testing.check_class_attributes(fitted)
 
 
-def test_clone_and_params(letter: str, vec_folder: Path, fitted) -> None:
-    view, _ = fitted
-    fresh = clone(view)
-    assert type(fresh) is type(view) and fresh.get_params() == view.get_params()
-    assert not [k for k in vars(fresh) if k.endswith("_") and not k.startswith("_")]
-    assert not [k for k in vars(FACTORIES[letter](vec_folder)) if k.endswith("_") and not k.startswith("_")]
+def test_clone_and_params(fitted: testing.FittedView) -> None:
+    testing.check_clone_and_params(fitted)
 
 
-def test_rows_and_dimensionality(fitted, data: dict) -> None:
-    view, Z = fitted
-    n = len(data["texts"])
-    assert Z.shape[0] == n and Z.ndim == 2 and np.isfinite(Z).all()
-    dim = Z.shape[1]
-    if view.output == "posteriors":
-        assert dim == data["Y"].shape[1]
-    if hasattr(view, "n_features_out_"):
-        assert view.n_features_out_ == dim
-    for lang in TRAIN_LANGS:
-        assert view.covers(lang)
-        idx = np.flatnonzero(data["test_langs"] == lang)
-        Zl = view.transform([data["test_texts"][i] for i in idx], data["test_langs"][idx])
-        assert Zl.shape == (len(idx), dim)
+def test_rows_and_dimensionality(fitted: testing.FittedView) -> None:
+    testing.check_rows_and_dimensionality(fitted)
 
 
-def test_transform_keeps_input_order_and_is_batch_independent(fitted, data: dict) -> None:
-    view, _ = fitted
-    texts, langs = data["test_texts"], data["test_langs"]
-    Z = view.transform(texts, langs)
-    perm = np.random.RandomState(0).permutation(len(texts))
-    Zp = view.transform([texts[i] for i in perm], langs[perm])
-    np.testing.assert_allclose(Zp, Z[perm], rtol=1e-5, atol=1e-6)
-    for i in (0, 5):  # a document's view does not depend on the others in the batch
-        np.testing.assert_allclose(view.transform([texts[i]], langs[i:i + 1])[0], Z[i], rtol=1e-5, atol=1e-6)
+def test_transform_keeps_input_order_and_is_batch_independent(fitted: testing.FittedView) -> None:
+    testing.check_transform_order_and_batch_independence(fitted)
 
 
-def test_state_round_trip(fitted, data: dict) -> None:
-    view, _ = fitted
-    meta, arrays = view.get_state()
-    meta = json.loads(json.dumps(meta))  # JSON-able, and survives a round trip
-    assert all(isinstance(a, np.ndarray) and a.dtype != object for a in arrays.values())
-    loaded = type(view).from_state(meta, {k: np.array(v) for k, v in arrays.items()})
-    assert loaded.get_params() == view.get_params()
-    np.testing.assert_allclose(loaded.transform(data["test_texts"], data["test_langs"]),
-                               view.transform(data["test_texts"], data["test_langs"]), rtol=1e-5, atol=1e-6)
-    for lang in TRAIN_LANGS:
-        assert loaded.covers(lang)
+def test_state_round_trip(fitted: testing.FittedView) -> None:
+    testing.check_state_round_trip(fitted)
 
 
-def test_refit_is_deterministic(letter: str, vec_folder: Path, fitted, data: dict) -> None:
-    view, Z = fitted
-    again = FACTORIES[letter](vec_folder)
-    np.testing.assert_allclose(again.fit_transform(data["texts"], data["langs"], data["Y"]), Z, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(again.transform(data["test_texts"], data["test_langs"]),
-                               view.transform(data["test_texts"], data["test_langs"]), rtol=1e-5, atol=1e-6)
+def test_refit_is_deterministic(fitted: testing.FittedView) -> None:
+    testing.check_refit_is_deterministic(fitted)
 
 
-def test_out_of_vocabulary_documents_are_finite(fitted) -> None:
-    view, _ = fitted
-    texts = ["xqxqxq wvwvwv", "", "12345 !!"]
-    Z = view.transform(texts, np.array(["en", "it", "de"], dtype=object))
-    assert np.isfinite(Z).all()
-    if view.output == "features" and view.letter not in NEURAL:
-        assert not Z.any()  # no known term: the zero vector, never NaN
+def test_out_of_vocabulary_documents_are_finite(letter: str, fitted: testing.FittedView) -> None:
+    # a TF-IDF view gives an unknown document the zero vector; a neural one a learned (non-zero) vector
+    testing.check_out_of_vocabulary_documents_are_finite(
+        fitted, expect_zero=fitted.view.output == "features" and letter not in NEURAL)
 
 
-def test_unseen_language_is_refused_unless_covered(fitted) -> None:
-    view, _ = fitted
-    if view.letter == "b":
-        pytest.skip("the B view's multilingual tokenizer covers every language")
-    assert not view.covers("tlh")  # Klingon: no training documents, no word vectors
-    with pytest.raises(UnseenLanguageError, match="tlh"):
-        view.transform(["qapla"], np.array(["tlh"], dtype=object))
+def test_unseen_language_is_refused_unless_covered(letter: str, fitted: testing.FittedView) -> None:
+    assert (fitted.view.language_reach() == "any") == (letter == "b")  # B's tokenizer covers every language
+    testing.check_unseen_language_is_refused(fitted)
+
+
+def test_check_view_catches_a_broken_view(data: testing.CheckData) -> None:
+    """The public checker fails a view that breaks the contract, naming the check (so it cannot pass blindly)."""
+    from gfun.views import PosteriorsView
+
+    class Forgetful(PosteriorsView):  # the state round trip loses the classifiers' intercepts
+        def get_state(self):  # noqa: ANN202
+            meta, arrays = super().get_state()
+            return meta, {k: (np.zeros_like(v) if "intercept" in k else v) for k, v in arrays.items()}
+
+    with pytest.raises(AssertionError, match="state_round_trip"):
+        testing.check_view(Forgetful(cv=3, random_state=0), data)
+    testing.check_view(PosteriorsView(cv=3, random_state=0), data)  # the same view, unbroken, passes

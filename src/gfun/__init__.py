@@ -27,6 +27,7 @@ _LAZY = {
     "evaluate": "gfun.metrics",
     "load_model": "gfun.persistence",
     "save_model": "gfun.persistence",
+    "register_view": "gfun.views",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]

@@ -23,7 +23,8 @@ from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.parallel import run_parallel
-from gfun.persistence import sub_arrays
+from gfun.scoring import MacroF1ScoreMixin
+from gfun.state import sub_arrays
 from gfun.text import TfidfVectorizer
 from gfun.transformer_baseline import FineTunedTransformerClassifier
 from gfun.views.base import UnseenLanguageError
@@ -65,7 +66,7 @@ def _fit_language(lang: str, texts: list[str], Y: np.ndarray, *, C: float | str,
     return vec, fit_linear_ovr(X, Y, Cs, **fit_kw), Cs
 
 
-class NaiveClassifier(ClassifierMixin, BaseEstimator):
+class NaiveClassifier(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     """The naive monolingual baseline: per-language TF-IDF and one linear SVM per class.
 
     Parameters

@@ -39,6 +39,8 @@ from typing import IO, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from gfun.errors import CorpusFormatError
+
 __all__ = [
     "CorpusFormatError",
     "Document",
@@ -56,30 +58,6 @@ _DETECT_HINT = (" (detect_language=True, on the command line gfun predict --dete
                 "from the text; needs gfun[langid])")
 MissingLabels = Literal["warn", "error", "negative"]
 TSV_LABEL_SEP = ","
-
-
-class CorpusFormatError(ValueError):
-    """A corpus file or an in-memory corpus is malformed.
-
-    The message names the file, the line (1-based) and the field when they are known; :attr:`reason` is the
-    message without them, and :attr:`path`, :attr:`line` and :attr:`field` hold them.
-    """
-
-    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
-                 field: str | None = None) -> None:
-        where = []
-        if path is not None:
-            where.append(str(path))
-        if line is not None:
-            where.append(f"line {line}")
-        if field is not None:
-            where.append(f"field {field!r}")
-        prefix = ", ".join(where)
-        super().__init__(f"{prefix}: {message}" if prefix else message)
-        self.reason = message
-        self.path = None if path is None else str(path)
-        self.line = line
-        self.field = field
 
 
 @dataclass(frozen=True)
@@ -298,9 +276,25 @@ class MultilingualCorpus:
         for i in range(len(self)):
             yield self[i]
 
-    def __getitem__(self, i: int) -> Document:
+    def __getitem__(self, i: Any) -> Any:
+        """Document ``i``; for a slice, a list or an array of positions (or booleans), the sub-corpus
+        (:meth:`subset`), also as ``corpus[idx, ...]``: how scikit-learn's model selection indexes an array,
+        which :attr:`shape` makes it do for a corpus."""
+        if isinstance(i, tuple) and len(i) == 2 and i[1] is Ellipsis:
+            i = i[0]
+        if isinstance(i, slice):
+            return self.subset(np.arange(len(self))[i])
+        if isinstance(i, list | np.ndarray):
+            return self.subset(i)
         return Document(self.ids[i], self.langs[i], self.texts[i], self.labels[i],
                         {k: v[i] for k, v in self.extra.items()})
+
+    @property
+    def shape(self) -> tuple[int]:
+        """``(number of documents,)``: with :meth:`__getitem__`, what lets ``GridSearchCV``,
+        ``cross_val_score`` and ``train_test_split`` split a corpus (labels, class list and extra fields
+        included) as they split an array."""
+        return (len(self),)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{lang}={c}" for lang, c in sorted(self.lang_counts().items()))

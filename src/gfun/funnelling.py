@@ -22,12 +22,14 @@ normalisation (see :func:`gfun.baselines.make_fun`).
 from __future__ import annotations
 
 import logging
+import numbers
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from gfun._memory import release_free_memory
@@ -42,11 +44,21 @@ from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
 from gfun.metrics import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
-from gfun.persistence import sub_arrays
-from gfun.views import VIEW_CLASSES, make_view
+from gfun.scoring import MacroF1ScoreMixin
+from gfun.state import sub_arrays
+from gfun.views import (
+    BUILTIN_VIEWS,
+    VIEW_CLASSES,
+    accepted_params,
+    check_view_name,
+    class_path,
+    make_view,
+    registered_name,
+    view_class,
+)
 from gfun.views.base import UnseenLanguageError, ViewGenerator
 
-__all__ = ["PARALLEL_FIELDS", "GeneralizedFunnelling"]
+__all__ = ["PARALLEL_FIELDS", "Branch", "GeneralizedFunnelling"]
 
 #: Extra fields of a corpus that name the parallel versions (or near-duplicates) of a document, as the
 #: loaders write them: SIB-200 ``index_id``, JRC-Acquis ``source_id`` (CELEX), debtags ``source`` (the source
@@ -84,18 +96,133 @@ def _selection_score(name: str) -> Any:
 
 
 def parse_views(spec: str | Sequence[Any]) -> list[str]:
-    """View letters from a configuration such as ``"xmw"`` (order-insensitive, no repeats)."""
+    """View names from a configuration such as ``"xmw"`` (letters, order-insensitive, no repeats)."""
     if isinstance(spec, str):
         letters = [c for c in spec.lower() if not c.isspace()]
         unknown = [c for c in letters if c not in VIEW_CLASSES]
         if unknown:
-            raise ValueError(f"unknown view letter(s) {unknown} in {spec!r}; available: {''.join(VIEW_CLASSES)}")
+            raise ValueError(f"unknown view letter(s) {unknown} in {spec!r}; available: "
+                             f"{''.join(n for n in VIEW_CLASSES if len(n) == 1)} (gfun.register_view names a view)")
         if len(set(letters)) != len(letters):
             raise ValueError(f"view letters repeat in {spec!r}")
         if not letters:
             raise ValueError("at least one view is needed")
         return letters
     raise TypeError(f"views must be a string of letters such as 'xmw', got {type(spec).__name__}")
+
+
+def _view_entry_name(entry: Any) -> str:
+    """The name of one entry of a ``views`` list: ``(name, view)``, a registered name, or a view object."""
+    if isinstance(entry, tuple):
+        if len(entry) != 2 or not isinstance(entry[1], ViewGenerator):
+            raise TypeError(f"a views entry is (name, ViewGenerator), a view name or a ViewGenerator, got {entry!r}")
+        return check_view_name(entry[0])
+    if isinstance(entry, str):
+        view_class(entry)
+        return entry
+    if isinstance(entry, ViewGenerator):
+        name = registered_name(type(entry), prefer=type(entry).letter)
+        if name is None and type(entry).letter != "?":
+            name = type(entry).letter
+        if name is None:
+            raise ValueError(f"the view {type(entry).__name__} has no name: give one, views=[('name', view), ...], "
+                             "or register its class (gfun.register_view)")
+        return name
+    raise TypeError(f"a views entry is (name, ViewGenerator), a view name or a ViewGenerator, got {entry!r}")
+
+
+def view_names(spec: str | Sequence[Any]) -> list[str]:
+    """The names of the views of a ``views`` configuration, checked: known, and none given twice.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or two views with the same name.
+    """
+    if isinstance(spec, str):
+        return parse_views(spec)
+    if not isinstance(spec, Sequence):
+        raise TypeError(f"views must be letters such as 'xmw' or a list of (name, view), got {type(spec).__name__}")
+    names = [_view_entry_name(entry) for entry in spec]
+    if not names:
+        raise ValueError("at least one view is needed")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"two views are named {repeated[0]!r}: every view needs its own name "
+                         "(views=[('x', PosteriorsView()), ('x2', PosteriorsView(C=10))])")
+    return names
+
+
+def _check_unique_names(spec: Any) -> None:
+    """Refuse a ``views`` configuration that names two views alike (the rest is checked by fit)."""
+    if isinstance(spec, str):
+        letters = [c for c in spec.lower() if not c.isspace()]
+        if len(set(letters)) != len(letters):
+            raise ValueError(f"view letters repeat in {spec!r}")
+    else:
+        view_names(spec)
+
+
+def _label(names: Sequence[str]) -> str:
+    """How a set of views is written in logs and :attr:`GeneralizedFunnelling.selection_scores_`: ``"xm"``."""
+    return ("" if all(len(n) == 1 for n in names) else "+").join(names)
+
+
+class Branch:
+    """One view's path to the meta-level: view -> (L2 -> z-score -> mapper to |Y| posteriors).
+
+    The mapper (an RBF SVM per class) and its input z-scoring are present for the views whose output is not
+    posteriors when the aggregation reads posteriors; L2 normalisation precedes the z-scoring when
+    ``normalize``. :meth:`fit_transform` (training) and :meth:`transform` (new documents) are the same path.
+
+    Attributes
+    ----------
+    name : str
+        The view's name in its model (a letter for the paper's views).
+    view : ViewGenerator
+    mapper : RBFSVMOvR or None
+    scaler : ZScore or None
+        The z-scoring of the mapper's input (with ``normalize``).
+    normalize : bool
+    """
+
+    def __init__(self, name: str, view: ViewGenerator, mapper: RBFSVMOvR | None = None,
+                 scaler: ZScore | None = None, normalize: bool = True) -> None:
+        self.name, self.view, self.mapper, self.scaler, self.normalize = name, view, mapper, scaler, normalize
+
+    def __repr__(self) -> str:
+        return f"Branch({self.name!r}, {type(self.view).__name__}, mapper={self.mapper is not None})"
+
+    @property
+    def dim(self) -> int | None:
+        """Width of the branch's output: |Y| with a mapper or for a posterior view, else the view's (if it says)."""
+        if self.mapper is not None or self.view.output == "posteriors":
+            return None
+        return getattr(self.view, "n_features_out_", None)
+
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, *,
+                      groups: np.ndarray | None = None, memory: Any = None,
+                      ) -> tuple[np.ndarray, np.ndarray | None, dict[str, float], bool]:
+        """Fit the view (and the mapper); return the training documents' output, in-sample and out-of-fold
+        (``None`` when the branch has no out-of-fold version), the seconds per phase and whether the fitted
+        branch came from ``memory``."""
+        fit = _cached_branch(memory)
+        key = _branch_key(self.view, self.mapper, self.normalize)
+        view, Z, oof, mapper, scaler, seconds, hit = fit(key, self.view, texts, langs, Y, self.normalize, self.mapper,
+                                                          groups)
+        self.view, self.mapper, self.scaler = view, mapper, scaler
+        seconds = {} if hit else {f"{phase.partition('_')[0]}_{self.name}": sec for phase, sec in seconds.items()}
+        return Z, oof, seconds, hit
+
+    def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
+        """The branch's output for new documents (every one of a language the view covers)."""
+        Z = self.view.transform(texts, langs)
+        release_free_memory()
+        if self.mapper is None:
+            return Z
+        if self.normalize:
+            Z = l2_normalize(Z)
+        return self.mapper.predict_proba(self.scaler.transform(Z) if self.scaler else Z)
 
 
 def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, normalize: bool,
@@ -107,7 +234,8 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
     Returns the fitted view, the (mapped) training views, in-sample and out-of-fold (``None`` without a
     mapper), the fitted mapper and its input scaler (``None`` without a mapper) and the seconds spent per
     phase. The training views are not L2-normalised yet (see :meth:`GeneralizedFunnelling._block`): a view
-    without mapper as it comes, a mapped view as the mapper's |Y| posteriors.
+    without mapper as it comes, a mapped view as the mapper's |Y| posteriors. The timings are named after the
+    view's letter (its class's; as cached branches hold them); :class:`Branch` renames them after the branch.
     """
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -158,8 +286,7 @@ def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool) 
 def _cached_branch(memory: Any) -> Any:
     """:func:`_fit_branch`, cached by ``memory`` (a path or a :class:`joblib.Memory`) when one is given.
 
-    A cached call returns the stored branch with empty timings (how :meth:`GeneralizedFunnelling.fit`
-    tells hits from misses).
+    The returned function gives what :func:`_fit_branch` returns and whether it came from the cache.
     """
     import os
 
@@ -167,7 +294,7 @@ def _cached_branch(memory: Any) -> Any:
 
     memory = check_memory(os.fspath(memory) if isinstance(memory, os.PathLike) else memory)
     if memory.location is None:
-        return lambda key, *args: _fit_branch(*args)
+        return lambda key, *args: (*_fit_branch(*args), False)
     cached = memory.cache(_cached_call, ignore=["view", "mapper"])
 
     def call(key: dict, view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray,
@@ -175,8 +302,7 @@ def _cached_branch(memory: Any) -> Any:
         args = (key, view, list(texts), np.asarray(langs, dtype=str), np.asarray(Y, dtype=np.int8), normalize,
                 mapper, None if groups is None else np.asarray(groups, dtype=str))
         hit = cached.check_call_in_cache(*args)
-        out = cached(*args)
-        return (*out[:5], {} if hit else out[5])
+        return (*cached(*args), hit)
 
     return call
 
@@ -186,13 +312,20 @@ def _cached_call(key: dict, view: ViewGenerator, texts: list[str], langs: np.nda
     return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, groups)
 
 
-class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
+class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     """Cross-lingual multilabel classifier: the two-tier gFun ensemble.
 
     Parameters
     ----------
-    views : str or list of ViewGenerator
-        The VGFs, as the paper's letters (``"x"``, ``"xm"``, ``"xmw"``, ...) or as unfitted view objects.
+    views : str or list of (str, ViewGenerator)
+        The VGFs: named unfitted views, ``[("x", PosteriorsView()), ("m", WordEmbeddingView(source=...))]``
+        (as the steps of a :class:`sklearn.pipeline.Pipeline`), or the paper's letters as a shortcut (``"x"``,
+        ``"xm"``, ``"xmw"``: the views registered under those letters, with the settings below). A list may
+        also hold registered names (``"m"``) and bare view objects (named after their class's registration).
+        Two views with the same name are refused. A view's parameters are nested parameters of the estimator
+        (``get_params()["m__source"]``, ``set_params(m__source=...)``, a ``GridSearchCV`` grid), for a
+        letters configuration too (they then go to ``view_params``). :func:`gfun.views.register_view` names a
+        view class of one's own (so that a model with it can be saved and loaded).
     aggregation : {"select", "mean", "concat", "stack", "wmean"}
         How the views of a document are combined before the meta-classifier (see :mod:`gfun.aggregation`).
         ``mean`` and ``concat`` are the paper's. ``select`` (the default): the mean of the posteriors of a
@@ -268,9 +401,10 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     n_components : int
         Nystroem landmarks when ``kernel_approximation="nystroem"``.
     view_params : dict, optional
-        Extra parameters per view letter, e.g. ``{"x": {"min_df": 2}}`` or
+        Extra parameters per view name, e.g. ``{"x": {"min_df": 2}}`` or
         ``{"m": {"source": "vec:/path/to/muse"}}``. The W view produces its training views out-of-fold by
-        default (``{"w": {"train_views": "in-sample"}}`` gives the paper's setting).
+        default (``{"w": {"train_views": "in-sample"}}`` gives the paper's setting). A name that no view is
+        registered under, or a parameter its view does not have, raises a ValueError.
     memory : str, path or joblib.Memory, optional
         Cache of fitted views (and their mappers), as in :class:`sklearn.pipeline.Pipeline`: a view fitted
         with the same parameters on the same training documents is loaded instead of refitted. Configurations
@@ -286,8 +420,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         meta-level representation of |Y| posteriors (``mean`` aggregation, or ``concat`` of the X view alone).
     n_jobs : int, optional
         Parallel jobs (languages in tier 1, classes in tier 2).
-    random_state : int, optional
-        Seed for every fold split and solver.
+    random_state : int, RandomState or None
+        Seed for every fold split and solver. A :class:`numpy.random.RandomState` gives, at each fit, one seed
+        drawn from it (:attr:`random_seed_`).
     verbose : bool
         Log progress at INFO level.
 
@@ -296,9 +431,16 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     classes_ : list of str
     languages_ : list of str
         Languages seen in training.
+    branches_ : list of Branch
+        Each view's path to the meta-level (view, mapper, mapper input scaler), in the order of ``views``.
+    view_names_ : list of str
+        The names of the views of :attr:`branches_`.
     views_ : list of ViewGenerator
+        The fitted views (those of :attr:`branches_`).
     mappers_ : dict of str to RBFSVMOvR
-        Per-view mappers to posteriors (every aggregation but ``concat``, non-posterior views).
+        Per-view mappers to posteriors (every aggregation but ``concat``, non-posterior views), by view name.
+    random_seed_ : int or None
+        The seed every component was given (``random_state``, or one drawn from it when it is a RandomState).
     view_weights_ : (weights, mean, scale) or None
         What ``wmean`` learned (see :func:`gfun.aggregation.fit_view_weights`): arrays (n_views, n_classes),
         rows in the order of :attr:`views_`.
@@ -307,16 +449,16 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         Seconds spent in each phase of the last fit (``view_<letter>``, ``mapper_<letter>``, ``meta``);
         phases served by the cache are absent.
     cache_hits_ : list of str
-        Letters of the views (and mappers) loaded from ``memory`` by the last fit.
+        Names of the views (and mappers) loaded from ``memory`` by the last fit.
     selected_views_ : list of str
-        Letters of the views whose posteriors the meta-classifier reads (``select``: the kept ones; else all).
+        Names of the views whose posteriors the meta-classifier reads (``select``: the kept ones; else all).
     dropped_views_ : list of str
-        Letters of the views ``select`` did not keep and that were dropped from :attr:`views_` (and
+        Names of the views ``select`` did not keep and that were dropped from :attr:`views_` (and
         :attr:`mappers_`) at the end of the fit, because no document can need them (see
         :meth:`_drop_unused_views`); they are not saved either.
     """
 
-    def __init__(self, views: str | Sequence[ViewGenerator] = "x",
+    def __init__(self, views: str | Sequence[tuple[str, ViewGenerator] | ViewGenerator | str] = "x",
                  aggregation: Literal["mean", "concat", "stack", "wmean"] = DEFAULT_AGGREGATION,
                  normalize: bool = True, train_posteriors: Literal["auto", "in-sample", "cv"] = "auto",
                  first_tier_C: float = 1.0, cv: int = 5, meta_C: float | str = 1.0,
@@ -329,7 +471,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                  gamma: float | str = "scale", kernel_approximation: str | None = None, n_components: int = 1000,
                  view_params: dict | None = None, memory: Any = None,
                  probability: bool = True, zero_shot_views: str | None = None, n_jobs: int | None = None,
-                 random_state: int | None = None, verbose: bool = False) -> None:
+                 random_state: int | np.random.RandomState | None = None, verbose: bool = False) -> None:
+        _check_unique_names(views)  # two views with one name are refused here, not only at fit time
         self.views = views
         self.aggregation = aggregation
         self.normalize = normalize
@@ -360,54 +503,159 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    # ------------------------------------------------------------------ fitted state, by view name
+    @property
+    def view_names_(self) -> list[str]:
+        return [b.name for b in self.branches_]
+
+    @property
+    def mappers_(self) -> dict[str, RBFSVMOvR]:
+        return {b.name: b.mapper for b in self.branches_ + self.fallback_branches_ if b.mapper is not None}
+
+    @property
+    def mapper_scalers_(self) -> dict[str, ZScore]:
+        return {b.name: b.scaler for b in self.branches_ + self.fallback_branches_ if b.scaler is not None}
+
+    @property
+    def fallback_views_(self) -> list[ViewGenerator]:
+        return [b.view for b in getattr(self, "fallback_branches_", [])]
+
     # ------------------------------------------------------------------ construction helpers
-    def _build_views(self, spec: str | Sequence[ViewGenerator] | None = None) -> list[ViewGenerator]:
+    def _view_defaults(self, name: str) -> dict[str, Any]:
+        """What a letters configuration hands the view ``name`` (given only to views that take it)."""
+        defaults: dict[str, Any] = {"n_jobs": self.n_jobs, "random_state": self._seed()}
+        if name == "x":
+            defaults.update(C=self.first_tier_C, cv=self.cv, train_posteriors=self._train_posteriors())
+        elif name == "w":
+            # out-of-fold training views: WCEs estimated on the same documents they represent make
+            # the training views over-optimistic (demo: F1M .315 in-sample vs .347 out-of-fold)
+            defaults.update(cv=self.cv, train_views="cv")
+        return defaults
+
+    def _check_view_params(self) -> dict[str, dict]:
+        """``view_params``, checked: every name registered, every parameter one its view has."""
+        extra = self.view_params or {}
+        if not isinstance(extra, dict):
+            raise TypeError(f"view_params must be a dict of view name -> parameters, got {type(extra).__name__}")
+        configured = {} if isinstance(self.views, str) else {
+            n: e for n, e in zip(view_names(self.views), self.views, strict=True) if not isinstance(e, str)}
+        for name, params in extra.items():
+            if name in configured:
+                view = configured[name][1] if isinstance(configured[name], tuple) else configured[name]
+                cls = type(view)
+            else:
+                cls = view_class(name)
+            unknown = sorted(set(params or {}) - accepted_params(cls))
+            if unknown:
+                raise ValueError(f"view_params[{name!r}]: {cls.__name__} has no parameter(s) {unknown}; its "
+                                 f"parameters: {sorted(accepted_params(cls))}")
+        return extra
+
+    def _named_views(self, spec: Any = None) -> list[tuple[str, ViewGenerator]]:
+        """The configured views, unfitted, with their names (new objects: ``views`` is not modified)."""
         from sklearn.base import clone
 
         spec = self.views if spec is None else spec
-        if isinstance(spec, str):
-            extra = self.view_params or {}
-            common = {"n_jobs": self.n_jobs, "random_state": self.random_state}
-            built = []
-            for letter in parse_views(spec):
-                params = dict(common)
-                if letter == "x":
-                    params.update(C=self.first_tier_C, cv=self.cv, train_posteriors=self._train_posteriors())
-                elif letter == "w":
-                    # out-of-fold training views: WCEs estimated on the same documents they represent make
-                    # the training views over-optimistic (demo: F1M .315 in-sample vs .347 out-of-fold)
-                    params.update(cv=self.cv, train_views="cv")
-                params.update(extra.get(letter, {}))
-                built.append(make_view(letter, **params))
-            return built
-        views = [clone(v) for v in spec]
-        if self._train_posteriors() == "cv":  # out-of-fold training posteriors for the learned policies too
-            views = [v.set_params(train_posteriors="cv") if "train_posteriors" in v.get_params() else v
-                     for v in views]
-        if not views:
-            raise ValueError("at least one view is needed")
-        return views
+        extra = self._check_view_params()
+        entries = parse_views(spec) if isinstance(spec, str) else list(spec)
+        out = []
+        for name, entry in zip(view_names(spec), entries, strict=True):
+            if isinstance(entry, str):
+                view = make_view(name, defaults=self._view_defaults(name), **extra.get(name, {}))
+            else:
+                view = clone(entry[1] if isinstance(entry, tuple) else entry)
+                if extra.get(name):
+                    view.set_params(**extra[name])
+                if self._train_posteriors() == "cv" and "train_posteriors" in view.get_params():
+                    view.set_params(train_posteriors="cv")  # out-of-fold training posteriors for stack, wmean
+            out.append((name, view))
+        return out
+
+    def _build_views(self, spec: Any = None) -> list[ViewGenerator]:
+        """The configured views, unfitted (see :meth:`_named_views`)."""
+        return [view for _, view in self._named_views(spec)]
+
+    def _seed(self) -> int | None:
+        """The seed of every component: ``random_state``, or the one a fit drew from a RandomState."""
+        rs = self.random_state
+        if rs is None or isinstance(rs, numbers.Integral):
+            return rs
+        seed = getattr(self, "random_seed_", None)
+        if seed is None:
+            raise ValueError("random_state is a RandomState: its seed is drawn by fit")
+        return seed
+
+    # ------------------------------------------------------------------ nested parameters
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The estimator's parameters; with ``deep``, also each view object of ``views`` (by name) and its
+        parameters, as ``<name>__<parameter>`` (as :class:`sklearn.pipeline.Pipeline` does). A letters
+        configuration has no view objects: :meth:`set_params` takes ``<letter>__<parameter>`` all the same."""
+        out = super().get_params(deep=False)
+        if not deep or isinstance(self.views, str):
+            return out
+        for name, entry in zip(view_names(self.views), self.views, strict=True):
+            if isinstance(entry, str):
+                continue
+            view = entry[1] if isinstance(entry, tuple) else entry
+            out[name] = view
+            out.update({f"{name}__{k}": v for k, v in view.get_params(deep=True).items()})
+        return out
+
+    def set_params(self, **params: Any) -> GeneralizedFunnelling:
+        """Set parameters, a view's as ``<name>__<parameter>`` (``m__source=...``) or a whole view as ``<name>``
+        (for a list of named views). For a letters configuration a view's parameters go to ``view_params``."""
+        mine = super().get_params(deep=False)
+        own = {k: v for k, v in params.items() if "__" not in k and k in mine}
+        nested: dict[str, dict[str, Any]] = {}
+        replaced: dict[str, Any] = {}
+        for key, value in params.items():
+            if key in own:
+                continue
+            name, sep, sub = key.partition("__")
+            if sep:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                replaced[name] = value
+        super().set_params(**own)
+        names = view_names(self.views)
+        unknown = sorted((set(nested) | set(replaced)) - set(names))
+        if unknown:
+            raise ValueError(f"invalid parameter(s) {unknown} of GeneralizedFunnelling: no view is named "
+                             f"{unknown[0]!r} (views: {names})")
+        if isinstance(self.views, str) and replaced:
+            raise ValueError(f"views={self.views!r} is a letters configuration: set a view's parameters "
+                             f"(e.g. {sorted(replaced)[0]}__<parameter>), or give views as a list of (name, view)")
+        entries = [self.views] if isinstance(self.views, str) else list(self.views)
+        by_name = dict(zip(names, entries, strict=True)) if not isinstance(self.views, str) else {}
+        extra = {k: dict(v) for k, v in (self.view_params or {}).items()}
+        for name, sub in nested.items():
+            entry = replaced.get(name, by_name.get(name, name))
+            if isinstance(entry, str):  # a view built from its name: its parameters live in view_params
+                extra.setdefault(name, {}).update(sub)
+            else:
+                (entry[1] if isinstance(entry, tuple) else entry).set_params(**sub)
+        if extra != (self.view_params or {}):
+            self.view_params = extra
+        if replaced:
+            self.views = [(n, replaced[n]) if n in replaced else e for n, e in zip(names, entries, strict=True)]
+            view_names(self.views)
+        self._check_view_params()
+        return self
 
     def _mapper(self) -> RBFSVMOvR:
         return RBFSVMOvR(C=self.mapper_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=self.cv,
                          gamma=self.gamma, probability=True, approximation=self.kernel_approximation,
                          n_components=self.n_components, support_dtype="float32", n_jobs=self.n_jobs,
-                         random_state=self.random_state, verbose=self.verbose)
+                         random_state=self._seed(), verbose=self.verbose)
 
-    def _record_branch(self, view: ViewGenerator, mapper: RBFSVMOvR | None, scaler: ZScore | None,
-                       seconds: dict[str, float]) -> None:
-        if not seconds:
-            self.cache_hits_.append(view.letter)
+    def _record_branch(self, branch: Branch, seconds: dict[str, float], hit: bool) -> None:
+        if hit:
+            self.cache_hits_.append(branch.name)
         for phase, sec in seconds.items():
             self.timings_[phase] = self.timings_.get(phase, 0.0) + sec
-        if mapper is not None:
-            self.mappers_[view.letter] = mapper
-            if scaler is not None:
-                self.mapper_scalers_[view.letter] = scaler
         if self.verbose:
-            logger.info("view %s %s", view.letter.upper(),
-                        "taken from the cache" if not seconds else
-                        ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
+            logger.info("view %s %s", branch.name.upper(),
+                        "taken from the cache" if hit else ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
 
     def _check_params(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -416,6 +664,8 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             raise ValueError(f"train_posteriors must be 'auto', 'in-sample' or 'cv', got {self.train_posteriors!r}")
         check_C(self.meta_C, "meta_C")
         check_C(self.first_tier_C, "first_tier_C", allow_cv=False)
+        view_names(self.views)
+        self._check_view_params()
 
     def _train_posteriors(self) -> str:
         """``train_posteriors`` resolved: ``"auto"`` is out-of-fold for stack and wmean, in-sample otherwise."""
@@ -485,6 +735,9 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             Language of each text when ``X`` is a list of texts.
         """
         self._check_params()
+        rs = self.random_state
+        self.random_seed_ = rs if rs is None or isinstance(rs, numbers.Integral) else int(
+            check_random_state(rs).randint(np.iinfo(np.int32).max))
         texts, lang_arr, Y, classes = training_data(X, y, langs)
         if len(texts) == 0:
             raise ValueError("no training documents")
@@ -499,41 +752,34 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
             logger.warning("%d class(es) have no positive training document: %s", len(no_pos), no_pos[:10])
 
         self.groups_ = self._cv_groups(X, len(texts))
-        self.views_ = self._build_views()
-        fit_branch = _cached_branch(self.memory)
-        self.mappers_: dict[str, RBFSVMOvR] = {}
-        self.mapper_scalers_: dict[str, ZScore] = {}
+        self.branches_: list[Branch] = []
+        self.fallback_branches_: list[Branch] = []
         self.cache_hits_: list[str] = []
         train_mapped, val_mapped = [], []  # the meta-classifier's training inputs, and their test-like version
         out_of_fold = self._train_posteriors() == "cv"
-        for i, view in enumerate(self.views_):
+        for name, view in self._named_views():
             mapped = self.aggregation in POSTERIOR_AGGREGATIONS and view.output != "posteriors"
-            mapper = self._mapper() if mapped else None
-            view, Z, Z_oof, mapper, scaler, seconds = fit_branch(
-                _branch_key(view, mapper, self.normalize), view, texts, lang_arr, Y, self.normalize, mapper,
-                self.groups_)
-            self._record_branch(view, mapper, scaler, seconds)
-            self.views_[i] = view
+            branch = Branch(name, view, self._mapper() if mapped else None, normalize=self.normalize)
+            Z, Z_oof, seconds, hit = branch.fit_transform(texts, lang_arr, Y, groups=self.groups_, memory=self.memory)
+            self._record_branch(branch, seconds, hit)
+            self.branches_.append(branch)
             train_mapped.append(self._block(Z_oof if out_of_fold and Z_oof is not None else Z))
             val_mapped.append(self._block(Z_oof if Z_oof is not None else Z))
-        self.fallback_views_: list[ViewGenerator] = []
+        self.views_ = [b.view for b in self.branches_]
         if self.zero_shot_views:
             letters = parse_views(self.zero_shot_views)
-            main = {v.letter for v in self.views_}
-            if main & set(letters):
+            if set(self.view_names_) & set(letters):
                 raise ValueError(f"zero_shot_views {self.zero_shot_views!r} repeats a view of views={self.views!r}")
             if self.aggregation == "concat" and [v.output for v in self.views_] != ["posteriors"]:
                 raise ValueError("zero_shot_views needs a meta-level input of posteriors: mean, stack or wmean "
                                  "aggregation, or concat of a single posterior view (views='x')")
-            for view in self._build_views(self.zero_shot_views):
-                mapper = self._mapper()
-                view, _, _, mapper, scaler, seconds = fit_branch(
-                    _branch_key(view, mapper, self.normalize), view, texts, lang_arr, Y, self.normalize, mapper,
-                    self.groups_)
-                self._record_branch(view, mapper, scaler, seconds)
-                self.fallback_views_.append(view)
+            for name, view in self._named_views(self.zero_shot_views):
+                branch = Branch(name, view, self._mapper(), normalize=self.normalize)
+                _, _, seconds, hit = branch.fit_transform(texts, lang_arr, Y, groups=self.groups_, memory=self.memory)
+                self._record_branch(branch, seconds, hit)
+                self.fallback_branches_.append(branch)
         self.view_weights_ = fit_view_weights(val_mapped, Y) if self.aggregation == "wmean" else None
-        self.selected_views_ = [v.letter for v in self.views_]
+        self.selected_views_ = self.view_names_
         self.selected_l2_ = None
         t0 = time.perf_counter()
         self.dropped_views_: list[str] = []
@@ -582,7 +828,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         meta = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=cv,
                          gamma=self.gamma, probability=self.probability, class_weight=self.meta_class_weight,
                          threshold=self._meta_threshold(), approximation=self.kernel_approximation,
-                         n_components=self.n_components, n_jobs=self.n_jobs, random_state=self.random_state,
+                         n_components=self.n_components, n_jobs=self.n_jobs, random_state=self._seed(),
                          verbose=self.verbose)
         (meta.fit if final else meta.validate)(Zmeta, Y, X_val=Zval, groups=self.groups_)
         return meta, scaler
@@ -609,10 +855,10 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
 
         from gfun.linear_svm import make_folds
 
-        letters = [v.letter for v in self.views_]
+        letters = self.view_names_
         everyone = np.ones(train[0].shape[0], dtype=bool)
         Yb = np.asarray(Y, dtype=bool)
-        folds = make_folds(len(Yb), self.select_cv, self.random_state, self.groups_)  # the meta-classifier's
+        folds = make_folds(len(Yb), self.select_cv, self._seed(), self.groups_)  # the meta-classifier's
         score_of = _selection_score(self.select_score)
         candidates: list[tuple] = []
         tried: dict[str, float] = {}
@@ -630,7 +876,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
                 score = score_of(pred, Yb)
                 se = float(np.std(per_fold, ddof=1) / np.sqrt(len(per_fold))) if len(per_fold) > 1 else 0.0
             meta.validated_decision_ = None  # free what the comparison no longer needs
-            tried["".join(letters[i] for i in subset) + ("" if l2 else " (raw)")] = score
+            tried[_label([letters[i] for i in subset]) + ("" if l2 else " (raw)")] = score
             candidates.append((score, se, subset, l2, meta, scaler, tr))
 
         full = tuple(range(len(letters)))
@@ -657,7 +903,7 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         if self.verbose:
             logger.info("select: validated %s %s; kept %s", self.select_score,
                         {k: round(v, 4) for k, v in tried.items()},
-                        "".join(self.selected_views_) + ("" if l2 else " (raw)"))
+                        _label(self.selected_views_) + ("" if l2 else " (raw)"))
         return Zmeta
 
     def _drop_unused_views(self) -> None:
@@ -670,19 +916,18 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         kept when only X (or W) was: it is then the only way to serve them. Predictions are unchanged.
         """
         selected = set(self.selected_views_)
-        kept = [v for v in self.views_ if v.letter in selected]
+        kept = [b.view for b in self.branches_ if b.name in selected]
         serves_any = any(v.language_reach() == "any" for v in kept)
-        dropped = [v.letter for v in self.views_ if v.letter not in selected and (serves_any or (
-            v.language_reach() == "training" and all(any(k.covers(lang) for k in kept) for lang in self.languages_)))]
+        dropped = [b.name for b in self.branches_ if b.name not in selected and (serves_any or (
+            b.view.language_reach() == "training"
+            and all(any(k.covers(lang) for k in kept) for lang in self.languages_)))]
         if not dropped:
             return
-        self.views_ = [v for v in self.views_ if v.letter not in dropped]
-        for letter in dropped:
-            self.mappers_.pop(letter, None)
-            self.mapper_scalers_.pop(letter, None)
+        self.branches_ = [b for b in self.branches_ if b.name not in dropped]
+        self.views_ = [b.view for b in self.branches_]
         self.dropped_views_ = dropped
         logger.info("select: dropped view(s) %s from the model (not kept, and every language they serve is "
-                    "served by %s)", "".join(dropped).upper(), "".join(self.selected_views_).upper())
+                    "served by %s)", _label(dropped).upper(), _label(self.selected_views_).upper())
 
     # ------------------------------------------------------------------ inference
     def _aggregate(self, views: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
@@ -701,40 +946,33 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         texts, lang_arr = unpack(X, langs)
         n = len(texts)
         present = sorted(set(lang_arr.tolist()))
-        covering = {lang: [v.letter for v in self.views_ if v.covers(lang)] for lang in present}
-        fallback = getattr(self, "fallback_views_", [])
+        covering = {lang: [b.name for b in self.branches_ if b.view.covers(lang)] for lang in present}
+        fallback = self.fallback_branches_
 
-        def served(letters: list[str]) -> bool:
-            return bool(letters) and (self.aggregation != "concat" or len(letters) == len(self.views_))
+        def served(names: list[str]) -> bool:
+            return bool(names) and (self.aggregation != "concat" or len(names) == len(self.branches_))
 
-        for lang, letters in covering.items():
-            if not served(letters) and not any(v.covers(lang) for v in fallback):
-                names = "".join(v.letter.upper() for v in self.views_)
+        for lang, names in covering.items():
+            if not served(names) and not any(b.view.covers(lang) for b in fallback):
                 raise UnseenLanguageError(
                     f"language {lang!r} was not seen in training (languages: {self.languages_}) and "
-                    + ("no view of this model" if not letters else f"only view(s) {letters} of {names}")
+                    + ("no view of this model" if not names else
+                       f"only view(s) {names} of {_label(self.view_names_).upper()}")
                     + f" can represent it ({self.aggregation} aggregation); views that serve languages without "
                     "training documents: M (aligned word embeddings), B (multilingual transformer)", languages=[lang])
         main_ok = np.asarray([served(covering[lang]) for lang in lang_arr], dtype=bool)
         # ``select`` uses the views it kept; a document none of them covers gets the mean of the others
-        selected = set(getattr(self, "selected_views_", None) or [v.letter for v in self.views_])
+        selected = set(getattr(self, "selected_views_", None) or self.view_names_)
         kept_cover = np.asarray([any(x in selected for x in covering[lang]) for lang in lang_arr], dtype=bool)
         mapped, masks = [], []
-        for view in self.views_:
-            mask = main_ok & np.asarray([view.covers(lang) for lang in lang_arr], dtype=bool)
-            if view.letter not in selected:
+        for branch in self.branches_:
+            mask = main_ok & np.asarray([branch.view.covers(lang) for lang in lang_arr], dtype=bool)
+            if branch.name not in selected:
                 mask &= ~kept_cover
-            Z = np.zeros((n, self._view_dim(view)), dtype=np.float32)
+            Z = np.zeros((n, branch.dim or len(self.classes_)), dtype=np.float32)
             if mask.any():
                 idx = np.flatnonzero(mask)
-                Zv = view.transform([texts[i] for i in idx], lang_arr[idx])
-                release_free_memory()
-                if view.letter in self.mappers_:
-                    if self.normalize:
-                        Zv = l2_normalize(Zv)
-                    scaler = self.mapper_scalers_.get(view.letter)
-                    Zv = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
-                Zv = self._block(Zv)
+                Zv = self._block(branch.transform([texts[i] for i in idx], lang_arr[idx]))
                 if getattr(self, "selected_l2_", None):
                     Zv = l2_normalize(Zv)
                 Z = np.zeros((n, Zv.shape[1]), dtype=np.float32)
@@ -746,27 +984,17 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         if rest.size:  # languages only the zero-shot fallback views serve: average of their posteriors
             total = np.zeros((rest.size, len(self.classes_)))
             count = np.zeros((rest.size, 1))
-            for view in fallback:
-                sub = np.asarray([view.covers(lang_arr[i]) for i in rest], dtype=bool)
+            for branch in fallback:
+                sub = np.asarray([branch.view.covers(lang_arr[i]) for i in rest], dtype=bool)
                 if not sub.any():
                     continue
                 idx = rest[sub]
-                Zv = view.transform([texts[i] for i in idx], lang_arr[idx])
-                if self.normalize:
-                    Zv = l2_normalize(Zv)
-                scaler = self.mapper_scalers_.get(view.letter)
-                P = self.mappers_[view.letter].predict_proba(scaler.transform(Zv) if scaler else Zv)
-                P = self._block(P)
+                P = self._block(branch.transform([texts[i] for i in idx], lang_arr[idx]))
                 total[sub] += l2_normalize(P) if getattr(self, "selected_l2_", None) else P
                 count[sub, 0] += 1
             fill = (total / np.maximum(count, 1)).astype(np.float32)
             Zmeta[rest] = np.tile(fill, Zmeta.shape[1] // fill.shape[1])  # stack: the same estimate for every view
         return self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
-
-    def _view_dim(self, view: ViewGenerator) -> int:
-        if view.letter in self.mappers_ or view.output == "posteriors":
-            return len(self.classes_)
-        return int(getattr(view, "n_features_out_", len(self.classes_)))
 
     def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Meta-classifier decision scores (n_docs, n_classes); positive means predicted."""
@@ -804,41 +1032,57 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         save_model(self, path)
 
     # ------------------------------------------------------------------ persistence
+    def _config_state(self) -> dict:
+        """The parameters as JSON: a list of views as ``{"name", "view" (its class's registered name), "class",
+        "params"}`` entries (the classes are looked up by registered name when loading, never imported)."""
+        params = self.get_params(deep=False)
+        params["memory"] = None  # a cache location is a property of the machine that fitted, not of the model
+        params["random_state"] = self.random_seed_ if hasattr(self, "random_seed_") else params["random_state"]
+        if not isinstance(self.views, str):
+            entries = []
+            for name, entry in zip(view_names(self.views), self.views, strict=True):
+                if isinstance(entry, str):
+                    entries.append({"name": name, "view": name})
+                    continue
+                view = entry[1] if isinstance(entry, tuple) else entry
+                entries.append({"name": name, "view": _registered(view, name), "class": class_path(type(view)),
+                                "params": view.get_params(deep=False)})
+            params["views"] = entries
+        return _jsonable(params)
+
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "meta_")
-        if not isinstance(self.views, str):
-            raise ValueError("saving is supported for models configured with view letters (views='xmw')")
-        params = self.get_params()
-        params["memory"] = None  # a cache location is a property of the machine that fitted, not of the model
-        meta: dict = {"params": _jsonable(params), "classes_": self.classes_,
+        meta: dict = {"params": self._config_state(), "classes_": self.classes_,
                       "selected_views_": getattr(self, "selected_views_", None),
                       "selected_l2_": getattr(self, "selected_l2_", None),
                       "dropped_views_": list(getattr(self, "dropped_views_", [])),
                       "languages_": self.languages_, "n_meta_features_": self.n_meta_features_, "views": [],
                       "mappers": {}, "mapper_scalers": sorted(self.mapper_scalers_)}
         arrays: dict[str, np.ndarray] = {}
-        for view in self.views_:
-            vmeta, varr = view.get_state()
-            meta["views"].append({"letter": view.letter, "state": vmeta})
-            arrays.update({f"view/{view.letter}/{k}": v for k, v in varr.items()})
-        for letter, mapper in self.mappers_.items():
+        for key, branches in (("views", self.branches_), ("fallback_views", self.fallback_branches_)):
+            prefix = "view" if key == "views" else "fallback"
+            meta[key] = []
+            for b in branches:
+                vmeta, varr = b.view.get_state()
+                entry = {"letter": b.name, "state": vmeta}
+                view = _registered(b.view, b.name)
+                if view != b.name or view not in BUILTIN_VIEWS:  # built-in views keep the layout of gfun 0.1
+                    entry.update(view=view, **{"class": class_path(type(b.view))})
+                meta[key].append(entry)
+                arrays.update({f"{prefix}/{b.name}/{k}": v for k, v in varr.items()})
+        for name, mapper in self.mappers_.items():
             mmeta, marr = mapper.get_state()
-            meta["mappers"][letter] = mmeta
-            arrays.update({f"mapper/{letter}/{k}": v for k, v in marr.items()})
-        for letter, sc in self.mapper_scalers_.items():
-            arrays[f"mapper_scaler/{letter}/mean"] = sc.mean
-            arrays[f"mapper_scaler/{letter}/scale"] = sc.scale
+            meta["mappers"][name] = mmeta
+            arrays.update({f"mapper/{name}/{k}": v for k, v in marr.items()})
+        for name, sc in self.mapper_scalers_.items():
+            arrays[f"mapper_scaler/{name}/mean"] = sc.mean
+            arrays[f"mapper_scaler/{name}/scale"] = sc.scale
         if getattr(self, "view_weights_", None) is not None:
             for name, arr in zip(("weights", "mean", "scale"), self.view_weights_, strict=True):
                 arrays[f"view_weights/{name}"] = arr
         if self.scaler_ is not None:
             arrays["scaler/mean"] = self.scaler_.mean
             arrays["scaler/scale"] = self.scaler_.scale
-        meta["fallback_views"] = []
-        for view in getattr(self, "fallback_views_", []):
-            vmeta, varr = view.get_state()
-            meta["fallback_views"].append({"letter": view.letter, "state": vmeta})
-            arrays.update({f"fallback/{view.letter}/{k}": v for k, v in varr.items()})
         mmeta, marr = self.meta_.get_state()
         meta["meta"] = mmeta
         arrays.update({f"meta/{k}": v for k, v in marr.items()})
@@ -848,6 +1092,10 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> GeneralizedFunnelling:
         params = dict(meta["params"])
         params["meta_C_grid"] = tuple(params["meta_C_grid"])
+        if not isinstance(params["views"], str):
+            params["views"] = [
+                e["name"] if "params" not in e else
+                (e["name"], _view_class_of(e["view"], e.get("class"))(**e["params"])) for e in params["views"]]
         obj = cls(**params)
         obj.classes_ = list(meta["classes_"])
         obj.languages_ = list(meta["languages_"])
@@ -855,25 +1103,55 @@ class GeneralizedFunnelling(ClassifierMixin, BaseEstimator):
         obj.selected_views_ = meta.get("selected_views_") or [e["letter"] for e in meta["views"]]
         obj.selected_l2_ = meta.get("selected_l2_")
         obj.dropped_views_ = list(meta.get("dropped_views_") or [])
-        obj.views_ = []
-        for entry in meta["views"]:
-            letter = entry["letter"]
-            prefix = f"view/{letter}/"
-            obj.views_.append(VIEW_CLASSES[letter].from_state(entry["state"], sub_arrays(arrays, prefix)))
-        obj.fallback_views_ = [
-            VIEW_CLASSES[e["letter"]].from_state(e["state"], sub_arrays(arrays, f"fallback/{e['letter']}/"))
-            for e in meta.get("fallback_views", [])]
-        obj.mappers_ = {letter: RBFSVMOvR.from_state(m, sub_arrays(arrays, f"mapper/{letter}/"))
-                        for letter, m in meta["mappers"].items()}
-        obj.mapper_scalers_ = {letter: ZScore(arrays[f"mapper_scaler/{letter}/mean"],
-                                              arrays[f"mapper_scaler/{letter}/scale"])
-                               for letter in meta["mapper_scalers"]}
+        obj.random_seed_ = params["random_state"]
+        scalers = set(meta["mapper_scalers"])
+
+        def branch(entry: dict, prefix: str) -> Branch:
+            name = entry["letter"]
+            view = _view_class_of(entry.get("view", name), entry.get("class")).from_state(
+                entry["state"], sub_arrays(arrays, f"{prefix}/{name}/"))
+            mapper = (RBFSVMOvR.from_state(meta["mappers"][name], sub_arrays(arrays, f"mapper/{name}/"))
+                      if name in meta["mappers"] else None)
+            scaler = (ZScore(arrays[f"mapper_scaler/{name}/mean"], arrays[f"mapper_scaler/{name}/scale"])
+                      if name in scalers else None)
+            return Branch(name, view, mapper, scaler, normalize=obj.normalize)
+
+        obj.branches_ = [branch(e, "view") for e in meta["views"]]
+        obj.views_ = [b.view for b in obj.branches_]
+        obj.fallback_branches_ = [branch(e, "fallback") for e in meta.get("fallback_views", [])]
         obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
         obj.view_weights_ = (tuple(arrays[f"view_weights/{k}"] for k in ("weights", "mean", "scale"))
                              if "view_weights/weights" in arrays else None)
         obj.meta_ = RBFSVMOvR.from_state(meta["meta"], sub_arrays(arrays, "meta/"))
         obj.timings_ = {}
         return obj
+
+
+def _registered(view: ViewGenerator, name: str) -> str:
+    """The name ``view``'s class is registered under (how a saved model refers to it)."""
+    registered = registered_name(type(view), prefer=name)
+    if registered is None:
+        raise ValueError(f"cannot save view {name!r}: its class {class_path(type(view))} is not registered; "
+                         f"gfun.register_view({name!r}, {type(view).__name__}) gives it a name (and loading the model "
+                         "needs the same registration)")
+    return registered
+
+
+def _view_class_of(name: str, path: str | None) -> type[ViewGenerator]:
+    """The registered view class a saved model names (``path``: the class's import path when it was saved)."""
+    from gfun.errors import UnregisteredViewError
+
+    cls = VIEW_CLASSES.get(name)
+    if cls is None:
+        raise UnregisteredViewError(
+            f"the model has a view of class {path or '?'} registered as {name!r}, and no view is registered under "
+            f"that name here: import the class and call gfun.register_view({name!r}, <class>) before loading "
+            "(a saved model never imports or unpickles code)")
+    if path is not None and class_path(cls) != path:
+        raise UnregisteredViewError(
+            f"the model's view {name!r} was saved from class {path}, but {name!r} is registered here as "
+            f"{class_path(cls)}: register the same class before loading")
+    return cls
 
 
 def _jsonable(params: dict) -> dict:

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from gfun.corpus import MultilingualCorpus, binarize_labels, normalize_languages
 
-__all__ = ["as_label_matrix", "check_C", "training_data", "unpack"]
+__all__ = ["FRAME_COLUMNS", "as_label_matrix", "check_C", "training_data", "unpack"]
 
 
 def check_C(value: Any, name: str = "C", *, allow_cv: bool = True) -> float | str:
@@ -72,17 +72,36 @@ def as_label_matrix(y: Any, n_docs: int, classes: Sequence[str] | None = None
     return Y.astype(np.int8), names
 
 
+#: The columns a DataFrame given as ``X`` needs: the text and the language of each document.
+FRAME_COLUMNS = ("text", "lang")
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "iloc")
+
+
 def unpack(X: Any, langs: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
-    """Texts and languages from a :class:`MultilingualCorpus` or from a list of texts plus ``langs``."""
+    """Texts and languages from a :class:`MultilingualCorpus`, a DataFrame with ``text`` and ``lang`` columns,
+    or a list of texts plus ``langs``."""
     if isinstance(X, MultilingualCorpus):
         if langs is not None:
             raise ValueError("langs is taken from the corpus; do not pass it as well")
         return list(X.texts), np.asarray(X.langs, dtype=object)
     if isinstance(X, str):
         raise TypeError("expected a list of texts (or a MultilingualCorpus), got a single string")
+    if _is_frame(X):
+        missing = [c for c in FRAME_COLUMNS if c not in X.columns]
+        if missing:
+            raise ValueError(f"a DataFrame X needs the columns {list(FRAME_COLUMNS)}; it lacks {missing} "
+                             f"(it has {list(X.columns)})")
+        if langs is not None:
+            raise ValueError("langs is taken from the DataFrame's 'lang' column; do not pass it as well")
+        X, langs = list(X["text"]), list(X["lang"])
     texts = list(X)
     if langs is None:
-        raise ValueError("langs (one language code per text) is required when X is a list of texts")
+        raise ValueError("langs (one language code per text) is required when X is a list of texts; where langs "
+                         "cannot be passed (GridSearchCV, cross_val_score), give X as a MultilingualCorpus or as a "
+                         "DataFrame with 'text' and 'lang' columns")
     if isinstance(langs, str):
         raise TypeError("langs must be a sequence with one language code per text, got a single string")
     langs = list(langs)

@@ -33,11 +33,8 @@ from gfun.linear_svm import CONSTANT_SCORE, binary_class_weights, make_folds
 from gfun.metrics import f1_from_counts
 from gfun.parallel import run_parallel
 from gfun.progress import format_duration
-
-try:  # private but stable for years; SVC is the fallback
-    from sklearn.svm import _libsvm
-except ImportError:  # pragma: no cover
-    _libsvm = None
+from gfun.sklearn_private import libsvm as _libsvm  # None when unusable: SVC is the fallback
+from gfun.sklearn_private import libsvm_binary
 
 __all__ = ["DEFAULT_C_GRID", "THRESHOLD_SHRINKAGE", "RBFSVMOvR", "f1_thresholds", "rbf_kernel_inplace",
            "validated_thresholds"]
@@ -124,12 +121,10 @@ def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomput
         # libsvm directly (what SVC.fit ends up calling): SVC.fit first scans the whole (n x n) matrix for
         # NaNs while holding the GIL, a quarter of the time of a fit and a brake on the threads of the
         # other classes; libsvm itself runs without the GIL. Labels 0 < 1 as SVC encodes them.
-        _libsvm.set_verbosity_wrap(0)
-        support, _, _, dual, intercept, *_ = _libsvm.fit(
-            Kx, np.asarray(y, dtype=np.float64), svm_type=0, kernel="precomputed" if precomputed else "rbf",
-            gamma=gamma, tol=tol, C=C, class_weight=_libsvm_weights(y, class_weight), cache_size=cache_size)
-        # libsvm's binary model has the opposite sign of SVC's decision_function
-        return support.astype(np.int64), -dual[0], -float(intercept[0])
+        fast = libsvm_binary(Kx, y, kernel="precomputed" if precomputed else "rbf", gamma=gamma, tol=tol, C=C,
+                             class_weight=_libsvm_weights(y, class_weight), cache_size=cache_size)
+        if fast is not None:  # None: the private function changed (see gfun.sklearn_private)
+            return fast
     svm = SVC(C=C, kernel="precomputed" if precomputed else "rbf", gamma=gamma, class_weight=class_weight,
               tol=tol, cache_size=cache_size)
     svm.fit(Kx, y)

@@ -21,11 +21,8 @@ from sklearn.svm import LinearSVC
 
 from gfun.metrics import f1_from_counts
 from gfun.parallel import run_parallel
-
-try:  # private but stable for years; LinearSVC is the fallback
-    from sklearn.svm import _liblinear
-except ImportError:  # pragma: no cover
-    _liblinear = None
+from gfun.sklearn_private import liblinear as _liblinear  # None when unusable: LinearSVC is the fallback
+from gfun.sklearn_private import liblinear_binary
 
 __all__ = ["LinearOvR", "cross_val_decision", "fit_linear_ovr", "make_folds", "select_C"]
 
@@ -89,13 +86,10 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
         # per-class problems of tier 1; liblinear releases the GIL, so classes can run in threads.
         weights = binary_class_weights(y, class_weight)
         weights = np.ones(2) if weights is None else weights
-        _liblinear.set_verbosity_wrap(0)
-        raw, n_iter = _liblinear.train_wrap(
-            X, np.asarray(y, dtype=np.float64), sparse, _SOLVER[loss], _TOL, 1.0, float(C), weights, max_iter,
-            _liblinear_seed(random_state) if seed is None else seed, 0.1, np.ones(X.shape[0]))
-        if max(n_iter) >= max_iter:
-            logger.debug("liblinear reached max_iter=%d (C=%g)", max_iter, C)
-        return raw[0, :-1].astype(np.float32), float(raw[0, -1])
+        fast = liblinear_binary(X, y, sparse, _SOLVER[loss], _TOL, float(C), weights, max_iter,
+                                _liblinear_seed(random_state) if seed is None else seed)
+        if fast is not None:  # None: the private function changed (see gfun.sklearn_private)
+            return fast
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         svm = LinearSVC(C=C, loss=loss, class_weight=class_weight, dual=True, max_iter=max_iter, tol=_TOL,

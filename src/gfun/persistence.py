@@ -71,8 +71,10 @@ import numpy as np
 
 import gfun
 from gfun.atomic import fsync_directory, write_bytes_atomic
+from gfun.errors import DamagedModelError, ModelFormatError, ReferenceMismatchError, UnregisteredViewError
+from gfun.state import _TrackedDict, _Trail, sub_arrays  # noqa: F401 - sub_arrays: re-exported
 
-__all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError",
+__all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError", "UnregisteredViewError",
            "check_model_destination", "load_model", "model_directory_of", "read_manifest", "save_model"]
 
 logger = logging.getLogger(__name__)
@@ -98,19 +100,6 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
-class ModelFormatError(ValueError):
-    """A saved model cannot be loaded: not a gfun model, another format version, or damaged files."""
-
-
-class DamagedModelError(ModelFormatError):
-    """The files of a saved model are damaged, tampered with or inconsistent; the message names file and field."""
-
-
-class ReferenceMismatchError(ModelFormatError):
-    """A saved model refers to a local resource (a base encoder) for part of its state, and the one found here
-    differs from the one it was saved with (or cannot give it): the message names the model file and the resource."""
-
-
 class _VersionVanished(Exception):
     """A file of the version folder a reader followed is gone (removed by a concurrent save: the reader retries)."""
 
@@ -119,73 +108,17 @@ class _VersionVanished(Exception):
         self.version, self.filename = version, filename
 
 
-# ---------------------------------------------------------------------------------------------- state helpers
-class _Trail(list):
-    """The fields read while rebuilding a model from its state (to name the one that broke it)."""
-
-
-class _TrackedDict(dict):
-    """A state dict that records the path of every field read (used only to explain a failed load)."""
-
-    def __init__(self, data: dict, path: str, trail: _Trail) -> None:
-        super().__init__(data)
-        self._path, self._trail = path, trail
-
-    def _child(self, key: Any, value: Any) -> Any:
-        return _track(value, f"{self._path}/{key}", self._trail)
-
-    def __getitem__(self, key: Any) -> Any:
-        self._trail.append(f"{self._path}/{key}")
-        return self._child(key, super().__getitem__(key))
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        self._trail.append(f"{self._path}/{key}")
-        return self._child(key, super().get(key, default))
-
-    def items(self) -> Any:
-        return [(k, self._child(k, v)) for k, v in super().items()]
-
-    def values(self) -> Any:
-        return [self._child(k, v) for k, v in super().items()]
-
-
-class _TrackedList(list):
-    def __init__(self, data: list, path: str, trail: _Trail) -> None:
-        super().__init__(data)
-        self._path, self._trail = path, trail
-
-    def __getitem__(self, index: Any) -> Any:
-        self._trail.append(f"{self._path}/{index}")
-        value = super().__getitem__(index)
-        return value if isinstance(index, slice) else _track(value, f"{self._path}/{index}", self._trail)
-
-    def __iter__(self) -> Iterator[Any]:
-        for i, value in enumerate(super().__iter__()):  # elements are named once they are read from
-            yield _track(value, f"{self._path}/{i}", self._trail)
-
-
-def _track(value: Any, path: str, trail: _Trail) -> Any:
-    if isinstance(value, dict) and not isinstance(value, _TrackedDict):
-        return _TrackedDict(value, path, trail)
-    if isinstance(value, list) and not isinstance(value, _TrackedList):
-        return _TrackedList(value, path, trail)
-    return value
-
-
-def sub_arrays(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-    """The arrays stored under ``prefix`` (a component's share of a composite state), with the prefix removed."""
-    out = {k[len(prefix):]: v for k, v in dict.items(arrays) if k.startswith(prefix)}
-    if isinstance(arrays, _TrackedDict):  # explaining a failed load: keep naming arrays by their full key
-        return _TrackedDict(out, f"{arrays._path}/{prefix.rstrip('/')}", arrays._trail)
-    return out
+#: The estimators a model directory may hold: class name -> the module that defines it. Loading looks the
+#: saved class name up here (never anywhere else); the modules are imported by name when needed, so that this
+#: module does not import the estimators (which import it to save themselves).
+ESTIMATOR_MODULES: dict[str, str] = {"GeneralizedFunnelling": "gfun.funnelling", "NaiveClassifier": "gfun.baselines",
+                                     "FineTunedTransformerClassifier": "gfun.baselines"}
 
 
 def _estimators() -> dict[str, type]:
-    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier
-    from gfun.funnelling import GeneralizedFunnelling
+    import importlib
 
-    return {"GeneralizedFunnelling": GeneralizedFunnelling, "NaiveClassifier": NaiveClassifier,
-            "FineTunedTransformerClassifier": FineTunedTransformerClassifier}
+    return {name: getattr(importlib.import_module(module), name) for name, module in ESTIMATOR_MODULES.items()}
 
 
 def _json_default(obj: Any) -> Any:
@@ -668,7 +601,7 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) 
         return cls.from_state(meta, arrays)
     except ReferenceMismatchError as exc:  # not damage: this machine's copy of a referenced encoder differs
         raise ReferenceMismatchError(f"{where / STATE}: {exc}") from None
-    except (ImportError, OSError, DamagedModelError):  # a missing optional dependency is not damage
+    except (ImportError, OSError, ModelFormatError):  # a missing optional dependency (or view class) is not damage
         raise
     except Exception as exc:  # noqa: BLE001 - any other failure means the state is not one gfun wrote
         trail = _Trail()
@@ -777,9 +710,10 @@ def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) 
     from gfun.predictions import has_probabilities
 
     languages = list(getattr(model, "languages_", manifest.get("languages", [])))
-    views = [{"letter": v.letter, "name": type(v).__name__, "languages": [lang for lang in languages if v.covers(lang)]}
-             for v in getattr(model, "views_", [])]
-    fallback = [{"letter": v.letter, "name": type(v).__name__} for v in getattr(model, "fallback_views_", [])]
+    views = [{"letter": b.name, "name": type(b.view).__name__,
+              "languages": [lang for lang in languages if b.view.covers(lang)]}
+             for b in getattr(model, "branches_", [])]
+    fallback = [{"letter": b.name, "name": type(b.view).__name__} for b in getattr(model, "fallback_branches_", [])]
     return {"model": str(path), "estimator": manifest.get("estimator"), "classes": list(model.classes_),
             "languages": languages, "views": views, "zero_shot_views": fallback,
             "selected_views": getattr(model, "selected_views_", None), "probabilities": has_probabilities(model),

@@ -103,13 +103,13 @@ class ModelService:
     def views_covering(self, lang: str) -> list[str] | None:
         """Letters of the views that represent documents of ``lang`` (the zero-shot fallback views when no main
         view does); ``None`` for a model without views (the baselines)."""
-        views = getattr(self.model, "views_", None)
-        if views is None:
+        branches = getattr(self.model, "branches_", None)
+        if branches is None:
             return None
-        letters = [v.letter for v in views if v.covers(lang)]
-        if not letters:
-            letters = [v.letter for v in getattr(self.model, "fallback_views_", []) if v.covers(lang)]
-        return letters
+        names = [b.name for b in branches if b.view.covers(lang)]
+        if not names:
+            names = [b.name for b in getattr(self.model, "fallback_branches_", []) if b.view.covers(lang)]
+        return names
 
     def info(self) -> dict[str, Any]:
         """What ``GET /model`` answers: :func:`gfun.persistence.model_description` and the request limits."""

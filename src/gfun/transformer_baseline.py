@@ -16,12 +16,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.inputs import training_data, unpack
+from gfun.scoring import MacroF1ScoreMixin
 from gfun.views.transformer import _TransformerParams
 
 __all__ = ["FineTunedTransformerClassifier"]
 
 
-class FineTunedTransformerClassifier(_TransformerParams, ClassifierMixin, BaseEstimator):
+class FineTunedTransformerClassifier(_TransformerParams, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     """A multilingual transformer fine-tuned by BCE on all languages, used as the classifier (sigmoid > 0.5).
 
     Parameters
@@ -101,7 +102,7 @@ progress
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> FineTunedTransformerClassifier:
-        from gfun.persistence import sub_arrays
+        from gfun.state import sub_arrays
 
         obj = cls(**meta["params"])
         obj.classes_ = list(meta["classes_"])

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from gfun.corpus import CorpusFormatError, MultilingualCorpus
 
 if TYPE_CHECKING:
-    from gfun.datasets.registry import DatasetSplits
+    from gfun.datasets.splits import DatasetSplits
 
 __all__ = [
     "PickledObject",
@@ -243,7 +243,7 @@ def load_funnelling_pickle(path: str | os.PathLike[str], *, stand_in: Iterable[s
     CorpusFormatError
         When the pickle does not have the expected structure; the message names the file and the part.
     """
-    from gfun.datasets.registry import DatasetSplits
+    from gfun.datasets.splits import DatasetSplits
 
     path = Path(path)
     obj = restricted_load(path, stand_in=stand_in, encoding=encoding)

@@ -60,7 +60,7 @@ from gfun.corpus import CorpusFormatError, MultilingualCorpus
 from gfun.datasets import dataset_dir
 
 if TYPE_CHECKING:
-    from gfun.datasets.registry import DatasetSplits
+    from gfun.datasets.splits import DatasetSplits
 
 __all__ = [
     "JRC_LANGS",
@@ -453,7 +453,7 @@ def load_jrc_acquis(data_dir: str | os.PathLike[str] | None = None, run: int = 0
         load_funnelling_pickle,
         read_split_file,
     )
-    from gfun.datasets.registry import DatasetSplits
+    from gfun.datasets.splits import DatasetSplits
 
     root = dataset_dir("jrc-acquis", data_dir)
     pkl = Path(pickle_file) if pickle_file is not None else find_run_file(root, run, kind="dataset")
@@ -481,7 +481,7 @@ def _top_classes(corpus: MultilingualCorpus, n: int) -> list[str]:
 
 
 def _restrict(splits: DatasetSplits, langs: Sequence[str]) -> DatasetSplits:
-    from gfun.datasets.registry import DatasetSplits
+    from gfun.datasets.splits import DatasetSplits
 
     wanted = set(langs)
     if set(splits.train.languages) | set(splits.test.languages) <= wanted:

@@ -49,7 +49,7 @@ from gfun.datasets import dataset_dir
 from gfun.datasets.jrc import element_text, parse_xml
 
 if TYPE_CHECKING:
-    from gfun.datasets.registry import DatasetSplits
+    from gfun.datasets.splits import DatasetSplits
 
 __all__ = [
     "RCV_LANGS",
@@ -308,7 +308,7 @@ def load_rcv1_rcv2(data_dir: str | os.PathLike[str] | None = None, run: int = 0,
         read_split_file,
     )
     from gfun.datasets.jrc import _restrict
-    from gfun.datasets.registry import DatasetSplits
+    from gfun.datasets.splits import DatasetSplits
 
     root = dataset_dir("rcv1-rcv2", data_dir)
     pkl = Path(pickle_file) if pickle_file is not None else find_run_file(root, run, kind="dataset")

@@ -9,7 +9,7 @@ import argparse
 import logging
 from typing import Any
 
-from gfun.cli import _out, _parse_C, add_neural_arguments, neural_view_params  # shared with the main CLI
+from gfun.cli_options import _out, _parse_C, add_neural_arguments, neural_view_params  # shared with the main CLI
 
 __all__ = ["DEFAULT_CONFIGS", "add_experiment_parser", "cmd_experiment", "settings_from_args"]
 
@@ -91,7 +91,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``experiment`` and its four sub-commands on the main parser's ``subparsers``."""
-    from gfun.cli import HelpFormatter
+    from gfun.cli_options import HelpFormatter
 
     fmt = HelpFormatter
     parser = subparsers.add_parser(

@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from gfun.errors import ReferenceMismatchError
 from gfun.normalization import l2_normalize
-from gfun.persistence import ReferenceMismatchError, sub_arrays
+from gfun.state import sub_arrays
 from gfun.text import TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.sif import CommonComponents, SIFMode

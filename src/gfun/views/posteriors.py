@@ -23,7 +23,7 @@ from gfun.calibration import fit_platt, platt_posteriors
 from gfun.inputs import check_C
 from gfun.linear_svm import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
 from gfun.parallel import run_parallel
-from gfun.persistence import sub_arrays
+from gfun.state import sub_arrays
 from gfun.text import TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 

@@ -52,8 +52,8 @@ from gfun.neural import (
     torch_seed,
     train_early_stopping,
 )
-from gfun.persistence import sub_arrays
 from gfun.progress import progress_bar
+from gfun.state import sub_arrays
 from gfun.text import Analyzer, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.embeddings import _encoder_source, build_source, source_covers

@@ -516,7 +516,7 @@ class TransformerFineTuner:
         self._torch()
         transformers = import_optional("transformers", purpose="loading a transformer view")
         tokenizers = import_optional("tokenizers", purpose="loading a transformer view")
-        from gfun.persistence import sub_arrays
+        from gfun.state import sub_arrays
 
         self.device_ = resolve_device(self.device)
         base = meta.get("base")
@@ -560,7 +560,7 @@ class TransformerFineTuner:
         found = frozen_fingerprint(encoder, base["frozen"])
         tok = _sha256_text(backend.to_str())
         if found != base["sha256"] or tok != base["tokenizer_sha256"]:
-            from gfun.persistence import ReferenceMismatchError
+            from gfun.errors import ReferenceMismatchError
 
             what = "weights" if found != base["sha256"] else "tokenizer"
             raise ReferenceMismatchError(
@@ -854,7 +854,7 @@ class TransformerView(_TransformerParams, ViewGenerator):
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> TransformerView:
-        from gfun.persistence import sub_arrays
+        from gfun.state import sub_arrays
 
         obj = cls(**meta["params"])
         obj.tuner_ = obj._tuner_from_state(meta["tuner"], sub_arrays(arrays, "tuner/"))

@@ -135,7 +135,7 @@ def add_embeddings_parser(subparsers: Any) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``embeddings`` parser.
     """
-    from gfun.cli import HelpFormatter
+    from gfun.cli_options import HelpFormatter
 
     fmt = HelpFormatter
     parser = subparsers.add_parser(

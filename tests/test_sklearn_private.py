@@ -1,0 +1,141 @@
+"""The fence around scikit-learn's private liblinear/libsvm calls: checked signatures, fallback on any mismatch,
+and the fallback (LinearSVC, SVC) gives the same models."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+import gfun.kernel_svm
+import gfun.linear_svm
+from gfun import sklearn_private
+from gfun.datasets.demo import load_demo
+from gfun.kernel_svm import RBFSVMOvR
+from gfun.linear_svm import fit_linear_ovr
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple:
+    train, _ = load_demo()
+    en = train.select("en")
+    X = TfidfVectorizer(sublinear_tf=True).fit_transform(en.texts).tocsr()
+    Y = np.asarray(en.Y.toarray(), dtype=np.int8)
+    Y = Y[:, Y.sum(0) >= 5]  # classes with a few positives (a constant class never reaches the solver)
+    dense = np.asarray(X[:, :60].toarray(), dtype=np.float64) * 10  # small dense input of the RBF SVMs
+    return X, Y, dense
+
+
+class _Changed:
+    """Stand-in for a private module whose function changed in a future scikit-learn release."""
+
+    def __init__(self, real, **behaviour) -> None:  # noqa: ANN001
+        self.real, self.behaviour = real, behaviour
+
+    def set_verbosity_wrap(self, level: int) -> None:
+        self.real.set_verbosity_wrap(level)
+
+    def train_wrap(self, *args, **kw):  # noqa: ANN002, ANN003, ANN201
+        return self.behaviour["train_wrap"](self.real, *args, **kw)
+
+    def fit(self, *args, **kw):  # noqa: ANN002, ANN003, ANN201
+        return self.behaviour["fit"](self.real, *args, **kw)
+
+
+def _new_argument(real, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202 - an added positional parameter
+    raise TypeError("train_wrap() takes exactly 13 positional arguments (12 given)")
+
+
+def _reordered_output(real, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202 - a changed return layout
+    raw, n_iter = real.train_wrap(*args, **kw)
+    return n_iter, raw
+
+
+def _fewer_outputs(real, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+    return real.fit(*args, **kw)[:3]
+
+
+def _dual_for_both_classes(real, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202 - a changed array shape
+    out = list(real.fit(*args, **kw))
+    out[3] = np.vstack([out[3], -out[3]])
+    return tuple(out)
+
+
+def test_signatures_are_checked() -> None:
+    assert sklearn_private.liblinear is not None and sklearn_private.libsvm is not None  # this scikit-learn's match
+    real = sklearn_private.liblinear
+
+    def train_wrap(X, Y, is_sparse, solver_type, eps, bias, C, class_weight, max_iter, random_seed, epsilon,  # noqa: ANN001, ANN202
+                   sample_weight, new_option):
+        return real.train_wrap(X, Y, is_sparse, solver_type, eps, bias, C, class_weight, max_iter, random_seed,
+                               epsilon, sample_weight)
+
+    changed = SimpleNamespace(__name__="future_liblinear", train_wrap=train_wrap,
+                              set_verbosity_wrap=real.set_verbosity_wrap)
+    expected, probe = sklearn_private.LIBLINEAR_TRAIN_WRAP, sklearn_private._liblinear_agrees
+    assert sklearn_private.checked(changed, "train_wrap", expected, probe) is None  # a new parameter
+    assert sklearn_private.checked(changed, "train_wrap", (*expected, "new_option"), probe) is changed
+    assert sklearn_private.checked(changed, "fit_v2", expected, probe) is None  # renamed away
+    assert sklearn_private.checked_module("sklearn.svm._no_such_module", "fit", expected, probe) is None
+
+
+def test_without_a_signature_a_probe_call_decides() -> None:
+    """scikit-learn 1.3 compiles these functions without a readable signature: a call on a small problem decides."""
+    real = sklearn_private.libsvm
+    unsigned = SimpleNamespace(__name__="old_libsvm", fit=_Unsigned(real.fit),
+                               set_verbosity_wrap=real.set_verbosity_wrap)
+    assert sklearn_private.checked(unsigned, "fit", (), sklearn_private._libsvm_agrees) is unsigned
+    flipped = SimpleNamespace(__name__="old_libsvm", set_verbosity_wrap=real.set_verbosity_wrap,
+                              fit=_Unsigned(lambda *a, **k: _dual_for_both_classes(real, *a, **k)))
+    assert sklearn_private.checked(flipped, "fit", (), sklearn_private._libsvm_agrees) is None  # output changed
+    wrong_sign = SimpleNamespace(__name__="old_libsvm", set_verbosity_wrap=real.set_verbosity_wrap,
+                                 fit=_Unsigned(lambda *a, **k: (*(o for o in real.fit(*a, **k)[:3]),
+                                                                *(-np.asarray(o) for o in real.fit(*a, **k)[3:5]))))
+    assert sklearn_private.checked(wrong_sign, "fit", (), sklearn_private._libsvm_agrees) is None  # meaning changed
+
+
+class _Unsigned:
+    """A callable without a signature (as Cython functions compiled without ``binding``)."""
+
+    __signature__ = property(lambda self: (_ for _ in ()).throw(ValueError("no signature")))
+
+    def __init__(self, fn) -> None:  # noqa: ANN001
+        self.fn = fn
+
+    def __call__(self, *args, **kw):  # noqa: ANN002, ANN003, ANN204
+        return self.fn(*args, **kw)
+
+
+def _linear(data) -> np.ndarray:  # noqa: ANN001
+    X, Y, _ = data
+    model = fit_linear_ovr(X, Y, C=1.0, random_state=0)
+    return np.hstack([model.coef, model.intercept[:, None]])
+
+
+def _rbf(data) -> np.ndarray:  # noqa: ANN001
+    _, Y, dense = data
+    return RBFSVMOvR(C=1.0, probability=False, random_state=0).fit(dense, Y).decision_function(dense)
+
+
+#: tier -> (the module that calls the private function, its name there, the fenced module, the function, a fit)
+TIERS = {"liblinear": (gfun.linear_svm, "_liblinear", "train_wrap", _linear),
+         "libsvm": (gfun.kernel_svm, "_libsvm", "fit", _rbf)}
+
+
+@pytest.mark.parametrize(("tier", "behaviour"), [("liblinear", _new_argument), ("liblinear", _reordered_output),
+                                                 ("libsvm", _fewer_outputs), ("libsvm", _dual_for_both_classes)])
+def test_a_mismatch_falls_back_to_the_public_estimator_with_equal_results(data, monkeypatch, tier, behaviour) -> None:
+    caller, alias, function, fit = TIERS[tier]
+    fast = fit(data)
+    with monkeypatch.context() as mp:
+        mp.setattr(caller, alias, None)  # LinearSVC / SVC from the start
+        public = fit(data)
+    monkeypatch.setattr(sklearn_private, "disabled", {})
+    monkeypatch.setattr(sklearn_private, tier, _Changed(getattr(sklearn_private, tier), **{function: behaviour}))
+    fallen_back = fit(data)
+    assert function in sklearn_private.disabled  # abandoned, with a warning, for the rest of the process
+    np.testing.assert_array_equal(fallen_back, public)
+    np.testing.assert_allclose(fast, public, rtol=1e-5, atol=1e-6)
+    assert (np.sign(fast) == np.sign(public)).mean() > 0.999
