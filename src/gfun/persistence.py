@@ -184,8 +184,12 @@ def _estimators() -> dict[str, type]:
     from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier
     from gfun.funnelling import GeneralizedFunnelling
 
-    return {"GeneralizedFunnelling": GeneralizedFunnelling, "NaiveClassifier": NaiveClassifier,
-            "FineTunedTransformerClassifier": FineTunedTransformerClassifier}
+    out = {"GeneralizedFunnelling": GeneralizedFunnelling, "NaiveClassifier": NaiveClassifier,
+           "FineTunedTransformerClassifier": FineTunedTransformerClassifier}
+    from gfun.baselines import UpperBoundClassifier
+
+    out["UpperBoundClassifier"] = UpperBoundClassifier
+    return out
 
 
 def _json_default(obj: Any) -> Any:

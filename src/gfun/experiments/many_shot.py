@@ -180,7 +180,7 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     """
     t0 = time.perf_counter()
     out, settings, store = open_experiment(out, "many-shot", settings,
-                                           {"zero_shot_test": True} if zero_shot_test else None)
+                                           {"zero_shot_test": True} if zero_shot_test else None, configs=configs)
     cache = RunCache(settings, zero_shot_test=zero_shot_test)
     cells = []
     for run in range(settings.runs):
