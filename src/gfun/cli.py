@@ -493,11 +493,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from gfun.datasets.cli import add_datasets_parser
     from gfun.experiments.cli import add_experiment_parser
+    from gfun.plots_cli import add_plot_parser
     from gfun.wordvectors.cli import add_embeddings_parser
 
     add_datasets_parser(sub)
     add_embeddings_parser(sub)
     add_experiment_parser(sub)
+    add_plot_parser(sub)
     return parser
 
 
