@@ -6,8 +6,9 @@ with C chosen by cross-validation, and classifies each test document with the cl
 its language: no information crosses languages. UpperBound (the paper's section 4.4, after Esuli et al.
 2019) trains the same learner once, on the English version of every training document, and classifies
 the English version of every test document: the idealised bound of a parallel corpus. Fun is
-:class:`GeneralizedFunnelling` with the Posteriors view only and no normalisation. :class:`FineTunedTransformerClassifier` (the paper's
-mBERT row) lives in :mod:`gfun.transformer_baseline` and is re-exported here.
+:class:`GeneralizedFunnelling` with the Posteriors view only and no normalisation.
+:class:`FineTunedTransformerClassifier` (the paper's mBERT row) lives in :mod:`gfun.transformer_baseline` and is
+re-exported here.
 """
 
 from __future__ import annotations

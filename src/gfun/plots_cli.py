@@ -75,7 +75,8 @@ def add_plot_parser(subparsers: Any) -> argparse.ArgumentParser:
     text = ("Figure 2: word-class embeddings (each word's correlation with each class) as a heat map, from a W view "
             "fitted on --train or the W view of a saved --model; needs gfun[plots]")
     p = sub.add_parser("wce", help=text, description=text, formatter_class=HelpFormatter)
-    p.add_argument("--train", default=None, help="labelled training documents (.jsonl/.tsv): a W view is fitted on them")
+    p.add_argument("--train", default=None,
+                   help="labelled training documents (.jsonl/.tsv): a W view is fitted on them")
     p.add_argument("--classes", default=None, help="JSON list of the class names of --train (others are dropped)")
     p.add_argument("--model", default=None, help="a saved gFun model with a W view, instead of --train")
     p.add_argument("--words", default=None, metavar="LANG:WORD,...",

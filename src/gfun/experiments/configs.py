@@ -1,9 +1,9 @@
-"""Experiment configurations named as in the paper: ``naive``, ``fun``, ``bert``, ``upper`` and gFun view letters.
+"""Experiment configurations named as in the paper: ``naive``, ``fun``, ``bert``, ``upper``, gFun view letters.
 
 A configuration name is ``naive``, ``fun``, ``bert`` (the fine-tuned transformer baseline, the paper's mBERT
 row), ``upper`` (alias ``upperbound``: the paper's UpperBound, parallel datasets only, see
-:class:`gfun.baselines.UpperBoundClassifier`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``, ``xmb``, ...) optionally followed by
-``-mean``, ``-concat``, ``-stack`` or ``-wmean`` (the aggregation, see :mod:`gfun.aggregation`; without a suffix,
+:class:`gfun.baselines.UpperBoundClassifier`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``,
+``xmb``, ...) optionally followed by ``-mean``, ``-concat``, ``-stack`` or ``-wmean`` (the aggregation, see :mod:`gfun.aggregation`; without a suffix,
 the estimator's default). With the recurrent view ``r`` the letters end
 in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors + WCEs), e.g. ``r_mw``,
 ``xbr_m``, as in the paper's section 5.
