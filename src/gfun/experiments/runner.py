@@ -27,7 +27,8 @@ import pandas as pd
 from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, f1_from_counts, k_from_counts
 
 __all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "check_key_value",
-           "drop_view_cache", "evaluate_cell", "load_run", "open_experiment", "run_cells", "sample_corpus", "view_memory", "with_view_cache"]
+           "drop_view_cache", "evaluate_cell", "load_run", "open_experiment", "run_cells", "sample_corpus",
+           "view_memory", "with_view_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -291,8 +292,8 @@ def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSetti
 
     First checks that the dataset can serve every configuration of ``configs`` (``upper`` needs a parallel
     corpus; see :func:`gfun.experiments.configs.check_configs_for_dataset`), then creates the folder, saves the
-    settings (and ``extra``, more of what determines the results) as ``<name>-settings.json`` (or checks them against those of an earlier start, see :func:`write_settings`),
-    locates the view cache (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
+    settings (and ``extra``, more of what determines the results) as ``<name>-settings.json`` (or checks them
+    against those of an earlier start, see :func:`write_settings`), locates the view cache (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
 
     Returns
     -------
