@@ -293,7 +293,8 @@ def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSetti
     First checks that the dataset can serve every configuration of ``configs`` (``upper`` needs a parallel
     corpus; see :func:`gfun.experiments.configs.check_configs_for_dataset`), then creates the folder, saves the
     settings (and ``extra``, more of what determines the results) as ``<name>-settings.json`` (or checks them
-    against those of an earlier start, see :func:`write_settings`), locates the view cache (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
+    against those of an earlier start, see :func:`write_settings`), locates the view cache
+    (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
 
     Returns
     -------
