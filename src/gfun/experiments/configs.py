@@ -5,8 +5,8 @@ row), ``upper`` (alias ``upperbound``: the paper's UpperBound, parallel datasets
 :class:`gfun.baselines.UpperBoundClassifier`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``,
 ``xmb``, ...) optionally followed by ``-mean``, ``-concat``, ``-stack``, ``-wmean`` or ``-select`` (the
 aggregation, see :mod:`gfun.aggregation`; without a suffix, the estimator's default). With the recurrent view
-``r`` the letters end in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors + WCEs), e.g. ``r_mw``,
-``xbr_m``, as in the paper's section 5.
+``r`` the letters end in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors +
+WCEs), e.g. ``r_mw``, ``xbr_m``, as in the paper's section 5.
 
 :func:`parse_configs` checks a whole list at once (every bad name in one error, with the valid ones) and logs
 every name it canonicalises (``mx`` runs and is reported as ``xm``, ``r`` as ``r_m``, ``upperbound`` as
