@@ -3,6 +3,7 @@ English classifier, and the experiment's refusal on corpora without English vers
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import lz4.frame
@@ -10,8 +11,9 @@ import numpy as np
 import pytest
 
 from gfun.baselines import NaiveClassifier, UpperBoundClassifier, english_versions
+from gfun.cli import main
 from gfun.corpus import MultilingualCorpus
-from gfun.datasets.debtags import load_debtags
+from gfun.datasets.debtags import load_debtags, write_debtags_run
 from gfun.experiments import ExperimentSettings, parse_configs, run_many_shot
 from gfun.experiments.configs import build_estimator, check_configs_for_dataset, parse_config
 from gfun.persistence import load_model
@@ -110,7 +112,7 @@ def test_english_versions_errors_and_english_fallback() -> None:
     with pytest.raises(ValueError, match=r"1 of 3 documents have none \(it: 1\)"):
         english_versions(c)
     assert english_versions(["one", "two"], langs=["en", "en"]) == ["one", "two"]
-    with pytest.raises(ValueError, match="parallel datasets set: debtags, sib200"):
+    with pytest.raises(ValueError, match="parallel datasets set: debtags, sib200; in files, a 'text_en' field"):
         UpperBoundClassifier(C=1.0).fit(["x", "y"], [["editor"], ["game"]], langs=["en", "fr"])
 
 
@@ -141,6 +143,13 @@ def test_debtags_english_versions_follow_the_description_md5(tmp_path) -> None:
         assert d.extra["text_en"] == f"English {md5}\n"
         if d.lang == "en":
             assert d.extra["text_en"] == d.text
+    # the JSONL files hold it only when asked (the default files stay the reference builder's)
+    write_debtags_run(r, tmp_path / "plain")
+    write_debtags_run(r, tmp_path / "english", english=True)
+    plain = [json.loads(x) for x in (tmp_path / "plain" / "train.jsonl").read_text().splitlines()]
+    english = [json.loads(x) for x in (tmp_path / "english" / "train.jsonl").read_text().splitlines()]
+    assert plain and all("text_en" not in rec for rec in plain)
+    assert [rec.pop("text_en") for rec in english] == r.train.extra["text_en"] and english == plain
     # without an English file there is no English version, and UpperBound says so
     (root / "Translation-en.lz4").unlink()
     r = load_debtags(0, root, n_classes=2, max_train=10, max_test=10, many_shot=("it",), zero_shot=())
@@ -184,3 +193,22 @@ def test_upper_in_a_sib200_experiment(shared_data, tmp_path) -> None:
     assert set(avg["config"]) == {"naive", "upper"} and avg["F1_macro"].notna().all()
     timings = (tmp_path / "many-shot-sib200-timings.csv").read_text()
     assert "upper" in timings
+
+
+def test_cli_train_and_evaluate_upper_from_files(data, tmp_path, capsys) -> None:
+    train, test = data
+    train.to_jsonl(tmp_path / "train.jsonl")  # extra fields (text_en) are written with each record
+    test.to_jsonl(tmp_path / "test.jsonl")
+    assert main(["train", "--method", "upper", "--meta-C", "1", "--train", str(tmp_path / "train.jsonl"),
+                 "--model", str(tmp_path / "m")]) == 0
+    assert type(load_model(tmp_path / "m")) is UpperBoundClassifier
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(tmp_path / "m"), "--test", str(tmp_path / "test.jsonl"), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert set(scores) == {"en", "it", "de", "average"}
+    direct = UpperBoundClassifier(C=1.0, random_state=0).fit(train).predict(test)
+    assert scores["average"]["F1_micro"] > 0.9 and (direct == test.Y).all(axis=1).mean() > 0.9
+    # a file without English versions: one error line naming what is missing
+    MultilingualCorpus(test.ids, test.langs, test.texts, test.labels, CLASSES).to_jsonl(tmp_path / "plain.jsonl")
+    assert main(["evaluate", "--model", str(tmp_path / "m"), "--test", str(tmp_path / "plain.jsonl")]) == 1
+    assert "gfun datasets build debtags --english" in capsys.readouterr().err

@@ -236,7 +236,8 @@ def english_versions(X: Any, langs: Sequence[str] | None = None, *, field: str =
     if missing:
         where = ", ".join(f"{lang}: {n}" for lang, n in sorted(missing.items()))
         raise ValueError(f"UpperBound needs the English version of every non-English document (the corpus field "
-                         f"extra[{field!r}], which only the loaders of parallel datasets set: debtags, sib200); "
+                         f"extra[{field!r}], which only the loaders of parallel datasets set: debtags, sib200; in "
+                         f"files, a {field!r} field: gfun datasets build debtags --english); "
                          f"{sum(missing.values())} of {len(texts)} documents have none ({where})")
     return out
 

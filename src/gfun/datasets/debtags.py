@@ -539,11 +539,14 @@ def _check_invariants(train: dict[str, list[_Doc]], test: dict[str, list[_Doc]],
 
 
 # ------------------------------------------------------------------------------------------ output
-def _records(corpus: MultilingualCorpus) -> Iterator[dict[str, Any]]:
+def _records(corpus: MultilingualCorpus, english: bool = False) -> Iterator[dict[str, Any]]:
     sources = corpus.extra["source"]
     for i in range(len(corpus)):
-        yield {"id": corpus.ids[i], "lang": corpus.langs[i], "source": sources[i], "text": corpus.texts[i],
+        rec = {"id": corpus.ids[i], "lang": corpus.langs[i], "source": sources[i], "text": corpus.texts[i],
                "labels": list(corpus.labels[i])}
+        if english:
+            rec["text_en"] = corpus.extra["text_en"][i]
+        yield rec
 
 
 def _card(labels: Sequence[Sequence[str]]) -> float:
@@ -581,7 +584,7 @@ def _stats_json(r: DebtagsRun) -> dict[str, Any]:
             "inputs_sha256": dict(r.info["checksums"])}
 
 
-def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str]) -> Path:
+def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str], *, english: bool = False) -> Path:
     """Write a run as JSONL files and its class list and statistics as JSON.
 
     Files: ``train.jsonl``, ``test.jsonl``, ``test_zeroshot.jsonl``, ``classes.json``, ``stats.json``.
@@ -589,7 +592,8 @@ def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str]) -> Path:
     JSONL records have the fields ``id, lang, source, text, labels`` in this order (UTF-8, not
     ASCII-escaped), ``id`` being the package name (unique within a language only); ``classes.json`` is
     the class list in column order. The files are byte-identical to those of the reference builder for
-    the same inputs and run.
+    the same inputs and run. With ``english=True`` every record also has ``text_en``, the English original of
+    its description (what ``gfun train --method upper`` reads).
 
     Returns
     -------
@@ -600,7 +604,7 @@ def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str]) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     for name, corpus in (("train", r.train), ("test", r.test), ("test_zeroshot", r.test_zeroshot)):
         with open(out / f"{name}.jsonl", "w", encoding="utf-8", newline="\n") as fh:
-            for rec in _records(corpus):
+            for rec in _records(corpus, english):
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     (out / "classes.json").write_text(json.dumps(list(r.classes), ensure_ascii=False, indent=1) + "\n",
                                       encoding="utf-8", newline="\n")
