@@ -204,3 +204,21 @@ def test_wce_figure_rows_are_the_views_embeddings(tmp_path) -> None:
     image = fig.axes[0].images[0].get_array()
     np.testing.assert_allclose(np.asarray(image), np.vstack([r for _, r in top]))
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [f"{t} ({lang})" for t, _ in top]
+
+
+def test_plot_wce_from_a_saved_model(tmp_path, capsys) -> None:
+    pytest.importorskip("matplotlib")
+    from gfun.datasets.demo import load_demo
+    from gfun.funnelling import GeneralizedFunnelling
+
+    train, _ = load_demo()
+    small = train.subset(np.arange(0, len(train), 5))
+    GeneralizedFunnelling(views="xw", aggregation="mean", meta_C=1.0, random_state=0).fit(small).save(tmp_path / "xw")
+    GeneralizedFunnelling(views="x", meta_C=1.0, random_state=0).fit(small).save(tmp_path / "x")
+    out = tmp_path / "wce.png"
+    assert main(["plot", "wce", "--model", str(tmp_path / "xw"), "--top", "2", "--out", str(out)]) == 0
+    assert out.stat().st_size > 1000
+    capsys.readouterr()
+    assert main(["plot", "wce", "--model", str(tmp_path / "x"), "--out", str(tmp_path / "no.png")]) == 1
+    assert "no word-class embeddings (W) view" in capsys.readouterr().err
+    assert main(["plot", "wce", "--out", str(tmp_path / "no.png")]) == 1
