@@ -78,7 +78,8 @@ def main() -> int:
         pred = est.predict(predict_on)
         predict_s = time.perf_counter() - t0
         scores = evaluate(test.Y, pred, test.langs).loc["average"]
-        pos_rate = float(np.asarray(pred).mean() / max(np.asarray(test.Y).mean(), 1e-12))
+        Y = test.Y.toarray() if hasattr(test.Y, "toarray") else np.asarray(test.Y)
+        pos_rate = float(np.asarray(pred).mean() / max(Y.mean(), 1e-12))
         rows.append({"row": name, "n_train": len(fit_on), **{m: float(scores[m]) for m in MEASURES},
                      "predicted/true positives": pos_rate, "fit_s": fit_s, "predict_s": predict_s})
         print(f"{name}: fit {fit_s:.1f} s, predict {predict_s:.1f} s", flush=True)
