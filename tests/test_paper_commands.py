@@ -33,7 +33,7 @@ def _listed_names() -> set[str]:
     for full, quick in DEFAULT_CONFIGS.values():
         names |= set(full.split(",")) | set(quick.split(","))
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for m in re.finditer(r"--configs ([\w,\-]+)", readme):
+    for m in re.finditer(r"^gfun experiment .*?--configs ([\w,\-]+)", readme, flags=re.MULTILINE):
         names |= set(m.group(1).split(","))
     import argparse
 
