@@ -41,7 +41,8 @@ def as_english(corpus: MultilingualCorpus, dedup: bool = False) -> MultilingualC
     idx = range(len(corpus))
     if dedup:
         idx = sorted({t: i for i, t in reversed(list(enumerate(english)))}.values())
-    return MultilingualCorpus([corpus.ids[i] for i in idx], ["en"] * len(idx), [english[i] for i in idx],
+    return MultilingualCorpus([f"{corpus.langs[i]}:{corpus.ids[i]}" for i in idx], ["en"] * len(idx),
+                              [english[i] for i in idx],
                               [corpus.labels[i] for i in idx], corpus.classes)
 
 
