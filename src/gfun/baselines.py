@@ -1,10 +1,14 @@
-"""Baselines: Naive (one monolingual classifier per language), Fun (Funnelling, 2019), fine-tuned transformer.
+"""Baselines: Naive (one monolingual classifier per language), UpperBound, Fun (Funnelling, 2019), fine-tuned
+transformer.
 
 Naive trains, for each language, one linear SVM per class on that language's TF-IDF vectors,
 with C chosen by cross-validation, and classifies each test document with the classifier of
-its language: no information crosses languages. Fun is :class:`GeneralizedFunnelling` with
-the Posteriors view only and no normalisation. :class:`FineTunedTransformerClassifier` (the paper's
-mBERT row) lives in :mod:`gfun.transformer_baseline` and is re-exported here.
+its language: no information crosses languages. UpperBound (the paper's section 4.4, after Esuli et al.
+2019) trains the same learner once, on the English version of every training document, and classifies
+the English version of every test document: the idealised bound of a parallel corpus. Fun is
+:class:`GeneralizedFunnelling` with the Posteriors view only and no normalisation.
+:class:`FineTunedTransformerClassifier` (the paper's mBERT row) lives in :mod:`gfun.transformer_baseline` and is
+re-exported here.
 """
 
 from __future__ import annotations
@@ -29,9 +33,13 @@ from gfun.text import TfidfVectorizer
 from gfun.transformer_baseline import FineTunedTransformerClassifier
 from gfun.views.base import UnseenLanguageError
 
-__all__ = ["FineTunedTransformerClassifier", "NaiveClassifier", "make_fun"]
+__all__ = ["ENGLISH_FIELD", "FineTunedTransformerClassifier", "NaiveClassifier", "UpperBoundClassifier",
+           "english_versions", "make_fun"]
 
 logger = logging.getLogger(__name__)
+
+#: The corpus extra field holding each document's English version (see :func:`english_versions`).
+ENGLISH_FIELD = "text_en"
 
 
 def make_fun(**params: Any) -> GeneralizedFunnelling:
@@ -54,15 +62,16 @@ def make_fun(**params: Any) -> GeneralizedFunnelling:
 
 def _fit_language(lang: str, texts: list[str], Y: np.ndarray, *, C: float | str, C_grid: Sequence[float],
                   cv: int, loss: str, class_weight: str | None, vectorizer_params: dict,
-                  random_state: int | None) -> tuple[TfidfVectorizer, LinearOvR, np.ndarray]:
+                  random_state: int | None, groups: np.ndarray | None = None, n_jobs: int | None = None,
+                  label: str = "Naive") -> tuple[TfidfVectorizer, LinearOvR, np.ndarray]:
     vec = TfidfVectorizer(lang, **vectorizer_params)
     X = vec.fit_transform(texts)
-    fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state}
+    fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state, "n_jobs": n_jobs}
     if C == "cv":
-        Cs = select_C(X, Y, sorted(C_grid), make_folds(X.shape[0], cv, random_state), **fit_kw)
+        Cs = select_C(X, Y, sorted(C_grid), make_folds(X.shape[0], cv, random_state, groups), **fit_kw)
     else:
         Cs = np.full(Y.shape[1], float(C))
-    logger.info("Naive: language %s fitted (%d docs, %d terms)", lang, X.shape[0], X.shape[1])
+    logger.info("%s: language %s fitted (%d docs, %d terms)", label, lang, X.shape[0], X.shape[1])
     return vec, fit_linear_ovr(X, Y, Cs, **fit_kw), Cs
 
 
@@ -185,4 +194,123 @@ class NaiveClassifier(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
                                              sub_arrays(arrays, prefix))
             obj.models_[lang] = (vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]))
             obj.C_[lang] = arrays[f"{lang}/C"]
+        return obj
+
+
+def english_versions(X: Any, langs: Sequence[str] | None = None, *, field: str = ENGLISH_FIELD) -> list[str]:
+    """The English version of every document of ``X``.
+
+    Parameters
+    ----------
+    X : MultilingualCorpus or list of str
+        A corpus whose extra field ``field`` holds each document's English version (the loaders of the parallel
+        datasets set it: ``debtags``, the English original of each translated package description; ``sib200``,
+        the English sentence of the same ``index_id``), or texts with ``langs``. An English document without the
+        field is its own English version.
+    langs : sequence of str, optional
+        With a list of texts.
+    field : str
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        When a non-English document has no English version; the message counts them per language.
+    """
+    from gfun.corpus import MultilingualCorpus
+
+    texts, lang_arr = unpack(X, langs)
+    english = X.extra.get(field) if isinstance(X, MultilingualCorpus) else None
+    out: list[str] = []
+    missing: dict[str, int] = {}
+    for i, (text, lang) in enumerate(zip(texts, lang_arr, strict=True)):
+        version = english[i] if english is not None else None
+        if not isinstance(version, str) or not version.strip():
+            if lang != "en":
+                missing[str(lang)] = missing.get(str(lang), 0) + 1
+                continue
+            version = text
+        out.append(version)
+    if missing:
+        where = ", ".join(f"{lang}: {n}" for lang, n in sorted(missing.items()))
+        raise ValueError(f"UpperBound needs the English version of every non-English document (the corpus field "
+                         f"extra[{field!r}], which only the loaders of parallel datasets set: debtags, sib200; in "
+                         f"files, a {field!r} field: gfun datasets build debtags --english); "
+                         f"{sum(missing.values())} of {len(texts)} documents have none ({where})")
+    return out
+
+
+class UpperBoundClassifier(NaiveClassifier):
+    """The paper's UpperBound: one English classifier trained and tested on the English versions of the documents.
+
+    As in section 4.4 of the paper (after Esuli, Moreo and Sebastiani 2019): every non-English training document
+    is replaced by its English version, one monolingual English classifier is trained (the Naive baseline's
+    learner: TF-IDF and one linear SVM per class, C by cross-validation), and every test document is classified
+    through its English version; scores stay per language of the original documents. It is the idealised bound
+    a cross-lingual method strives to reach, and exists only where the corpus gives every document an English
+    version (:func:`english_versions`): ``debtags`` (each translated description has its English original) and
+    ``sib200`` (parallel by construction). Elsewhere ``fit``/``predict`` raise a :class:`ValueError`.
+
+    On a parallel training set (SIB-200) the English copies of one sentence are identical: they are kept (the
+    paper's definition) and always fall in the same cross-validation fold (no leak into the choice of C).
+
+    Parameters
+    ----------
+    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, random_state
+        As :class:`NaiveClassifier`.
+    n_jobs : int, optional
+        Classes fitted in parallel (threads).
+
+    Attributes
+    ----------
+    classes_ : list of str
+    languages_ : list of str
+        ``["en"]``: the one classifier's language.
+    train_languages_ : list of str
+        The languages of the original training documents.
+    models_ : dict
+        ``{"en": (TfidfVectorizer, LinearOvR)}``.
+    C_ : dict
+        ``{"en": C per class}``.
+    """
+
+    def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> UpperBoundClassifier:
+        """Fit the English classifier on the English versions of the training documents."""
+        check_C(self.C, "C")
+        _, lang_arr, Y, classes = training_data(X, y, langs)
+        english = english_versions(X, langs)
+        self.classes_ = classes
+        self.train_languages_ = sorted(set(lang_arr.tolist()))
+        groups = np.unique(np.asarray(english, dtype=object), return_inverse=True)[1]
+        vec, svm, Cs = _fit_language(
+            "en", english, Y, C=self.C, C_grid=self.C_grid, cv=self.cv, loss=self.loss,
+            class_weight=self.class_weight,
+            vectorizer_params={"min_df": self.min_df, "stopwords": self.stopwords, "stem": self.stem},
+            random_state=self.random_state, groups=groups, n_jobs=self.n_jobs, label="UpperBound")
+        self.languages_ = ["en"]
+        self.models_ = {"en": (vec, svm)}
+        self.C_ = {"en": Cs}
+        return self
+
+    def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Decision scores of the English classifier on the documents' English versions (n_docs, n_classes)."""
+        check_is_fitted(self, "models_")
+        english = english_versions(X, langs)
+        vec, svm = self.models_["en"]
+        if not english:
+            return np.zeros((0, len(self.classes_)))
+        return svm.decision_function(vec.transform(english))
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        meta, arrays = super().get_state()
+        meta["train_languages_"] = self.train_languages_
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> UpperBoundClassifier:
+        obj = super().from_state(meta, arrays)
+        obj.train_languages_ = list(meta.get("train_languages_", []))
         return obj

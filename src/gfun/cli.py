@@ -33,6 +33,7 @@ from gfun.cli_options import (  # noqa: F401 - re-exported: the main CLI's names
     _C_type,
     _out,
     _parse_C,
+    _read,
     add_neural_arguments,
     neural_view_params,
 )
@@ -41,7 +42,7 @@ __all__ = ["build_parser", "main"]
 
 logger = logging.getLogger("gfun.cli")
 
-METHODS = ("gfun", "fun", "naive", "bert")
+METHODS = ("gfun", "fun", "naive", "bert", "upper")
 MISSING_LABELS_HELP = ("documents without a 'labels' field (when others have one): read as having no label, negative "
                        "for every class, with a warning (warn), refused (error), or so without a warning (negative)")
 
@@ -52,14 +53,6 @@ def _setup_logging(verbosity: int) -> None:
                         stream=sys.stderr, force=True)
 
 
-def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "error",
-          detect_language: bool | list[str] = False, on_missing_labels: str = "warn") -> Any:
-    from gfun.corpus import read_corpus
-
-    return read_corpus(path, classes, on_unknown_label=on_unknown_label, detect_language=detect_language,
-                       on_missing_labels=on_missing_labels)
-
-
 def make_estimator(method: str, *, views: str = "x", aggregation: str = DEFAULT_AGGREGATION,
                    meta_C: float | str | None = None, first_tier_C: float = 1.0, train_posteriors: str = "auto",
                    normalize: bool = True,
@@ -68,12 +61,13 @@ def make_estimator(method: str, *, views: str = "x", aggregation: str = DEFAULT_
                    verbose: bool = False, encoder: str | None = None, neural_preset: str | None = None,
                    device: str | None = None, recurrent_wce: bool = False, trainable_layers: int | None = None,
                    save_dtype: str | None = None, self_contained: bool = False) -> Any:
-    """The estimator behind ``--method`` (``gfun``, ``fun``, ``naive`` or ``bert``)."""
-    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, make_fun
+    """The estimator behind ``--method`` (``gfun``, ``fun``, ``naive``, ``bert`` or ``upper``)."""
+    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, UpperBoundClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
 
-    if method == "naive":
-        return NaiveClassifier(C="cv" if meta_C is None else meta_C, n_jobs=n_jobs, random_state=random_state)
+    if method in ("naive", "upper"):
+        cls = NaiveClassifier if method == "naive" else UpperBoundClassifier
+        return cls(C="cv" if meta_C is None else meta_C, n_jobs=n_jobs, random_state=random_state)
     meta_C = 1.0 if meta_C is None else meta_C
     view_params = neural_view_params(word_vectors, encoder, neural_preset, device, recurrent_wce,
                                      trainable_layers=trainable_layers, save_dtype=save_dtype,
@@ -326,7 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="directory the fitted model is saved to")
     p.add_argument("--method", choices=METHODS, default="gfun",
                    help="gfun: Generalized Funnelling; fun: Funnelling (2019); naive: one classifier per language; "
-                   "bert: the fine-tuned transformer used as the classifier (the paper's mBERT baseline)")
+                   "bert: the fine-tuned transformer used as the classifier (the paper's mBERT baseline); upper: the "
+                   "paper's UpperBound, one English classifier on the documents' English versions (a text_en field "
+                   "in every non-English record: gfun datasets build debtags --english, or sib200)")
     p.add_argument("--views", default="x", help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
                    "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors); e.g. xmw, xmb")
     p.add_argument("--r-wce", action="store_true",
@@ -417,11 +413,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from gfun.datasets.cli import add_datasets_parser
     from gfun.experiments.cli import add_experiment_parser
+    from gfun.plots_cli import add_plot_parser
     from gfun.wordvectors.cli import add_embeddings_parser
 
     add_datasets_parser(sub)
     add_embeddings_parser(sub)
     add_experiment_parser(sub)
+    add_plot_parser(sub)
     return parser
 
 

@@ -110,3 +110,11 @@ def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) ->
                        "fine-tuning did not change, and sub-word word vectors such as e5-subword's, are referred to "
                        "by content hash of the local encoder and recomputed from it at load time)")
     p.add_argument("--device", default=None, help="torch device of the b and r views: auto (default), cpu, cuda, ...")
+
+
+def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "error",
+          detect_language: bool | list[str] = False, on_missing_labels: str = "warn") -> Any:
+    from gfun.corpus import read_corpus
+
+    return read_corpus(path, classes, on_unknown_label=on_unknown_label, detect_language=detect_language,
+                       on_missing_labels=on_missing_labels)

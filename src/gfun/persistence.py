@@ -112,7 +112,8 @@ class _VersionVanished(Exception):
 #: saved class name up here (never anywhere else); the modules are imported by name when needed, so that this
 #: module does not import the estimators (which import it to save themselves).
 ESTIMATOR_MODULES: dict[str, str] = {"GeneralizedFunnelling": "gfun.funnelling", "NaiveClassifier": "gfun.baselines",
-                                     "FineTunedTransformerClassifier": "gfun.baselines"}
+                                     "FineTunedTransformerClassifier": "gfun.baselines",
+                                     "UpperBoundClassifier": "gfun.baselines"}
 
 
 def _estimators() -> dict[str, type]:

@@ -106,12 +106,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def build_dataset(name: str, out_dir: str | os.PathLike[str], *,
-                  data_dir: str | os.PathLike[str] | None = None, run: int = 0, **kw: Any) -> Path:
+                  data_dir: str | os.PathLike[str] | None = None, run: int = 0, english: bool = False,
+                  **kw: Any) -> Path:
     """Write one run of a dataset as files: ``<split>.jsonl`` per split and ``classes.json``.
 
     For ``debtags`` the files are those of :func:`gfun.datasets.debtags.write_debtags_run` (with
-    ``stats.json``); for the other datasets each split present is written with
-    :meth:`~gfun.corpus.MultilingualCorpus.to_jsonl`. ``kw`` goes to the dataset's loader.
+    ``stats.json``; ``english=True`` adds each record's English original, ``text_en``); for the other datasets
+    each split present is written with :meth:`~gfun.corpus.MultilingualCorpus.to_jsonl` (every extra field
+    included: ``text_en`` for sib200). ``kw`` goes to the dataset's loader.
 
     Returns
     -------
@@ -125,7 +127,7 @@ def build_dataset(name: str, out_dir: str | os.PathLike[str], *,
     if name == "debtags":
         from gfun.datasets.debtags import load_debtags, write_debtags_run
 
-        return Path(write_debtags_run(load_debtags(run=run, data_dir=data_dir, **kw), out))
+        return Path(write_debtags_run(load_debtags(run=run, data_dir=data_dir, **kw), out, english=english))
     splits = load_dataset(name, data_dir=data_dir, run=run, **kw)
     out.mkdir(parents=True, exist_ok=True)
     for split, corpus in splits.items():
@@ -138,7 +140,8 @@ def build_dataset(name: str, out_dir: str | os.PathLike[str], *,
 def cmd_build(args: argparse.Namespace) -> int:
     """``gfun datasets build NAME --out DIR``: write the corpora of one run as JSONL files."""
     try:
-        out = build_dataset(args.name, args.out, data_dir=args.data_dir, run=args.run, **_loader_kw(args))
+        out = build_dataset(args.name, args.out, data_dir=args.data_dir, run=args.run, english=args.english,
+                            **_loader_kw(args))
     except ValueError as exc:
         if str(exc).startswith("unknown dataset"):
             return _error(str(exc), 2)
@@ -196,6 +199,9 @@ def add_datasets_parser(subparsers: Any) -> argparse.ArgumentParser:
     p_build.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/NAME)")
     p_build.add_argument("--run", type=int, default=0, help="run index (default 0)")
     p_build.add_argument("--langs", default=None, help=_LANGS_HELP)
+    p_build.add_argument("--english", action="store_true",
+                         help="debtags: also write each record's English original (text_en), which gfun train --method "
+                              "upper (UpperBound) needs; sib200 files always hold it")
     p_build.set_defaults(func=cmd_build)
     return parser
 

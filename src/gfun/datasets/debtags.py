@@ -275,8 +275,9 @@ def _load_packages(directory: Path) -> tuple[dict[str, _Package], dict[str, str]
 
 
 def _load_language(directory: Path, lang: str, tagged: dict[str, _Package],
-                   pkg_sig: Any) -> tuple[list[_Doc], dict[str, str]]:
-    """Eligible documents of one language, sorted by package name, deduplicated by md5 and text."""
+                   pkg_sig: Any) -> tuple[list[_Doc], dict[str, str], dict[str, _Doc]]:
+    """Eligible documents of one language, sorted by package name, deduplicated by md5 and text; the checksums
+    of the files read; every candidate document by package name (before deduplication)."""
     paths = _find_files(directory, f"Translation-{lang}")
     key = ("lang", lang, pkg_sig, _signature(paths))
     with _CACHE_LOCK:
@@ -313,8 +314,28 @@ def _load_language(directory: Path, lang: str, tagged: dict[str, _Package],
     logger.info("debtags: %s: %d eligible documents (%d candidates) in %.1fs", lang, len(docs), len(cands),
                 time.perf_counter() - t0)
     with _CACHE_LOCK:
-        _CACHE[key] = (docs, checksums)
-    return docs, checksums
+        _CACHE[key] = (docs, checksums, cands)
+    return docs, checksums, cands
+
+
+def _english_versions(docs: list[_Doc], en_cands: dict[str, _Doc] | None) -> list[str | None]:
+    """The English original of each document (``None`` where the English translation file lacks it).
+
+    A package's ``Description-md5`` is the md5 of its English description, so the English version of a
+    translation is the ``Translation-en`` record with the same md5 (by package name when the md5 is unknown).
+    """
+    if en_cands is None:
+        return [d.text if d.lang == "en" else None for d in docs]
+    by_md5 = {d.md5: d.text for d in en_cands.values() if d.md5}
+    out: list[str | None] = []
+    for d in docs:
+        if d.lang == "en":
+            out.append(d.text)
+        elif d.md5:
+            out.append(by_md5.get(d.md5))
+        else:
+            out.append(en_cands[d.id].text if d.id in en_cands else None)
+    return out
 
 
 # ---------------------------------------------------------------------------------------- protocol
@@ -327,7 +348,10 @@ class DebtagsRun:
     train, test : MultilingualCorpus
         Many-shot training and test documents. Ids are binary package names (unique within a language:
         test sets of different languages may describe the same package); ``extra["source"]`` holds the
-        source package.
+        source package, ``extra["text_en"]`` the English original of each document's description (the
+        ``Translation-en`` record with the same ``Description-md5``; ``None`` where there is none), which
+        :class:`gfun.baselines.UpperBoundClassifier` uses. The JSONL files of :func:`write_debtags_run` do not
+        hold it.
     test_zeroshot : MultilingualCorpus
         Test documents of the zero-shot languages (no training data in those languages).
     classes : list of str
@@ -387,12 +411,12 @@ def _split_language(docs: list[_Doc], perm: np.ndarray, lang: str, train_src: di
     return sorted(train, key=lambda d: d.id), sorted(test, key=lambda d: d.id)
 
 
-def _corpus(docs: list[_Doc], classes: list[str]) -> MultilingualCorpus:
+def _corpus(docs: list[_Doc], classes: list[str], en_cands: dict[str, _Doc] | None = None) -> MultilingualCorpus:
     cset = set(classes)
     return MultilingualCorpus(
         [d.id for d in docs], [d.lang for d in docs], [d.text for d in docs],
         [[t for t in d.tags if t in cset] for d in docs], classes,
-        extra={"source": [d.source for d in docs]})
+        extra={"source": [d.source for d in docs], "text_en": _english_versions(docs, en_cands)})
 
 
 def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *, n_classes: int = 73,
@@ -442,9 +466,17 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
     tagged, pkg_sums, pkg_sig = _load_packages(directory)
     checksums = dict(pkg_sums)
     ldocs: dict[str, list[_Doc]] = {}
+    en_cands: dict[str, _Doc] | None = None
     for lang in many_shot + zero_shot:
-        ldocs[lang], sums = _load_language(directory, lang, tagged, pkg_sig)
+        ldocs[lang], sums, cands = _load_language(directory, lang, tagged, pkg_sig)
         checksums.update(sums)
+        if lang == "en":
+            en_cands = cands
+    if en_cands is None:
+        try:
+            en_cands = _load_language(directory, "en", tagged, pkg_sig)[2]
+        except FileNotFoundError:
+            logger.info("debtags: no Translation-en file: no English versions (extra['text_en']) for UpperBound")
 
     rng = np.random.RandomState(run)
     order = sorted(many_shot, key=lambda g: (len(ldocs[g]), g))
@@ -480,9 +512,9 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
         "n_tagged_packages": len(tagged),
     }
     result = DebtagsRun(
-        train=_corpus([d for lang in many_shot for d in train[lang]], classes),
-        test=_corpus([d for lang in many_shot for d in test[lang]], classes),
-        test_zeroshot=_corpus([d for lang in zero_shot for d in zeroshot[lang]], classes),
+        train=_corpus([d for lang in many_shot for d in train[lang]], classes, en_cands),
+        test=_corpus([d for lang in many_shot for d in test[lang]], classes, en_cands),
+        test_zeroshot=_corpus([d for lang in zero_shot for d in zeroshot[lang]], classes, en_cands),
         classes=classes, run=run, info=info)
     logger.info("debtags run %d: %d training, %d test, %d zero-shot test documents, %d classes (%.1fs)",
                 run, len(result.train), len(result.test), len(result.test_zeroshot), len(classes),
@@ -507,11 +539,14 @@ def _check_invariants(train: dict[str, list[_Doc]], test: dict[str, list[_Doc]],
 
 
 # ------------------------------------------------------------------------------------------ output
-def _records(corpus: MultilingualCorpus) -> Iterator[dict[str, Any]]:
+def _records(corpus: MultilingualCorpus, english: bool = False) -> Iterator[dict[str, Any]]:
     sources = corpus.extra["source"]
     for i in range(len(corpus)):
-        yield {"id": corpus.ids[i], "lang": corpus.langs[i], "source": sources[i], "text": corpus.texts[i],
+        rec = {"id": corpus.ids[i], "lang": corpus.langs[i], "source": sources[i], "text": corpus.texts[i],
                "labels": list(corpus.labels[i])}
+        if english:
+            rec["text_en"] = corpus.extra["text_en"][i]
+        yield rec
 
 
 def _card(labels: Sequence[Sequence[str]]) -> float:
@@ -549,7 +584,7 @@ def _stats_json(r: DebtagsRun) -> dict[str, Any]:
             "inputs_sha256": dict(r.info["checksums"])}
 
 
-def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str]) -> Path:
+def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str], *, english: bool = False) -> Path:
     """Write a run as JSONL files and its class list and statistics as JSON.
 
     Files: ``train.jsonl``, ``test.jsonl``, ``test_zeroshot.jsonl``, ``classes.json``, ``stats.json``.
@@ -557,7 +592,8 @@ def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str]) -> Path:
     JSONL records have the fields ``id, lang, source, text, labels`` in this order (UTF-8, not
     ASCII-escaped), ``id`` being the package name (unique within a language only); ``classes.json`` is
     the class list in column order. The files are byte-identical to those of the reference builder for
-    the same inputs and run.
+    the same inputs and run. With ``english=True`` every record also has ``text_en``, the English original of
+    its description (what ``gfun train --method upper`` reads).
 
     Returns
     -------
@@ -568,7 +604,7 @@ def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str]) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     for name, corpus in (("train", r.train), ("test", r.test), ("test_zeroshot", r.test_zeroshot)):
         with open(out / f"{name}.jsonl", "w", encoding="utf-8", newline="\n") as fh:
-            for rec in _records(corpus):
+            for rec in _records(corpus, english):
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     (out / "classes.json").write_text(json.dumps(list(r.classes), ensure_ascii=False, indent=1) + "\n",
                                       encoding="utf-8", newline="\n")

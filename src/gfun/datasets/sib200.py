@@ -16,7 +16,9 @@ to keep the files' text.
 
 Languages are selected by ISO 639-1 code (``en``) and mapped to the directory present (``eng_Latn``);
 a directory name can be given as well. Documents get the id ``<lang>:<index_id>`` and keep
-``index_id`` as an extra field, so that the parallel versions of a sentence can be matched.
+``index_id`` as an extra field, so that the parallel versions of a sentence can be matched, and ``text_en``,
+the English sentence of the same ``index_id`` (when the English files are present), which
+:class:`gfun.baselines.UpperBoundClassifier` uses.
 """
 
 from __future__ import annotations
@@ -210,10 +212,13 @@ def read_sib200_file(path: str | os.PathLike[str], lang: str,
     return records
 
 
-def _corpus(records: list[dict[str, Any]], classes: Sequence[str]) -> MultilingualCorpus:
+def _corpus(records: list[dict[str, Any]], classes: Sequence[str],
+            english: dict[str, str] | None = None) -> MultilingualCorpus:
+    extra: dict[str, list[Any]] = {"index_id": [r["index_id"] for r in records]}
+    if english is not None:
+        extra["text_en"] = [english.get(r["index_id"]) for r in records]
     return MultilingualCorpus([r["id"] for r in records], [r["lang"] for r in records],
-                              [r["text"] for r in records], [r["labels"] for r in records], classes,
-                              extra={"index_id": [r["index_id"] for r in records]})
+                              [r["text"] for r in records], [r["labels"] for r in records], classes, extra=extra)
 
 
 def load_sib200(data_dir: str | os.PathLike[str] | None = None, langs: Sequence[str] = SIB200_LANGS, *,
@@ -263,7 +268,15 @@ def load_sib200(data_dir: str | os.PathLike[str] | None = None, langs: Sequence[
         if outside:
             raise ValueError(f"train_langs {sorted(outside)} are not among the loaded languages {codes}")
         by_split["train"] = [r for r in by_split["train"] if r["lang"] in keep]
-    out = Sib200Splits(*(_corpus(by_split[s], SIB200_CATEGORIES) for s in _SPLITS))
+    english: dict[str, dict[str, str] | None] = dict.fromkeys(_SPLITS)
+    try:  # the English sentence of each index_id, for UpperBound (extra["text_en"])
+        en_dir = dict(resolved)["en"] if "en" in codes else resolve_sib200_dir(root, "en")[1]
+        for split in _SPLITS:
+            english[split] = {r["index_id"]: r["text"] for r in
+                              read_sib200_file(en_dir / f"{split}.tsv", "en", fix_quotes=fix_quotes)}
+    except FileNotFoundError:
+        logger.info("SIB-200: no English files in %s: no English versions (extra['text_en'])", root)
+    out = Sib200Splits(*(_corpus(by_split[s], SIB200_CATEGORIES, english[s]) for s in _SPLITS))
     logger.info("SIB-200 loaded from %s (%s): train %d, dev %d, test %d sentences", root, ", ".join(codes),
                 len(out.train), len(out.dev), len(out.test))
     return out

@@ -2,7 +2,8 @@
 
 See :mod:`gfun.experiments.many_shot`, :mod:`~gfun.experiments.zero_shot`,
 :mod:`~gfun.experiments.learning_curve`, :mod:`~gfun.experiments.aggregation`; the command line is
-``gfun experiment many-shot|zero-shot|learning-curve|aggregation`` (:mod:`gfun.experiments.cli`).
+``gfun experiment many-shot|zero-shot|learning-curve|aggregation|recurrent`` (:mod:`gfun.experiments.cli`);
+:mod:`~gfun.experiments.recurrent` gives the recurrent-view tables (the paper's Tables 6-7).
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ _LAZY = {
     "parse_configs": "gfun.experiments.configs",
     "run_learning_curve": "gfun.experiments.learning_curve",
     "run_many_shot": "gfun.experiments.many_shot",
+    "run_recurrent": "gfun.experiments.recurrent",
     "CellStore": "gfun.experiments.runner",
     "ExperimentSettings": "gfun.experiments.runner",
     "run_zero_shot": "gfun.experiments.zero_shot",
 }
 
 __all__ = ["CellStore", "Config", "ExperimentSettings", "parse_configs", "run_aggregation", "run_learning_curve",
-           "run_many_shot", "run_zero_shot"]
+           "run_many_shot", "run_recurrent", "run_zero_shot"]
 
 
 def __getattr__(name: str) -> Any:

@@ -108,7 +108,7 @@ def run_aggregation(settings: ExperimentSettings, configs: Sequence[Config], out
     """
     t0 = time.perf_counter()
     variants = aggregation_variants(configs, policies)
-    out, settings, store = open_experiment(out, "aggregation", settings)
+    out, settings, store = open_experiment(out, "aggregation", settings, configs=variants)
     cache = RunCache(settings, zero_shot_test=False)
     cells = []
     for run in range(settings.runs):

@@ -1,4 +1,4 @@
-"""``gfun experiment many-shot | zero-shot | learning-curve | aggregation``.
+"""``gfun experiment many-shot | zero-shot | learning-curve | aggregation | recurrent``.
 
 Wire into the main parser with ``add_experiment_parser(subparsers)``.
 """
@@ -11,7 +11,8 @@ from typing import Any
 
 from gfun.cli_options import _out, _parse_C, add_neural_arguments, neural_view_params  # shared with the main CLI
 
-__all__ = ["DEFAULT_CONFIGS", "add_experiment_parser", "cmd_experiment", "settings_from_args"]
+__all__ = ["DEFAULT_CONFIGS", "DEFAULT_REFERENCE", "add_experiment_parser", "cmd_experiment", "parse_view_params",
+           "settings_from_args"]
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +22,39 @@ DEFAULT_CONFIGS: dict[str, tuple[str, str]] = {
     "zero-shot": ("fun,xm", "fun,xm"),
     "learning-curve": ("naive,fun,xm", "naive,fun,x"),
     "aggregation": ("fun,x,m,w,xm,xmw", "fun,x,w,xw"),
+    "recurrent": ("r_m,r_mw,br_m,br_mw,xr_mw,xbr_m,xbr_mw", "r_m,r_mw,xr_mw"),
 }
+#: Default --reference of the recurrent experiment, full and --quick.
+DEFAULT_REFERENCE: tuple[str, str] = ("xm", "x")
+
+
+def parse_view_params(items: list[str] | None, view_params: dict | None) -> dict | None:
+    """``view_params`` with the ``--view-param LETTER.NAME=VALUE`` options applied (VALUE read as JSON when it parses).
+
+    Raises
+    ------
+    ValueError
+        On a malformed item or an unknown view letter.
+    """
+    import json
+
+    from gfun.views import VIEW_CLASSES
+
+    out = {k: dict(v) for k, v in (view_params or {}).items()}
+    for item in items or []:
+        key, eq, value = item.partition("=")
+        letter, dot, name = key.strip().partition(".")
+        if not eq or not dot or not name.strip():
+            raise ValueError(f"--view-param takes LETTER.NAME=VALUE (e.g. r.hidden_size=64), got {item!r}")
+        if letter not in VIEW_CLASSES:
+            raise ValueError(f"--view-param {item!r}: unknown view letter {letter!r}; choose from "
+                             f"{', '.join(VIEW_CLASSES)}")
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = value
+        out.setdefault(letter, {})[name.strip()] = parsed
+    return out or None
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
@@ -38,6 +71,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     view_params = neural_view_params(source, getattr(args, "encoder", None),
                                      getattr(args, "neural_preset", None), getattr(args, "device", None),
                                      trainable_layers=getattr(args, "trainable_layers", None))
+    view_params = parse_view_params(getattr(args, "view_param", None), view_params)
     langs = [x.strip() for x in args.languages.split(",") if x.strip()] if args.languages else None
     sample = QUICK_SAMPLE if args.quick else None
     if getattr(args, "sample", None):
@@ -69,6 +103,11 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         from gfun.experiments.zero_shot import run_zero_shot
 
         res = run_zero_shot(settings, configs, out, plots=not args.no_plots)
+    elif args.experiment == "recurrent":
+        from gfun.experiments.recurrent import run_recurrent
+
+        reference = args.reference if args.reference is not None else DEFAULT_REFERENCE[bool(args.quick)]
+        res = run_recurrent(settings, configs, out, reference=reference, plots=not args.no_plots)
     elif args.experiment == "learning-curve":
         from gfun.experiments.learning_curve import run_learning_curve
 
@@ -102,7 +141,8 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
     helps = {"many-shot": "Tables 3-4: mean ± std over runs with significance; Figure 4",
              "zero-shot": "Figures 5-7: languages added one at a time, every language tested",
              "learning-curve": "Figure 8: 0-100%% of one target language's training documents",
-             "aggregation": "Table 5 extended: every aggregation policy for every configuration"}
+             "aggregation": "Table 5 extended: every aggregation policy for every configuration",
+             "recurrent": "Tables 6-7: the recurrent view (R_M, R_MW) alone and with the other views"}
     for name, text in helps.items():
         full, quick = DEFAULT_CONFIGS[name]
         p = sub.add_parser(name, help=text, description=text.replace("%%", "%"), formatter_class=fmt)
@@ -110,8 +150,9 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/<dataset>)")
         p.add_argument("--runs", type=int, default=None, help="number of runs (default 10; --quick: 2)")
         p.add_argument("--configs", default=None,
-                       help=f"comma-separated configurations: naive, fun, bert, gFun view letters (x, m, w, b, r, xm, "
-                       f"xmw, xmb, r_m, r_mw, xbr_m, ...), optionally -mean/-concat/-stack/-wmean "
+                       help=f"comma-separated configurations: naive, fun, bert, upper (UpperBound: debtags, sib200), "
+                       f"gFun view letters (x, m, w, b, r, xm, xmw, xmb, r_m, r_mw, xbr_m, ...), optionally "
+                       f"-mean/-concat/-stack/-wmean/-select; the whole list is checked before anything runs "
                        f"(default {full}; --quick: {quick})")
         p.add_argument("--out", default=None, help="output folder (default results/<experiment>-<dataset>)")
         p.add_argument("--quick", action="store_true",
@@ -125,6 +166,9 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--word-vectors", default=None,
                        help="word-vector source of the m and r views (e.g. vec:DIR, e5)")
         add_neural_arguments(p)
+        p.add_argument("--view-param", action="append", default=None, metavar="LETTER.NAME=VALUE",
+                       help="a parameter of one view, repeatable: r.hidden_size=64, r.max_epochs=10, b.max_length=64, "
+                            "m.source=e5 ... (VALUE read as JSON when it parses: numbers, true, false, null)")
         p.add_argument("--seed", type=int, default=0, help="base seed (run r uses seed + r)")
         p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
         p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
@@ -143,6 +187,11 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
                                 "sv) and write the zero-shot table of the configurations that serve them "
                                 "(many-shot-<dataset>-zero-shot.md/.csv/.tex, same runs, same t-tests); the many-shot "
                                 "table stays on the training languages")
+        if name == "recurrent":
+            p.add_argument("--reference", default=None,
+                           help=f"comma-separated configurations of the many-shot tables run alongside, that every row "
+                                f"is tested against ('' for none; default {DEFAULT_REFERENCE[0]}; --quick: "
+                                f"{DEFAULT_REFERENCE[1]})")
         if name == "learning-curve":
             p.add_argument("--targets", default=None, help="comma-separated target languages (default: the first)")
             p.add_argument("--fractions", default=None, help="comma-separated percentages (default 0,10,20,30,50,100)")

@@ -1,27 +1,41 @@
-"""Experiment configurations named as in the paper: ``naive``, ``fun``, ``bert`` and gFun view letters.
+"""Experiment configurations named as in the paper: ``naive``, ``fun``, ``bert``, ``upper``, gFun view letters.
 
 A configuration name is ``naive``, ``fun``, ``bert`` (the fine-tuned transformer baseline, the paper's mBERT
-row) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``, ``xmb``, ...) optionally followed by
-``-mean``, ``-concat``, ``-stack`` or ``-wmean`` (the aggregation, see :mod:`gfun.aggregation`; without a suffix,
-the estimator's default). With the recurrent view ``r`` the letters end
-in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors + WCEs), e.g. ``r_mw``,
-``xbr_m``, as in the paper's section 5.
+row), ``upper`` (alias ``upperbound``: the paper's UpperBound, parallel datasets only, see
+:class:`gfun.baselines.UpperBoundClassifier`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``,
+``xmb``, ...) optionally followed by ``-mean``, ``-concat``, ``-stack``, ``-wmean`` or ``-select`` (the
+aggregation, see :mod:`gfun.aggregation`; without a suffix, the estimator's default). With the recurrent view
+``r`` the letters end in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors +
+WCEs), e.g. ``r_mw``, ``xbr_m``, as in the paper's section 5.
+
+:func:`parse_configs` checks a whole list at once (every bad name in one error, with the valid ones) and logs
+every name it canonicalises (``mx`` runs and is reported as ``xm``, ``r`` as ``r_m``, ``upperbound`` as
+``upper``): the name in the tables and file names is always the canonical one, never silently another.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
 
-__all__ = ["Config", "UNAVAILABLE_VIEWS", "build_estimator", "parse_config", "parse_configs"]
+__all__ = ["Config", "PARALLEL_DATASETS", "UNAVAILABLE_VIEWS", "build_estimator", "check_configs_for_dataset",
+           "config_names_help", "parse_config", "parse_configs"]
+
+logger = logging.getLogger(__name__)
 
 #: View letters of the paper that gfun does not implement yet, with the reason shown to the user (none left).
 UNAVAILABLE_VIEWS: dict[str, str] = {}
 
 _BASELINES = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)"}
+_BASELINES["upper"] = "UpperBound"
+#: Other spellings of configuration names -> the canonical name.
+_ALIASES = {"upperbound": "upper", "upper-bound": "upper", "gfun": "x", "gfun-x": "x"}
+#: Datasets whose every document has an English version (``extra["text_en"]``), which ``upper`` needs.
+PARALLEL_DATASETS: tuple[str, ...] = ("debtags", "sib200")
 #: Variants of the recurrent view: suffix -> whether WCEs are concatenated to the word vectors.
 _R_VARIANTS = {"m": False, "mw": True}
 _AGGREGATIONS = AGGREGATIONS
@@ -35,7 +49,7 @@ class Config:
     ----------
     name : str
         Canonical name (``"naive"``, ``"fun"``, ``"xmw"``, ``"xm-concat"``); used in file names.
-    method : {"naive", "fun", "bert", "gfun"}
+    method : {"naive", "fun", "bert", "upper", "gfun"}
     views : str
         gFun view letters in canonical (paper) order, ``""`` for the baselines.
     aggregation : {"mean", "concat", "stack", "wmean"}
@@ -75,7 +89,7 @@ class Config:
         transformer baseline, and Fun in the zero-shot experiment, through its auxiliary M classifier
         (``build_estimator(zero_shot=True)``).
         """
-        if self.method in ("bert", "fun"):
+        if self.method in ("bert", "fun", "upper"):
             return True
         zero_shot = set(self.views) & set("mbr")
         return self.method == "gfun" and bool(zero_shot) and (self.aggregation != "concat"
@@ -99,10 +113,9 @@ def parse_config(spec: str) -> Config:
     text = spec.strip().lower()
     if not text:
         raise ValueError("empty configuration name")
+    text = _ALIASES.get(text, text)
     if text in _BASELINES:
         return Config(text, text)
-    if text in ("gfun", "gfun-x"):
-        text = "x"
     views, _, aggregation = text.partition("-")
     if views.startswith("gfun"):
         views = views[4:]
@@ -121,8 +134,8 @@ def parse_config(spec: str) -> Config:
     order = _view_order()
     unknown = [c for c in views if c not in order]
     if unknown or not views:
-        raise ValueError(f"unknown configuration {spec!r}: expected naive, fun, or gFun view letters from "
-                         f"{order!r} (e.g. x, xm, xmw), optionally with -{' / -'.join(_AGGREGATIONS)}")
+        raise ValueError(f"unknown configuration {spec!r}: expected {', '.join(_BASELINES)}, or gFun view letters "
+                         f"from {order!r} (e.g. x, xm, xmw), optionally with -{' / -'.join(_AGGREGATIONS)}")
     if len(set(views)) != len(views):
         raise ValueError(f"configuration {spec!r}: view letters repeat")
     views = "".join(c for c in order if c in views)
@@ -132,19 +145,61 @@ def parse_config(spec: str) -> Config:
     return Config(name, "gfun", views, aggregation, r_wce)
 
 
+def config_names_help() -> str:
+    """The valid configuration names, in words (for error messages and ``--help``)."""
+    order = _view_order()
+    return (f"{', '.join(_BASELINES)} (alias {', '.join(k for k, v in _ALIASES.items() if v in _BASELINES)}), or "
+            f"gFun view letters from {order!r} in any order without repeats (x, m, w, xm, xmw, xmb, ...; with r: "
+            f"r_m, r_mw, xr_mw, xbr_m, ...), optionally followed by -{', -'.join(_AGGREGATIONS)}")
+
+
 def parse_configs(specs: str | Sequence[str]) -> list[Config]:
-    """Configurations from a comma-separated list (or a sequence of names), duplicates removed."""
+    """Configurations from a comma-separated list (or a sequence of names), duplicates removed.
+
+    Every name is checked before any is returned; names that are canonicalised (``mx`` -> ``xm``) are logged.
+
+    Raises
+    ------
+    ValueError
+        Listing every bad name of the list with the reason, and the valid names.
+    """
+    from gfun.experiments.keys import check_key_value
+
     items = specs.split(",") if isinstance(specs, str) else list(specs)
     out: list[Config] = []
+    errors: list[str] = []
     for item in items:
         if not item.strip():
             continue
-        cfg = parse_config(item)
+        try:
+            cfg = parse_config(item)
+            check_key_value("config", cfg.name)
+        except ValueError as exc:
+            errors.append(str(exc))
+            continue
+        if cfg.name != item.strip().lower():
+            logger.info("configuration %r is run and reported as %r (%s)", item.strip(), cfg.name, cfg.display)
         if cfg.name not in {c.name for c in out}:
             out.append(cfg)
+    if errors:
+        raise ValueError(f"{len(errors)} bad configuration name(s): " + "; ".join(errors)
+                         + f". Valid names: {config_names_help()}")
     if not out:
         raise ValueError("no configuration given")
     return out
+
+
+def check_configs_for_dataset(configs: Sequence[Config], dataset: str) -> None:
+    """Refuse, before anything runs, configurations the dataset cannot serve (``upper`` needs a parallel corpus).
+
+    Raises
+    ------
+    ValueError
+    """
+    if any(c.method == "upper" for c in configs) and dataset not in PARALLEL_DATASETS:
+        raise ValueError(f"configuration 'upper' (UpperBound) needs the English version of every document, which "
+                         f"only the parallel datasets {', '.join(PARALLEL_DATASETS)} provide; {dataset!r} does not: "
+                         "drop 'upper' from --configs")
 
 
 def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state: int | None = 0,
@@ -168,11 +223,13 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
         Build Fun as in the zero-shot experiments of Esuli et al. (2019), which the paper compares with: an
         auxiliary classifier on the M view (``view_params["m"]``) serves the languages without training data.
     """
-    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, make_fun
+    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, UpperBoundClassifier, make_fun
     from gfun.funnelling import GeneralizedFunnelling
 
     if config.method == "naive":
         return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+    if config.method == "upper":
+        return UpperBoundClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
     if config.method == "fun":
         extra = {}
         if zero_shot:

@@ -73,7 +73,7 @@ def run_learning_curve(settings: ExperimentSettings, configs: Sequence[Config], 
     fractions = sorted({int(f) for f in fractions})
     if any(f < 0 or f > 100 for f in fractions):
         raise ValueError(f"fractions must be percentages in [0, 100], got {fractions}")
-    out, settings, store = open_experiment(out, "learning-curve", settings)
+    out, settings, store = open_experiment(out, "learning-curve", settings, configs=configs)
     cache = RunCache(settings, zero_shot_test=False)
     languages = sorted(cache(0)[0].languages)
     targets = list(targets) if targets else languages[:1]

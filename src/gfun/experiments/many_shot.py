@@ -157,7 +157,8 @@ def write_zero_shot_tables(out: Path, stem: str, scores: pd.DataFrame, configs: 
 
 
 def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: str | Path, *,
-                  plots: bool = True, zero_shot_test: bool = False) -> dict[str, Any]:
+                  plots: bool = True, zero_shot_test: bool = False, experiment: str = "many-shot",
+                  title: str = "Many-shot results") -> dict[str, Any]:
     """Run (or resume) the many-shot experiment and write its files.
 
     Parameters
@@ -171,6 +172,11 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     zero_shot_test : bool
         Also test every cell on the dataset's zero-shot test documents and write the zero-shot tables (see the
         module docstring). Part of the experiment's settings: a folder is resumed with the same choice.
+    experiment : str
+        Name of the experiment: its cells folder, settings file and file stem (``<experiment>-<dataset>``); the
+        recurrent-view tables (:mod:`gfun.experiments.recurrent`) are a many-shot experiment of their own.
+    title : str
+        Title of the tables (`` on <dataset>`` is appended).
 
     Returns
     -------
@@ -179,15 +185,15 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
         (written paths), ``cells`` (computed/skipped counts), ``zero_shot_languages`` and ``wall_s``.
     """
     t0 = time.perf_counter()
-    out, settings, store = open_experiment(out, "many-shot", settings,
-                                           {"zero_shot_test": True} if zero_shot_test else None)
+    out, settings, store = open_experiment(out, experiment, settings,
+                                           {"zero_shot_test": True} if zero_shot_test else None, configs=configs)
     cache = RunCache(settings, zero_shot_test=zero_shot_test)
     cells = []
     for run in range(settings.runs):
         for cfg in configs:
             key = {"run": run, "config": cfg.name}
             cells.append((key, cell_job(settings, cfg, run, lambda r=run: cache(r))))
-    counts = run_cells(store, cells, label="many-shot", settings=settings)
+    counts = run_cells(store, cells, label=experiment, settings=settings)
     frame = store.load_all(k for k, _ in cells)
     scores = cell_scores(frame, ["run", "config"])
     zs_langs = zero_shot_languages(frame)
@@ -197,12 +203,12 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     zero = scores[scores["setting"] == "zero-shot"]
     zavg = language_average(zero, ["run", "config"]).assign(setting="zero-shot") if zs_langs else None
     all_scores = pd.concat([scores, avg, zavg], ignore_index=True)
-    stem = f"many-shot-{settings.dataset}"
+    stem = f"{experiment}-{settings.dataset}"
     files = [out / f"{stem}-scores.csv", out / f"{stem}-timings.csv"]
     all_scores.to_csv(files[0], index=False)
     frame.groupby(["run", "config"], sort=False)[["fit_s", "predict_s"]].first().reset_index().to_csv(
         files[1], index=False)
-    table = write_tables(out, stem, avg, configs, title=f"Many-shot results on {settings.dataset}")
+    table = write_tables(out, stem, avg, configs, title=f"{title} on {settings.dataset}")
     files += [out / f"{stem}{s}" for s in (".csv", ".md", ".tex")]
     if zs_langs:
         files += write_zero_shot_tables(out, stem, pd.concat([zero, zavg], ignore_index=True), configs, zs_langs,
@@ -226,7 +232,7 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
                                           title=f"{settings.dataset}: relative improvement over Naive")
                 files.append(path)
     wall = time.perf_counter() - t0
-    logger.info("many-shot finished in %.1f s (%d cells computed, %d resumed)", wall, counts["done"],
+    logger.info("%s finished in %.1f s (%d cells computed, %d resumed)", experiment, wall, counts["done"],
                 counts["skipped"])
     return {"table": table, "scores": all_scores, "files": files, "cells": counts, "zero_shot_languages": zs_langs,
             "wall_s": wall}

@@ -24,10 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gfun.experiments.keys import check_key_value  # noqa: F401 - also used by the configurations
 from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, f1_from_counts, k_from_counts
 
-__all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "drop_view_cache", "evaluate_cell",
-           "load_run", "open_experiment", "run_cells", "sample_corpus", "view_memory", "with_view_cache"]
+__all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "check_key_value",
+           "drop_view_cache", "evaluate_cell", "load_run", "open_experiment", "run_cells", "sample_corpus",
+           "view_memory", "with_view_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -198,13 +200,7 @@ def evaluate_cell(estimator: Any, train: Any, test: Any) -> pd.DataFrame:
 
 
 def _key_name(key: dict[str, Any]) -> str:
-    parts = []
-    for k, v in key.items():
-        text = str(v)
-        if not text or any(ch in text for ch in "/\\=_ ") or text.startswith("."):
-            raise ValueError(f"cell key value {text!r} of {k!r} cannot be used in a file name")
-        parts.append(f"{k}={text}")
-    return "__".join(parts)
+    return "__".join(f"{k}={check_key_value(k, v)}" for k, v in key.items())
 
 
 def _atomic_write(path: Path, write: Callable[[str], None]) -> None:
@@ -273,17 +269,24 @@ class CellStore:
 
 
 def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSettings,
-                    extra: dict[str, Any] | None = None) -> tuple[Path, ExperimentSettings, CellStore]:
+                    extra: dict[str, Any] | None = None, *, configs: Sequence[Any] = ()
+                    ) -> tuple[Path, ExperimentSettings, CellStore]:
     """Start (or resume) experiment ``name`` in ``out``.
 
-    Creates the folder, saves the settings (and ``extra``, more of what determines the results) as
-    ``<name>-settings.json`` (or checks them against those of an earlier start, see :func:`write_settings`),
-    locates the view cache (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
+    First checks that the dataset can serve every configuration of ``configs`` (``upper`` needs a parallel
+    corpus; see :func:`gfun.experiments.configs.check_configs_for_dataset`), then creates the folder, saves the
+    settings (and ``extra``, more of what determines the results) as ``<name>-settings.json`` (or checks them
+    against those of an earlier start, see :func:`write_settings`), locates the view cache
+    (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
 
     Returns
     -------
     (out, settings, store)
     """
+    from gfun.datasets.registry import resolve_dataset_name
+    from gfun.experiments.configs import check_configs_for_dataset
+
+    check_configs_for_dataset(configs, resolve_dataset_name(settings.dataset))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_settings(out / f"{name}-settings.json", settings, {"experiment": name, **(extra or {})})
@@ -309,6 +312,8 @@ def run_cells(store: CellStore, cells: Sequence[tuple[dict[str, Any], Callable[[
     dict
         ``{"done": computed now, "skipped": found complete}``.
     """
+    for key, _ in cells:  # every file name is checked before the first cell runs
+        _key_name(key)
     done = skipped = 0
     total = len(cells)
     t_start = time.perf_counter()
