@@ -182,10 +182,12 @@ def sub_arrays(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarr
 
 def _estimators() -> dict[str, type]:
     from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier
+    from gfun.crosslingual import CROSSLINGUAL
     from gfun.funnelling import GeneralizedFunnelling
 
     return {"GeneralizedFunnelling": GeneralizedFunnelling, "NaiveClassifier": NaiveClassifier,
-            "FineTunedTransformerClassifier": FineTunedTransformerClassifier}
+            "FineTunedTransformerClassifier": FineTunedTransformerClassifier,
+            **{cls.__name__: cls for cls in CROSSLINGUAL.values()}}
 
 
 def _json_default(obj: Any) -> Any:

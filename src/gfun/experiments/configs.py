@@ -21,7 +21,8 @@ __all__ = ["Config", "UNAVAILABLE_VIEWS", "build_estimator", "parse_config", "pa
 #: View letters of the paper that gfun does not implement yet, with the reason shown to the user (none left).
 UNAVAILABLE_VIEWS: dict[str, str] = {}
 
-_BASELINES = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)"}
+_BASELINES = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)",
+              "lri": "LRI", "clesa": "CLESA", "kcca": "KCCA", "dci": "DCI"}  # the last four: gfun.crosslingual
 #: Variants of the recurrent view: suffix -> whether WCEs are concatenated to the word vectors.
 _R_VARIANTS = {"m": False, "mw": True}
 _AGGREGATIONS = AGGREGATIONS
@@ -173,6 +174,11 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
 
     if config.method == "naive":
         return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+    if config.method in ("lri", "clesa", "kcca", "dci"):  # view_params[name]: e.g. {"kcca": {"parallel": path}}
+        from gfun.crosslingual import make_crosslingual
+
+        return make_crosslingual(config.method, C=meta_C, n_jobs=n_jobs, random_state=random_state,
+                                 **(view_params or {}).get(config.method, {}))
     if config.method == "fun":
         extra = {}
         if zero_shot:
