@@ -237,7 +237,7 @@ def test_kcca_recovers_a_planted_correlation() -> None:
     n, d = 600, 40
     s = rng.normal(size=n)
     views, tests = {}, {}
-    for v, k in (("a", 0), ("b", 1), ("c", 2)):
+    for v in ("a", "b", "c"):
         loading = rng.normal(size=d)
         noise = rng.normal(size=(n, d)) * 1.5 + rng.normal(size=(n, 1)) * rng.normal(size=d) * 3  # a distractor
         X = np.outer(s, loading) + noise
