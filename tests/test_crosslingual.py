@@ -294,3 +294,15 @@ def test_config_names() -> None:
         est = build_estimator(cfg, meta_C=2.0, random_state=3, view_params={name: {"min_df": 3}})
         assert isinstance(est, cls) and est.C == 2.0 and est.random_state == 3 and est.min_df == 3
     assert parse_config("kcca").display == "KCCA"
+
+
+def test_rbf_svms_on_a_dense_space(data, tmp_path: Path) -> None:
+    model = _make("dci", kernel="rbf").fit(data[0])
+    assert type(model.svm_).__name__ == "RBFSVMOvR"
+    pred = model.predict(data[1])
+    assert f1_score(data[1].Y.toarray(), pred, "micro") > 0.8
+    model.save(str(tmp_path / "m"))
+    loaded = load_model(tmp_path / "m")
+    assert np.allclose(loaded.decision_function(data[1]), model.decision_function(data[1]))
+    with pytest.raises(ValueError, match="kernel"):
+        _make("dci", kernel="poly").fit(data[0])

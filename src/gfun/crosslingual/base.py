@@ -64,6 +64,10 @@ class CrossLingualClassifier(ClassifierMixin, BaseEstimator):
     n_jobs : int, optional
         Classes fitted in parallel threads.
     random_state : int, optional
+    kernel : {"linear", "rbf"}
+        Of the SVMs, for the methods with a dense space (CLESA, KCCA, DCI): ``"rbf"`` trains
+        :class:`gfun.kernel_svm.RBFSVMOvR` (C chosen the same way), as the authors' code of Esuli et al. (2019)
+        does on the dense spaces when it optimises C.
 
     Attributes (after fit)
     ----------------------
@@ -71,7 +75,7 @@ class CrossLingualClassifier(ClassifierMixin, BaseEstimator):
     languages_ : list of str
         Languages the model can classify.
     vectorizers_ : dict of str to TfidfVectorizer
-    svm_ : LinearOvR
+    svm_ : LinearOvR or RBFSVMOvR
     C_ : ndarray of shape (n_classes,)
     fit_seconds_ : dict of str to float
         ``space`` (learning the mapping) and ``svm`` (the classifiers).
@@ -116,6 +120,18 @@ class CrossLingualClassifier(ClassifierMixin, BaseEstimator):
         t1 = time.perf_counter()
         Z = self._transform(texts, lang_arr)
         fit_kw = {"loss": self.loss, "class_weight": self.class_weight, "random_state": self.random_state}
+        kernel = getattr(self, "kernel", "linear")
+        if kernel not in ("linear", "rbf"):
+            raise ValueError(f"kernel must be 'linear' or 'rbf', got {kernel!r}")
+        if kernel == "rbf":
+            from gfun.kernel_svm import RBFSVMOvR
+
+            self.svm_ = RBFSVMOvR(C=self.C, C_grid=self.C_grid, cv=self.cv, probability=False,
+                                  class_weight=self.class_weight, n_jobs=self.n_jobs,
+                                  random_state=self.random_state).fit(np.asarray(Z), Y)
+            self.C_ = np.asarray(self.svm_.C_, dtype=np.float64)
+            self.fit_seconds_ = {"space": t1 - t0, "svm": time.perf_counter() - t1}
+            return self
         if self.C == "cv":
             folds = make_folds(Z.shape[0], self.cv, self.random_state)
             Cs = select_C(Z, Y, sorted(self.C_grid), folds, **fit_kw)
@@ -186,9 +202,13 @@ class CrossLingualClassifier(ClassifierMixin, BaseEstimator):
             vmeta, varr = vec.get_state()
             meta["vectorizers"][lang] = vmeta
             arrays.update({f"vec/{lang}/{k}": v for k, v in varr.items()})
-        arrays["svm/coef"] = self.svm_.coef
-        arrays["svm/intercept"] = self.svm_.intercept
         arrays["svm/C"] = self.C_
+        if isinstance(self.svm_, LinearOvR):
+            arrays["svm/coef"] = self.svm_.coef
+            arrays["svm/intercept"] = self.svm_.intercept
+        else:
+            meta["rbf_svm"], rarr = self.svm_.get_state()
+            arrays.update({f"svm/rbf/{k}": v for k, v in rarr.items()})
         return meta, arrays
 
     @classmethod
@@ -201,6 +221,11 @@ class CrossLingualClassifier(ClassifierMixin, BaseEstimator):
         obj.vectorizers_ = {lang: TfidfVectorizer.from_state(vmeta, sub_arrays(arrays, f"vec/{lang}/"))
                             for lang, vmeta in meta["vectorizers"].items()}
         obj._load_space(meta["space"], sub_arrays(arrays, "space/"))
-        obj.svm_ = LinearOvR(np.asarray(arrays["svm/coef"]), np.asarray(arrays["svm/intercept"]))
+        if "rbf_svm" in meta:
+            from gfun.kernel_svm import RBFSVMOvR
+
+            obj.svm_ = RBFSVMOvR.from_state(meta["rbf_svm"], sub_arrays(arrays, "svm/rbf/"))
+        else:
+            obj.svm_ = LinearOvR(np.asarray(arrays["svm/coef"]), np.asarray(arrays["svm/intercept"]))
         obj.C_ = np.asarray(arrays["svm/C"])
         return obj

@@ -62,7 +62,7 @@ class CLESAClassifier(CrossLingualClassifier):
         Number of concepts (dimensions); ``None``: every item with ``min_languages`` languages.
     min_languages : int
         Least number of languages a concept must be described in.
-    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, n_jobs, random_state
+    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, n_jobs, random_state, kernel
         See :class:`gfun.crosslingual.base.CrossLingualClassifier`.
 
     Attributes
@@ -79,7 +79,7 @@ class CLESAClassifier(CrossLingualClassifier):
                  C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID, cv: int = 5,
                  loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 1,
                  stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
-                 random_state: int | None = None) -> None:
+                 random_state: int | None = None, kernel: str = "linear") -> None:
         self.parallel = parallel
         self.max_concepts = max_concepts
         self.min_languages = min_languages
@@ -93,6 +93,7 @@ class CLESAClassifier(CrossLingualClassifier):
         self.stem = stem
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.kernel = kernel
 
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
         coll = resolve_parallel(self.parallel, X)

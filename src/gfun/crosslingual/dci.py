@@ -90,7 +90,7 @@ class DCIClassifier(CrossLingualClassifier):
     ----------
     dcf : {"linear", "pmi"}
         Distributional correspondence function.
-    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, n_jobs, random_state
+    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, n_jobs, random_state, kernel
         See :class:`gfun.crosslingual.base.CrossLingualClassifier`.
 
     Attributes
@@ -106,7 +106,7 @@ class DCIClassifier(CrossLingualClassifier):
     def __init__(self, dcf: str = "linear", C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID,
                  cv: int = 5, loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 1,
                  stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
-                 random_state: int | None = None) -> None:
+                 random_state: int | None = None, kernel: str = "linear") -> None:
         self.dcf = dcf
         self.C = C
         self.C_grid = C_grid
@@ -118,6 +118,7 @@ class DCIClassifier(CrossLingualClassifier):
         self.stem = stem
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.kernel = kernel
 
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
         if self.dcf not in DCFS:

@@ -169,7 +169,7 @@ class KCCAClassifier(CrossLingualClassifier):
         Use at most this many items of the collection (a random sample); ``None``: all.
     min_df : int
         Of the per-language vectorizers (2 by default: the projection matrices have one row per term).
-    C, C_grid, cv, loss, class_weight, stopwords, stem, n_jobs, random_state
+    C, C_grid, cv, loss, class_weight, stopwords, stem, n_jobs, random_state, kernel
         See :class:`gfun.crosslingual.base.CrossLingualClassifier`.
 
     Attributes
@@ -186,7 +186,7 @@ class KCCAClassifier(CrossLingualClassifier):
                  max_items: int | None = None, C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID,
                  cv: int = 5, loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 2,
                  stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
-                 random_state: int | None = None) -> None:
+                 random_state: int | None = None, kernel: str = "linear") -> None:
         self.parallel = parallel
         self.n_components = n_components
         self.rank = rank
@@ -202,6 +202,7 @@ class KCCAClassifier(CrossLingualClassifier):
         self.stem = stem
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.kernel = kernel
 
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
         coll = resolve_parallel(self.parallel, X)
