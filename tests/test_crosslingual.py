@@ -294,6 +294,7 @@ def test_config_names() -> None:
         est = build_estimator(cfg, meta_C=2.0, random_state=3, view_params={name: {"min_df": 3}})
         assert isinstance(est, cls) and est.C == 2.0 and est.random_state == 3 and est.min_df == 3
     assert parse_config("kcca").display == "KCCA"
+    assert parse_config("clesa").serves_unseen and not parse_config("dci").serves_unseen
 
 
 def test_rbf_svms_on_a_dense_space(data, tmp_path: Path) -> None:

@@ -76,7 +76,7 @@ class Config:
         transformer baseline, and Fun in the zero-shot experiment, through its auxiliary M classifier
         (``build_estimator(zero_shot=True)``).
         """
-        if self.method in ("bert", "fun"):
+        if self.method in ("bert", "fun", "clesa", "kcca"):  # the last two: languages of their parallel collection
             return True
         zero_shot = set(self.views) & set("mbr")
         return self.method == "gfun" and bool(zero_shot) and (self.aggregation != "concat"
