@@ -257,7 +257,7 @@ def _write(path: Path, text: str) -> None:
     path.with_name(path.name + ".lz4").write_bytes(lz4.frame.compress(text.encode("utf-8")))
 
 
-def test_debtags_parallel_collection(tmp_path: Path) -> None:
+def test_debtags_parallel_collection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "debtags"
     root.mkdir()
     _write(root / "Packages", "\n".join(
@@ -276,6 +276,17 @@ def test_debtags_parallel_collection(tmp_path: Path) -> None:
     back = ParallelCollection.from_jsonl(tmp_path / "p.jsonl")
     assert back.ids == coll.ids and back.texts == {k: coll.texts[k] for k in sorted(coll.texts)}
     assert resolve_parallel(str(tmp_path / "p.jsonl")).ids == coll.ids
+    # "auto": the packages of the training documents' sources, from $GFUN_DATA/debtags
+    monkeypatch.setenv("GFUN_DATA", str(tmp_path))
+    train = MultilingualCorpus(["alpha", "beta"], ["it", "fr"], ["alpha in it\nlong text", "beta in fr\nlong text"],
+                               [["a"], ["a"]], ["a"], extra={"source": ["asrc", "bsrc"]})
+    auto = resolve_parallel("auto", train)
+    assert auto.ids == ["alpha", "alpha-doc", "beta"] and auto.texts["en"][2] == "beta in en\nlong text"
+    other = MultilingualCorpus(["alpha", "beta"], ["it", "fr"], ["other text", "beta in fr\nlong text"],
+                               [["a"], ["a"]], ["a"], extra={"source": ["asrc", "bsrc"]})
+    other.texts[1] = "changed"
+    with pytest.raises(ValueError, match="not the files"):
+        resolve_parallel("auto", other)
 
 
 def test_resolve_parallel_errors() -> None:

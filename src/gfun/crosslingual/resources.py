@@ -124,7 +124,7 @@ def debtags_parallel(data_dir: str | os.PathLike[str] | None = None, *,
     data_dir : path, optional
         Folder with ``Packages`` and ``Translation-<lang>`` files (default ``$GFUN_DATA/debtags``).
     languages : sequence of str, optional
-        Default: the debtags many-shot and zero-shot languages.
+        Default: those of the debtags many-shot and zero-shot languages whose ``Translation`` file exists.
     sources : collection of str, optional
         Keep only packages whose source package is in this set (e.g. the training documents' sources, so
         that no test document's text enters the collection).
@@ -147,7 +147,12 @@ def debtags_parallel(data_dir: str | os.PathLike[str] | None = None, *,
     drop_src = set(exclude_sources)
     by_lang: dict[str, dict[str, str]] = {}
     for lang in langs:
-        docs, _ = _load_language(directory, lang, tagged, sig)
+        try:
+            docs, _ = _load_language(directory, lang, tagged, sig)
+        except FileNotFoundError:
+            if languages is not None:
+                raise
+            continue  # a default language whose Translation file is absent
         by_lang[lang] = {d.id: d.text for d in docs
                          if (keep_src is None or d.source in keep_src) and d.source not in drop_src}
     ids = sorted(set().union(*[set(v) for v in by_lang.values()])) if by_lang else []
@@ -161,9 +166,16 @@ def resolve_parallel(parallel: Any, X: Any = None) -> ParallelCollection:
     """The collection a ``parallel`` parameter names.
 
     ``parallel`` is a :class:`ParallelCollection`, a mapping ``{lang: aligned texts}``, the path of a JSONL
-    file (:meth:`ParallelCollection.to_jsonl`), or ``"auto"``: the debtags descriptions (``$GFUN_DATA``) of
-    the packages whose source package is among the training documents' (``X.extra["source"]``), which
-    keeps every test document out of the collection by construction of the debtags protocol.
+    file (:meth:`ParallelCollection.to_jsonl`), or ``"auto"``: the debtags descriptions (``$GFUN_DATA/debtags``,
+    else apt's lists) of the packages whose source package is among the training documents'
+    (``X.extra["source"]``), which keeps every test document out of the collection by construction of the
+    debtags protocol.
+
+    Raises
+    ------
+    ValueError
+        With ``"auto"``, when ``X`` has no ``source`` field, or when the debtags files found do not hold the
+        training documents themselves (another release, or another data folder than the corpus came from).
     """
     if isinstance(parallel, ParallelCollection):
         return parallel
@@ -175,7 +187,20 @@ def resolve_parallel(parallel: Any, X: Any = None) -> ParallelCollection:
             raise ValueError("parallel='auto' builds the collection from the debtags translations of the training "
                              "packages, which needs a debtags training corpus (with a 'source' field); pass "
                              "parallel=ParallelCollection(...), {lang: aligned texts} or a JSONL path instead")
-        return debtags_parallel(sources=set(sources))
+        coll = debtags_parallel(sources=set(sources))
+        _check_matches(coll, X)
+        return coll
     if isinstance(parallel, str | os.PathLike):
         return ParallelCollection.from_jsonl(Path(parallel))
     raise TypeError(f"parallel must be a ParallelCollection, a mapping, a JSONL path or 'auto', got {parallel!r}")
+
+
+def _check_matches(coll: ParallelCollection, X: Any) -> None:
+    """Refuse a collection built from other debtags files than the training corpus (most documents must match)."""
+    index = {(lang, i): n for lang in coll.texts for n, i in enumerate(coll.ids)}
+    found = sum(1 for i, lang, text in zip(X.ids, X.langs, X.texts, strict=True)
+                if (n := index.get((lang, i))) is not None and coll.texts[lang][n] == text)
+    if found < 0.5 * len(X.ids):
+        raise ValueError(f"parallel='auto': only {found} of the {len(X.ids)} training documents are in the debtags "
+                         "files found ($GFUN_DATA/debtags, else apt's lists): they are not the files the corpus was "
+                         "built from; set GFUN_DATA, or pass the collection explicitly")
