@@ -113,7 +113,9 @@ class _VersionVanished(Exception):
 #: module does not import the estimators (which import it to save themselves).
 ESTIMATOR_MODULES: dict[str, str] = {"GeneralizedFunnelling": "gfun.funnelling", "NaiveClassifier": "gfun.baselines",
                                      "FineTunedTransformerClassifier": "gfun.baselines",
-                                     "UpperBoundClassifier": "gfun.baselines"}
+                                     "UpperBoundClassifier": "gfun.baselines",
+                                     "LRIClassifier": "gfun.crosslingual", "CLESAClassifier": "gfun.crosslingual",
+                                     "KCCAClassifier": "gfun.crosslingual", "DCIClassifier": "gfun.crosslingual"}
 
 
 def _estimators() -> dict[str, type]:

@@ -30,8 +30,8 @@ logger = logging.getLogger(__name__)
 #: View letters of the paper that gfun does not implement yet, with the reason shown to the user (none left).
 UNAVAILABLE_VIEWS: dict[str, str] = {}
 
-_BASELINES = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)"}
-_BASELINES["upper"] = "UpperBound"
+_BASELINES = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)", "upper": "UpperBound",
+              "lri": "LRI", "clesa": "CLESA", "kcca": "KCCA", "dci": "DCI"}  # the last four: gfun.crosslingual
 #: Other spellings of configuration names -> the canonical name.
 _ALIASES = {"upperbound": "upper", "upper-bound": "upper", "gfun": "x", "gfun-x": "x"}
 #: Datasets whose every document has an English version (``extra["text_en"]``), which ``upper`` needs.
@@ -89,7 +89,8 @@ class Config:
         transformer baseline, and Fun in the zero-shot experiment, through its auxiliary M classifier
         (``build_estimator(zero_shot=True)``).
         """
-        if self.method in ("bert", "fun", "upper"):
+        # clesa, kcca: the languages of their parallel collection
+        if self.method in ("bert", "fun", "upper", "clesa", "kcca"):
             return True
         zero_shot = set(self.views) & set("mbr")
         return self.method == "gfun" and bool(zero_shot) and (self.aggregation != "concat"
@@ -230,6 +231,11 @@ def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state:
         return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
     if config.method == "upper":
         return UpperBoundClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+    if config.method in ("lri", "clesa", "kcca", "dci"):  # view_params[name]: e.g. {"kcca": {"parallel": path}}
+        from gfun.crosslingual import make_crosslingual
+
+        return make_crosslingual(config.method, C=meta_C, n_jobs=n_jobs, random_state=random_state,
+                                 **(view_params or {}).get(config.method, {}))
     if config.method == "fun":
         extra = {}
         if zero_shot:
