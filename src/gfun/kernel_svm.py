@@ -637,7 +637,7 @@ class RBFSVMOvR(BaseEstimator):
         With features ``F`` (and a constant column for the intercept) and targets ``T`` (+-1), the weights of
         every class for ridge ``lambda = 1 / (2 C)`` solve ``(F'F + lambda I) W = F'T``. ``F'F`` and ``F'T``
         are summed over chunks of rows, per fold; a fold's training system is the whole minus the fold's own
-        part, so the cross-validation of every C costs one pass over the data and small ``m x m`` solves.
+        part (the sum of the other folds' parts), so the cross-validation of every C costs one pass over the data and small ``m x m`` solves.
         The held-out scores (on ``X_val`` if given) come from a second pass.
         """
         n, k = Y.shape
@@ -681,7 +681,9 @@ class RBFSVMOvR(BaseEstimator):
 
         scores = None
         if folds:
-            W = [[solve(G_all - G[f], B_all - B[f], c) for c in grid] for f in range(len(folds))]
+            # the other folds' parts summed (not the whole minus the fold's: no cancellation)
+            W = [[solve(G.sum(axis=0, where=others[:, None, None]), B.sum(axis=0, where=others[:, None, None]), c)
+                  for c in grid] for others in (np.arange(len(folds)) != f for f in range(len(folds)))]
             X_te = X if X_val is None else X_val
             oof = np.zeros((len(grid), n, k), dtype=np.float32)
             for start in range(0, n, chunk):
