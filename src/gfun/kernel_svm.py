@@ -154,6 +154,30 @@ def _decision_from(K_te: np.ndarray, support: np.ndarray, dual: np.ndarray, inte
     return K_te[:, support] @ dual + intercept
 
 
+def _ridge_path(G: np.ndarray, B: np.ndarray, Cs: Sequence[float]) -> list[np.ndarray]:
+    """Least-squares weights ``(m + 1, k)`` for each C (ridge ``1 / (2 C)``, last feature the unpenalised
+    intercept column of ones), from ``G = F'F`` and ``B = F'T`` of the features with that column appended.
+
+    The intercept is eliminated by centring (``G`` and ``B`` minus their means' outer products); one
+    eigendecomposition of the centred ``G`` then serves every C (``O(m^2 k)`` each instead of a solve).
+    """
+    m = G.shape[0] - 1
+    n_rows = G[m, m]
+    s, b0 = G[:m, m], B[m]
+    Gc = G[:m, :m] - np.outer(s, s) / n_rows
+    Bc = B[:m] - np.outer(s, b0) / n_rows
+    evals, Q = np.linalg.eigh(Gc)
+    evals = np.maximum(evals, 0.0)
+    P = Q.T @ Bc
+    out = []
+    for C in Cs:
+        W = np.empty((m + 1, B.shape[1]))
+        W[:m] = Q @ (P / (evals + 1.0 / (2.0 * C))[:, None])
+        W[m] = (b0 - s @ W[:m]) / n_rows
+        out.append(W)
+    return out
+
+
 #: Fewest positive training samples a class needs before ``threshold="f1"`` moves its threshold: with fewer,
 #: the F1-optimal cut of the out-of-fold scores is mostly noise (the bundled demo sample, 40 documents per
 #: language and 30 classes: F1M .354 with the SVMs' thresholds, .21 with every class's F1-optimal one).
@@ -636,9 +660,9 @@ class RBFSVMOvR(BaseEstimator):
 
         With features ``F`` (and a constant column for the intercept) and targets ``T`` (+-1), the weights of
         every class for ridge ``lambda = 1 / (2 C)`` solve ``(F'F + lambda I) W = F'T``. ``F'F`` and ``F'T``
-        are summed over chunks of rows, per fold; a fold's training system is the whole minus the fold's own
-        part (the sum of the other folds' parts), so the cross-validation of every C costs one pass over the data and small ``m x m`` solves.
-        The held-out scores (on ``X_val`` if given) come from a second pass.
+        are summed over chunks of rows, per fold; a fold's training system is the sum of the other folds' parts,
+        so the cross-validation of every C costs one pass over the data and one eigendecomposition per fold
+        (:func:`_ridge_path`). The held-out scores (on ``X_val`` if given) come from a second pass.
         """
         n, k = Y.shape
         L = self._landmarks(X)
@@ -673,17 +697,11 @@ class RBFSVMOvR(BaseEstimator):
                 B[f] += F[rows].T @ T[sl][rows]
         G_all, B_all = G.sum(axis=0), B.sum(axis=0)
 
-        def solve(Gm: np.ndarray, Bm: np.ndarray, C: float) -> np.ndarray:
-            R = Gm.copy()
-            R[np.arange(m), np.arange(m)] += 1.0 / (2.0 * C)  # the intercept (last) is not penalised
-            R[m, m] += 1e-10 * max(1.0, R[m, m])
-            return np.linalg.solve(R, Bm)
-
         scores = None
         if folds:
             # the other folds' parts summed (not the whole minus the fold's: no cancellation)
-            W = [[solve(G.sum(axis=0, where=others[:, None, None]), B.sum(axis=0, where=others[:, None, None]), c)
-                  for c in grid] for others in (np.arange(len(folds)) != f for f in range(len(folds)))]
+            W = [_ridge_path(G.sum(axis=0, where=others[:, None, None]), B.sum(axis=0, where=others[:, None, None]),
+                             grid) for others in (np.arange(len(folds)) != f for f in range(len(folds)))]
             X_te = X if X_val is None else X_val
             oof = np.zeros((len(grid), n, k), dtype=np.float32)
             for start in range(0, n, chunk):
@@ -714,9 +732,10 @@ class RBFSVMOvR(BaseEstimator):
         self.cv_scores_ = scores
         self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
         coef = np.zeros((m + 1, k))
-        for g in np.unique(best):
+        final = _ridge_path(G_all, B_all, [grid[g] for g in np.unique(best)])
+        for g, W_g in zip(np.unique(best), final, strict=True):
             cols = np.flatnonzero(best == g)
-            coef[:, cols] = solve(G_all, B_all[:, cols], grid[g])
+            coef[:, cols] = W_g[:, cols]
         self.linear_coef_ = np.ascontiguousarray(coef[:m].T)
         self.intercept_ = coef[m].copy()
         self.support_ = np.zeros(0, dtype=np.int64)
