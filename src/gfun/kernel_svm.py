@@ -543,25 +543,24 @@ class RBFSVMOvR(BaseEstimator):
                 if self.verbose:
                     logger.info("RBF SVM: fold %d/%d done (%d classes x %d C values)", f + 1, len(folds), k,
                                 len(grid))
-        # choose C
-        scores = None
-        if len(grid) > 1 and folds:
-            pred = oof > 0
-            tp = (pred & Y).sum(axis=1)
-            fp = (pred & ~Y).sum(axis=1)
-            fn = (~pred & Y).sum(axis=1)
-            scores = f1_from_counts(tp, fp, fn, np.zeros_like(tp))  # (n_grid, k)
-            if self.C_selection == "global":
-                best = np.full(k, int(np.argmax(scores.mean(axis=1))))
-            else:
-                best = np.argmax(scores >= scores.max(axis=0, keepdims=True) - 1e-12, axis=0)
-        else:
-            best = np.zeros(k, dtype=int)
+        scores, best = self._choose_C(oof, Y) if len(grid) > 1 and folds else (None, np.zeros(k, dtype=int))
         self.cv_scores_ = scores
         self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
         self.oof_decision_ = oof[best, :, np.arange(k)].T if folds else None  # transient, not persisted
         self._set_thresholds_and_platt(Y, folds)
         return self
+
+    def _choose_C(self, oof: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Cross-validated F1 ``(n_grid, k)`` of the out-of-fold scores ``(n_grid, n, k)`` of every C, and the
+        index of the C each class keeps (``C_selection``; ties to the smaller C)."""
+        pred = oof > 0
+        tp = (pred & Y).sum(axis=1)
+        fp = (pred & ~Y).sum(axis=1)
+        fn = (~pred & Y).sum(axis=1)
+        scores = f1_from_counts(tp, fp, fn, np.zeros_like(tp))
+        if self.C_selection == "global":
+            return scores, np.full(Y.shape[1], int(np.argmax(scores.mean(axis=1))))
+        return scores, np.argmax(scores >= scores.max(axis=0, keepdims=True) - 1e-12, axis=0)
 
     def _set_thresholds_and_platt(self, Y: np.ndarray, folds: list) -> None:
         """``threshold_``, ``validated_decision_`` and the Platt sigmoids from ``oof_decision_`` (pre-threshold)."""
@@ -713,15 +712,7 @@ class RBFSVMOvR(BaseEstimator):
                         oof[g, start + rows] = F[rows] @ W[f][g]
             del W
             if len(grid) > 1:
-                pred = oof > 0
-                tp = (pred & Y).sum(axis=1)
-                fp = (pred & ~Y).sum(axis=1)
-                fn = (~pred & Y).sum(axis=1)
-                scores = f1_from_counts(tp, fp, fn, np.zeros_like(tp))  # (n_grid, k)
-                if self.C_selection == "global":
-                    best = np.full(k, int(np.argmax(scores.mean(axis=1))))
-                else:
-                    best = np.argmax(scores >= scores.max(axis=0, keepdims=True) - 1e-12, axis=0)
+                scores, best = self._choose_C(oof, Y)
             else:
                 best = np.zeros(k, dtype=int)
             self.oof_decision_ = oof[best, :, np.arange(k)].T.astype(np.float64)
