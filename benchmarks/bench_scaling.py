@@ -7,6 +7,14 @@ Two curves, each point fitted in a fresh subprocess (see ``_measure.py``):
   73 classes;
 * classes: the ``k`` most frequent tags, 1,000 training documents per language.
 
+``--corpus all`` measures the documents curve on the bigger corpus of every tagged package in every language
+with a translation (``load_debtags(split="all")``: 100,286 training documents, 5,718 test documents, parallel
+across languages, split by source package): ``--docs`` then counts training documents in all (a uniform sample,
+each smaller sample inside the larger ones; ``all`` for every one), and every point is tested on the same test
+set. ``--approximation`` sets the meta-classifier's and mappers' ``kernel_approximation`` (``auto``: exact while
+it fits in ``--max-memory``; ``none``: always exact), so that exact and approximate curves can be compared;
+each row records which method the meta-classifier used.
+
 For each point it prints fit and predict wall time, CPU time, peak memory, the seconds of each phase
 (tier 1 = the views, tier 2 = the meta-classifier incl. its Gram matrix and calibration) and macro-F1 on
 the run's test set; then the growth exponent ``b`` of ``seconds ~ a * size^b``, fitted by least squares on
@@ -16,6 +24,10 @@ Usage::
 
     python benchmarks/bench_scaling.py [--views x] [--meta-C 1] [--docs 250,500,1000,2000,4000]
         [--classes 20,40,80,160,300] [--n-jobs 2] [--out benchmarks/results/scaling.csv]
+        [--corpus protocol|all] [--approximation auto|none|nystroem-ls|nystroem] [--max-memory 2GB]
+
+    # the 100k curve: exact while it fits, approximate beyond
+    python benchmarks/bench_scaling.py --corpus all --docs 6500,12500,25000,50000,all --classes ""
 """
 
 from __future__ import annotations
@@ -40,16 +52,31 @@ def _one(point: dict) -> dict:
     from gfun.funnelling import GeneralizedFunnelling
     from gfun.metrics import evaluate
 
-    r = load_debtags(run=0, data_dir=point["data_dir"], n_classes=point["classes"], max_train=point["docs"],
-                     max_test=1000)
+    load_start = os.getloadavg()[0]  # other jobs on the machine: timings are comparable only at similar load
+    corpus = point.get("corpus", "protocol")
+    if corpus == "all":
+        r = load_debtags(run=0, data_dir=point["data_dir"], n_classes=point["classes"], split="all")
+        train = r.train
+        if point["docs"] != "all" and int(point["docs"]) < len(train):
+            keep = np.sort(np.random.RandomState(0).permutation(len(train))[:int(point["docs"])])
+            train = train.subset(keep)
+    else:
+        r = load_debtags(run=0, data_dir=point["data_dir"], n_classes=point["classes"], max_train=point["docs"],
+                         max_test=1000)
+        train = r.train
     meta_C = point["meta_C"] if point["meta_C"] == "cv" else float(point["meta_C"])
-    est = GeneralizedFunnelling(views=point["views"], meta_C=meta_C, n_jobs=point["n_jobs"], random_state=0)
-    model, pred, figures = measure(lambda: est.fit(r.train), lambda m: m.predict(r.test))
+    approx = point.get("approximation", "auto")
+    est = GeneralizedFunnelling(views=point["views"], meta_C=meta_C, n_jobs=point["n_jobs"], random_state=0,
+                                kernel_approximation=None if approx == "none" else approx,
+                                max_memory=point.get("max_memory", "2GB"))
+    model, pred, figures = measure(lambda: est.fit(train), lambda m: m.predict(r.test))
     res = evaluate(r.test.Y, pred, r.test.langs).loc["average"]
     t = model.timings_
     tier1 = sum(v for k, v in t.items() if k.startswith(("view_", "mapper_")))
-    return {**point, "n_train": len(r.train), "n_test": len(r.test), **figures, "tier1_s": tier1,
-            "meta_s": t.get("meta", float("nan")), "F1_macro": res["F1_macro"]}
+    return {**point, "n_train": len(train), "n_test": len(r.test), **figures, "tier1_s": tier1,
+            "meta_s": t.get("meta", float("nan")), "method": model.meta_.method_ or "exact",
+            "F1_macro": res["F1_macro"], "F1_micro": res["F1_micro"], "load_start": load_start,
+            "load_end": os.getloadavg()[0]}
 
 
 def growth_exponent(sizes: np.ndarray, seconds: np.ndarray) -> float:
@@ -69,6 +96,10 @@ def main() -> int:
     ap.add_argument("--docs", default="250,500,1000,2000,4000", help="training documents per language")
     ap.add_argument("--classes", default="20,40,80,160,300", help="numbers of classes")
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--corpus", choices=("protocol", "all"), default="protocol",
+                    help="protocol: run 0's sample (--docs per language); all: every tagged package (--docs in all)")
+    ap.add_argument("--approximation", choices=("auto", "none", "nystroem-ls", "nystroem"), default="auto")
+    ap.add_argument("--max-memory", default="2GB", help="memory budget of one exact kernel SVM")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "scaling.csv"))
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -77,8 +108,10 @@ def main() -> int:
         return 0
     import pandas as pd
 
-    base = {"data_dir": args.data_dir, "views": args.views, "meta_C": args.meta_C, "n_jobs": args.n_jobs}
-    points = [{"curve": "documents", "docs": int(n), "classes": 73} for n in args.docs.split(",") if n]
+    base = {"data_dir": args.data_dir, "views": args.views, "meta_C": args.meta_C, "n_jobs": args.n_jobs,
+            "corpus": args.corpus, "approximation": args.approximation, "max_memory": args.max_memory}
+    points = [{"curve": "documents", "docs": n if n == "all" else int(n), "classes": 73}
+              for n in args.docs.split(",") if n]
     points += [{"curve": "classes", "docs": 1000, "classes": int(k)} for k in args.classes.split(",") if k]
     rows = []
     for p in points:
@@ -91,8 +124,8 @@ def main() -> int:
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     df.drop(columns=["data_dir"]).to_csv(path, index=False)
-    cols = ["curve", "docs", "classes", "n_train", "fit_s", "predict_s", "total_s", "tier1_s", "meta_s", "cpu_s",
-            "peak_mb", "F1_macro"]
+    cols = ["curve", "docs", "classes", "n_train", "method", "fit_s", "predict_s", "total_s", "tier1_s", "meta_s",
+            "cpu_s", "peak_mb", "F1_macro", "F1_micro", "load_start", "load_end"]
     lines = [df[cols].to_string(index=False, float_format="{:.2f}".format), "", "growth exponents b (s ~ size^b):"]
     for curve, size in (("documents", "n_train"), ("classes", "classes")):
         sub = df[df.curve == curve]

@@ -362,3 +362,42 @@ def test_small_sizes_respected(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         load_debtags(0, root, many_shot=("aa",), zero_shot=("aa",))
     dt.clear_debtags_cache()
+
+
+def _parallel_archive(root: Path) -> None:
+    """40 tagged packages from 25 sources, described in aa and bb (all) and cc (every third)."""
+    root.mkdir()
+    records = [f"Package: p{i:02d}\nSource: s{i % 25:02d}\nDescription-md5: m{i}\nTag: f::t{i % 7}, g::u{i % 3}\n"
+               for i in range(40)]
+    _write(root / "Packages", "\n".join(records))
+    for lang, step in (("aa", 1), ("bb", 1), ("cc", 3)):
+        _write(root / f"Translation-{lang}",
+               _translation(lang, [(f"p{i:02d}", f"m{i}", f"package {i} in {lang}") for i in range(0, 40, step)]))
+
+
+def test_split_all_takes_every_eligible_document_split_by_source(tmp_path: Path) -> None:
+    """``split="all"``: every eligible many-shot document, in train or test by its source, parallel training."""
+    root = tmp_path / "arch"
+    _parallel_archive(root)
+    kw = {"n_classes": 6, "many_shot": ("aa", "bb"), "zero_shot": ("cc",)}
+    proto = load_debtags(0, root, **kw)
+    r = load_debtags(0, root, split="all", test_fraction=0.2, **kw)
+    assert r.info["protocol"] == "debtags-7-all" and r.info["params"]["split"] == "all"
+    assert r.info["eligible"] == {"aa": 40, "bb": 40, "cc": 14}
+    for lang in ("aa", "bb"):  # every eligible document is used
+        assert len(r.train.select(lang)) + len(r.test.select(lang)) == 40
+    assert len(r.train) > len(proto.train)
+    train_src, test_src = set(r.train.extra["source"]), set(r.test.extra["source"])
+    assert len(test_src) == 5 and len(train_src) == 20 and not train_src & test_src
+    assert set(r.test_zeroshot.extra["source"]) <= test_src
+    # parallel: each training package is described in both languages (the protocol forbids it)
+    assert r.train.select("aa").ids == r.train.select("bb").ids
+    assert len(r.classes) == 6
+    again = load_debtags(0, root, split="all", test_fraction=0.2, **kw)
+    assert again.train.ids == r.train.ids and again.classes == r.classes
+    assert load_debtags(1, root, split="all", test_fraction=0.2, **kw).test.ids != r.test.ids
+    with pytest.raises(ValueError, match="split"):
+        load_debtags(0, root, split="every", **kw)
+    with pytest.raises(ValueError, match="test_fraction"):
+        load_debtags(0, root, split="all", test_fraction=1.0, **kw)
+    dt.clear_debtags_cache()

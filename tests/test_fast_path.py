@@ -83,3 +83,29 @@ def test_fast_path_equals_exact_path_with_out_of_fold_validation(demo) -> None:
         exact = GeneralizedFunnelling(**params).fit(train)
     assert fast.selected_views_ == exact.selected_views_ and fast.selected_l2_ == exact.selected_l2_
     assert (fast.predict(test) == exact.predict(test)).mean() >= 0.99
+
+
+def test_memory_budget_switches_meta_and_mappers_to_the_approximation(demo, tmp_path, caplog) -> None:
+    """``max_memory`` too small for the Gram matrix: meta-classifier and mappers go Nystroem, logged, close to
+    exact; the default budget keeps the exact path (the same model as ``kernel_approximation=None``)."""
+    import logging
+
+    from gfun.metrics import evaluate
+    from gfun.persistence import load_model, save_model
+
+    train, test = demo
+    params = {"views": "xw", "meta_C": "cv", "meta_C_grid": (0.1, 1.0, 10.0), "cv": 3, "random_state": 0,
+              "aggregation": "mean"}
+    exact = GeneralizedFunnelling(kernel_approximation=None, **params).fit(train)
+    default = GeneralizedFunnelling(**params).fit(train)
+    assert default.meta_.method_ is None and default.mappers_["w"].method_ is None
+    np.testing.assert_array_equal(default.decision_function(test), exact.decision_function(test))
+    with caplog.at_level(logging.WARNING, logger="gfun.kernel_svm"):
+        approx = GeneralizedFunnelling(max_memory="8MB", n_components=80, **params).fit(train)
+    assert approx.meta_.method_ == "nystroem-ls" and approx.mappers_["w"].method_ == "nystroem-ls"
+    assert caplog.text.count("more than max_memory") >= 2
+    f1 = {name: evaluate(test.Y, m.predict(test), test.langs).loc["average", "F1_macro"]
+          for name, m in (("exact", exact), ("approx", approx))}
+    assert abs(f1["approx"] - f1["exact"]) < 0.06, f1
+    save_model(approx, tmp_path / "m")
+    np.testing.assert_allclose(load_model(tmp_path / "m").predict_proba(test), approx.predict_proba(test))

@@ -348,3 +348,65 @@ def test_validate_then_finish_is_fit(data, threshold: str) -> None:
     part.finish(X, Y)
     np.testing.assert_allclose(part.decision_function(X), full.decision_function(X), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(part.predict_proba(X), full.predict_proba(X), rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------- memory budget, least squares
+def test_parse_memory_and_exact_memory() -> None:
+    from gfun.kernel_svm import exact_memory, parse_memory
+
+    assert parse_memory("2GB") == 2 * 2**30 and parse_memory("512m") == 512 * 2**20 and parse_memory(1e9) == 1e9
+    assert parse_memory("1.5 G") == 1.5 * 2**30
+    for bad in ("lots", "-1GB", 0, "0GB", True):
+        with pytest.raises(ValueError, match="memory"):
+            parse_memory(bad)
+    # the Gram matrix dominates: 6,491 documents (debtags run 0) fit in 2 GB, 18,347 do not
+    assert exact_memory(6491, 73, 6, 2) < parse_memory("2GB") < exact_memory(18347, 73, 1, 2)
+    assert exact_memory(2000, 73) - exact_memory(1000, 73) > 8 * (2000**2 - 1000**2) - 1
+
+
+def test_auto_switches_to_nystroem_least_squares_beyond_the_budget(data, caplog) -> None:
+    import logging
+
+    from gfun.metrics import f1_from_counts
+
+    Ztr, Ytr, Zte, Yte = data
+
+    def macro_f1(pred: np.ndarray) -> float:
+        Y = Yte.astype(bool)
+        tp, fp, fn = (pred & Y).sum(0), (pred & ~Y).sum(0), (~pred & Y).sum(0)
+        return float(f1_from_counts(tp, fp, fn, np.zeros_like(tp)).mean())
+
+    exact = RBFSVMOvR(C="cv", C_grid=GRID, cv=4, random_state=0).fit(Ztr, Ytr)
+    assert exact.method_ is None and exact.dual_coef_.shape[0] > 0
+    with caplog.at_level(logging.WARNING, logger="gfun.kernel_svm"):
+        approx = RBFSVMOvR(C="cv", C_grid=GRID, cv=4, max_memory="1MB", n_components=60, random_state=0).fit(Ztr, Ytr)
+    assert approx.method_ == "nystroem-ls" and "max_memory" in caplog.text and "Nystroem" in caplog.text
+    assert approx.nystroem_components_.shape == (60, Ztr.shape[1]) and approx.dual_coef_.shape == (0, Ytr.shape[1])
+    assert approx.cv_scores_.shape == (len(GRID), Ytr.shape[1]) and set(approx.C_) <= set(GRID)
+    P = approx.predict_proba(Zte)
+    assert np.all((P >= 0) & (P <= 1))
+    assert np.all(approx.predict(Zte)[:, -2] == 0) and np.all(approx.predict(Zte)[:, -1] == 1)  # constant classes
+    assert macro_f1(approx.predict(Zte) > 0) > 0.8 * macro_f1(exact.predict(Zte) > 0)
+    meta, arrays = approx.get_state()
+    json.dumps(meta)
+    np.testing.assert_allclose(RBFSVMOvR.from_state(meta, arrays).decision_function(Zte), approx.decision_function(Zte))
+    with pytest.raises(ValueError, match="approximation"):
+        RBFSVMOvR(C=1.0, approximation="random-fourier").fit(Ztr, Ytr)
+    with pytest.raises(ValueError, match="landmarks"):
+        RBFSVMOvR(C=1.0, landmarks="leverage").fit(Ztr, Ytr)
+
+
+def test_nystroem_least_squares_folds_equal_models_trained_on_the_folds(data, monkeypatch) -> None:
+    """Each fold's system is the whole minus the fold's part: its held-out scores are those of a model trained
+    on the other folds alone (same landmarks), and the final model is the one trained on all rows."""
+    Ztr, Ytr, Zte, _ = data
+    L = Ztr[::5].copy()
+    monkeypatch.setattr(RBFSVMOvR, "_landmarks", lambda self, X: L)
+    kw = {"C": 10.0, "gamma": 0.5, "approximation": "nystroem-ls"}
+    cv = RBFSVMOvR(cv=3, random_state=0, **kw).fit(Ztr, Ytr)
+    for tr, te in make_folds(len(Ztr), 3, 0):
+        alone = RBFSVMOvR(probability=False, **kw).fit(Ztr[tr], Ytr[tr])
+        assert alone.oof_decision_ is None
+        np.testing.assert_allclose(cv.oof_decision_[te], alone.decision_function(Ztr[te]), rtol=1e-6, atol=1e-6)
+    plain = RBFSVMOvR(probability=False, **kw).fit(Ztr, Ytr)
+    np.testing.assert_allclose(cv.decision_function(Zte), plain.decision_function(Zte), rtol=1e-8, atol=1e-8)

@@ -49,14 +49,16 @@ def small_demo():
     return train.subset(np.sort(np.concatenate(keep))), test.select("en").subset(range(40))
 
 
-def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo) -> None:
+@pytest.mark.parametrize("max_memory", ["2GB", "1MB"])  # exact meta-classifier; Nystroem least squares
+def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo, max_memory: str) -> None:
     distributed = pytest.importorskip("distributed")
     train, test = small_demo
     # the paper's mean aggregation: select's choice among candidates and its F1 thresholds turn last-bit
     # differences of the workers' BLAS into different predictions, which this test is not about
     params = {"views": "x", "aggregation": "mean", "meta_C": "cv", "meta_C_grid": (0.1, 1.0, 10.0), "cv": 3,
-              "random_state": 0, "n_jobs": 2}
+              "random_state": 0, "n_jobs": 2, "max_memory": max_memory, "n_components": 100}
     local = GeneralizedFunnelling(**params).fit(train)
+    assert local.meta_.method_ == (None if max_memory == "2GB" else "nystroem-ls")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
         with distributed.get_task_stream(client) as stream, parallel_config(backend="dask"):

@@ -41,7 +41,7 @@ from gfun.aggregation import (
     fit_view_weights,
 )
 from gfun.inputs import check_C, training_data, unpack
-from gfun.kernel_svm import DEFAULT_C_GRID, RBFSVMOvR
+from gfun.kernel_svm import DEFAULT_C_GRID, DEFAULT_MAX_MEMORY, RBFSVMOvR
 from gfun.metrics import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
 from gfun.scoring import MacroF1ScoreMixin
@@ -394,12 +394,17 @@ class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
         ``meta_C`` (over ``meta_C_grid``, ``cv`` folds).
     gamma : float or "scale"
         RBF width of the meta-classifier and of the mappers.
-    kernel_approximation : {None, "nystroem"}
-        ``None``: exact RBF SVMs on one precomputed Gram matrix (memory ``O(n^2)``: 340 MB at 6,500 training
-        documents). ``"nystroem"``: linear SVMs on ``n_components`` Nystroem features of the same kernel, for
-        training sets whose Gram matrix would not fit (see :class:`gfun.kernel_svm.RBFSVMOvR`).
+    kernel_approximation : {"auto", None, "nystroem", "nystroem-ls"}
+        How the meta-classifier and the mappers train their RBF SVMs. ``"auto"``: exact (one precomputed Gram
+        matrix, memory ``O(n^2)``: 340 MB at 6,500 training documents) while it fits in ``max_memory``, else
+        regularised least squares on ``n_components`` Nystroem features of the same kernel (memory and time
+        linear in the documents; the switch is logged). ``None``: always exact. ``"nystroem-ls"``,
+        ``"nystroem"`` (linear SVMs, slow): always approximate (see :class:`gfun.kernel_svm.RBFSVMOvR`).
     n_components : int
-        Nystroem landmarks when ``kernel_approximation="nystroem"``.
+        Nystroem landmarks (k-means centres) of the approximation.
+    max_memory : int, float or str
+        Memory budget of one exact kernel SVM (bytes, or a string like ``"2GB"``; the default suits a 2-core,
+        8 GB machine: exact up to about 14,000 training documents): see ``kernel_approximation="auto"``.
     view_params : dict, optional
         Extra parameters per view name, e.g. ``{"x": {"min_df": 2}}`` or
         ``{"m": {"source": "vec:/path/to/muse"}}``. The W view produces its training views out-of-fold by
@@ -468,7 +473,8 @@ class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
                  select_score: str = "f1", cv_groups: str | None = "auto",
                  block_l2: bool | None = None,
                  mapper_C: float | str = 1.0,
-                 gamma: float | str = "scale", kernel_approximation: str | None = None, n_components: int = 1000,
+                 gamma: float | str = "scale", kernel_approximation: str | None = "auto", n_components: int = 1000,
+                 max_memory: int | float | str = DEFAULT_MAX_MEMORY,
                  view_params: dict | None = None, memory: Any = None,
                  probability: bool = True, zero_shot_views: str | None = None, n_jobs: int | None = None,
                  random_state: int | np.random.RandomState | None = None, verbose: bool = False) -> None:
@@ -495,6 +501,7 @@ class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
         self.gamma = gamma
         self.kernel_approximation = kernel_approximation
         self.n_components = n_components
+        self.max_memory = max_memory
         self.view_params = view_params
         self.memory = memory
         self.probability = probability
@@ -645,7 +652,8 @@ class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     def _mapper(self) -> RBFSVMOvR:
         return RBFSVMOvR(C=self.mapper_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=self.cv,
                          gamma=self.gamma, probability=True, approximation=self.kernel_approximation,
-                         n_components=self.n_components, support_dtype="float32", n_jobs=self.n_jobs,
+                         n_components=self.n_components, max_memory=self.max_memory, support_dtype="float32",
+                         n_jobs=self.n_jobs,
                          random_state=self._seed(), verbose=self.verbose)
 
     def _record_branch(self, branch: Branch, seconds: dict[str, float], hit: bool) -> None:
@@ -828,7 +836,8 @@ class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
         meta = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=cv,
                          gamma=self.gamma, probability=self.probability, class_weight=self.meta_class_weight,
                          threshold=self._meta_threshold(), approximation=self.kernel_approximation,
-                         n_components=self.n_components, n_jobs=self.n_jobs, random_state=self._seed(),
+                         n_components=self.n_components, max_memory=self.max_memory, n_jobs=self.n_jobs,
+                         random_state=self._seed(),
                          verbose=self.verbose)
         (meta.fit if final else meta.validate)(Zmeta, Y, X_val=Zval, groups=self.groups_)
         return meta, scaler

@@ -6,10 +6,14 @@ sees the same training vectors, so the kernel matrix is computed once and each b
 is trained by libsvm on the precomputed kernel; cross-validation folds are slices of the
 same matrix. C is chosen by k-fold cross-validation (per class, or one C for all classes),
 and the out-of-fold decision scores at the chosen C are reused to fit Platt sigmoids, so
-posteriors cost no extra training.
+posteriors cost no extra training. Each fold's kernel blocks are computed from the vectors when
+the fold starts and freed when it ends (the same numbers as slices of the whole Gram matrix,
+without holding both); the whole Gram matrix exists only while the final models are trained.
 
-Above ``max_gram_samples`` training vectors the Gram matrix would not fit in memory and the
-estimator falls back to libsvm computing the kernel itself (same models, slower).
+The method follows a memory budget (``max_memory``): exact while the Gram matrix fits, beyond
+it (``approximation="auto"``) regularised least squares on Nystroem features of the same kernel,
+which solves every class, fold and C value from one pass over the data (memory and time linear in
+the number of training vectors). The switch is logged.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ from gfun.progress import format_duration
 from gfun.sklearn_private import libsvm as _libsvm  # None when unusable: SVC is the fallback
 from gfun.sklearn_private import libsvm_binary
 
-__all__ = ["DEFAULT_C_GRID", "THRESHOLD_SHRINKAGE", "RBFSVMOvR", "f1_thresholds", "rbf_kernel_inplace",
-           "validated_thresholds"]
+__all__ = ["APPROXIMATIONS", "DEFAULT_C_GRID", "DEFAULT_MAX_MEMORY", "THRESHOLD_SHRINKAGE", "RBFSVMOvR",
+           "exact_memory", "f1_thresholds", "parse_memory", "rbf_kernel_inplace", "validated_thresholds"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +50,41 @@ KEEP_WIDE_SUPPORT_BELOW = 256
 
 #: The paper's grid: C = 10^i for i in {-1, ..., 4}.
 DEFAULT_C_GRID: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0)
+#: Values of ``approximation``: ``None`` (exact), ``"auto"`` (exact within ``max_memory``, else ``"nystroem-ls"``),
+#: ``"nystroem"`` (linear SVMs on Nystroem features), ``"nystroem-ls"`` (least squares on Nystroem features).
+APPROXIMATIONS: tuple[str | None, ...] = (None, "auto", "nystroem", "nystroem-ls")
+#: Default memory budget of one exact kernel SVM: what a 2-core, 8 GB machine can give the meta-classifier
+#: besides the rest of a fit (exact up to ~14,000 training vectors).
+DEFAULT_MAX_MEMORY = "2GB"
+#: Cache of libsvm per binary problem (MB) on a precomputed kernel.
+_LIBSVM_CACHE_MB = 200.0
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "M": 2**20, "MB": 2**20, "G": 2**30, "GB": 2**30, "T": 2**40,
+          "TB": 2**40}
+
+
+def parse_memory(value: int | float | str) -> float:
+    """Bytes of a memory size: a number of bytes, or a string such as ``"2GB"``, ``"512M"`` (powers of 1024)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        if value <= 0:
+            raise ValueError(f"memory size must be positive, got {value!r}")
+        return float(value)
+    if isinstance(value, str):
+        import re
+
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?B?)\s*", value.upper())
+        if m and float(m.group(1)) > 0:
+            return float(m.group(1)) * _UNITS[m.group(2)]
+    raise ValueError(f"memory size must be a positive number of bytes or a string like '2GB', got {value!r}")
+
+
+def exact_memory(n_samples: int, n_classes: int, n_grid: int = 1, n_jobs: int | None = 1) -> float:
+    """Bytes the exact path of :class:`RBFSVMOvR` holds at its peak for ``n_samples`` training vectors.
+
+    The Gram matrix of the final fit (``8 n^2``: larger than a fold's blocks, ``8 n^2 (1 - 1/cv)``), the
+    out-of-fold scores of every C (``8 n_grid n n_classes``) and libsvm's kernel cache in each thread.
+    """
+    threads = max(1, n_jobs if n_jobs is not None and n_jobs > 0 else 1)
+    return 8.0 * n_samples * n_samples + 8.0 * n_grid * n_samples * n_classes + threads * _LIBSVM_CACHE_MB * 2**20
 
 
 def rbf_kernel_inplace(X: np.ndarray, Y: np.ndarray | None, gamma: float, *,
@@ -84,28 +123,6 @@ def _as_dense_labels(Y: object) -> np.ndarray:
     return Y.astype(bool)
 
 
-class _Kernel:
-    """Access to kernel blocks between training rows, from a Gram matrix or computed on demand."""
-
-    def __init__(self, X: np.ndarray, gamma: float, precompute: bool) -> None:
-        self.X = X
-        self.gamma = gamma
-        self.gram = rbf_kernel_inplace(X, None, gamma) if precompute else None
-
-    @property
-    def precomputed(self) -> bool:
-        return self.gram is not None
-
-    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """K(X[rows], X[cols]) when precomputed, else the raw rows X[rows] (libsvm computes the kernel)."""
-        if self.gram is None:
-            return self.X[rows]
-        n = self.gram.shape[0]
-        if len(rows) == n and len(cols) == n and np.array_equal(rows, np.arange(n)) and np.array_equal(cols, rows):
-            return self.gram  # the final fit on all data: no copy (340 MB at 6,500 documents)
-        return self.gram[np.ix_(rows, cols)]
-
-
 def _libsvm_weights(y: np.ndarray, class_weight: str | None) -> np.ndarray:
     weights = binary_class_weights(y, class_weight)
     return np.empty(0) if weights is None else weights  # libsvm: an empty array means unweighted
@@ -136,6 +153,30 @@ def _decision_from(K_te: np.ndarray, support: np.ndarray, dual: np.ndarray, inte
     if support.size == 0:
         return np.full(K_te.shape[0], intercept)
     return K_te[:, support] @ dual + intercept
+
+
+def _ridge_path(G: np.ndarray, B: np.ndarray, Cs: Sequence[float]) -> list[np.ndarray]:
+    """Least-squares weights ``(m + 1, k)`` for each C (ridge ``1 / (2 C)``, last feature the unpenalised
+    intercept column of ones), from ``G = F'F`` and ``B = F'T`` of the features with that column appended.
+
+    The intercept is eliminated by centring (``G`` and ``B`` minus their means' outer products); one
+    eigendecomposition of the centred ``G`` then serves every C (``O(m^2 k)`` each instead of a solve).
+    """
+    m = G.shape[0] - 1
+    n_rows = G[m, m]
+    s, b0 = G[:m, m], B[m]
+    Gc = G[:m, :m] - np.outer(s, s) / n_rows
+    Bc = B[:m] - np.outer(s, b0) / n_rows
+    evals, Q = np.linalg.eigh(Gc)
+    evals = np.maximum(evals, 0.0)
+    P = Q.T @ Bc
+    out = []
+    for C in Cs:
+        W = np.empty((m + 1, B.shape[1]))
+        W[:m] = Q @ (P / (evals + 1.0 / (2.0 * C))[:, None])
+        W[m] = (b0 - s @ W[:m]) / n_rows
+        out.append(W)
+    return out
 
 
 #: Fewest positive training samples a class needs before ``threshold="f1"`` moves its threshold: with fewer,
@@ -277,15 +318,25 @@ class RBFSVMOvR(BaseEstimator):
     tol : float
         libsvm stopping tolerance.
     max_gram_samples : int
-        Largest training set for which the Gram matrix is precomputed (exact path: above it libsvm
-        evaluates the kernel itself, slower but in little memory).
-    approximation : {None, "nystroem"}
-        ``"nystroem"``: replace the kernel by ``n_components`` Nystroem features (sklearn's
-        :class:`~sklearn.kernel_approximation.Nystroem`, same RBF width) and train linear SVMs on them: memory
-        ``O(n * n_components)`` instead of ``O(n^2)`` and time linear in ``n``, for training sets too large for
-        a Gram matrix. C selection and Platt calibration work as on the exact path.
+        Exact path: largest training set for which the Gram matrix is precomputed (above it libsvm evaluates
+        the kernel itself, slower but in little memory).
+    approximation : {"auto", None, "nystroem", "nystroem-ls"}
+        ``None``: exact. ``"auto"``: exact while :func:`exact_memory` fits in ``max_memory``, else
+        ``"nystroem-ls"`` (logged). ``"nystroem-ls"``: one-vs-rest regularised least squares (targets +-1,
+        ridge ``1 / (2 C)``, unpenalised intercept) on ``n_components`` Nystroem features of the same RBF
+        kernel: the normal equations of every class, fold and C come from one pass over the training vectors
+        in chunks (each fold's are the whole minus the fold's own), so memory is ``O(n_components^2)`` besides
+        the inputs and C by cross-validation costs almost nothing. ``"nystroem"``: linear SVMs (liblinear,
+        hinge loss) on the same features, one class at a time (slow on dense features: debtags run 0, 1,000
+        landmarks: minutes where the exact path takes seconds). C selection, thresholds and Platt calibration
+        work as on the exact path.
     n_components : int
         Nystroem landmarks (at most the number of training vectors).
+    landmarks : {"kmeans", "random"}
+        How the Nystroem landmarks are chosen: k-means centres (k-means++ seeding, a few Lloyd iterations on a
+        random sample of at most ``8 * n_components`` vectors), or a uniform sample of the training vectors.
+    max_memory : int, float or str
+        Memory budget of the exact path, bytes or a string like ``"2GB"`` (see ``approximation="auto"``).
     n_jobs : int, optional
         Threads training binary SVMs in parallel (libsvm releases the GIL; the Gram matrix is shared).
     support_dtype : {"float64", "float32"}
@@ -322,7 +373,8 @@ class RBFSVMOvR(BaseEstimator):
                  C_selection: str = "per-class", cv: int = 5, gamma: float | str = "scale",
                  probability: bool = True, class_weight: str | None = None, threshold: str = "zero",
                  tol: float = 1e-3,
-                 max_gram_samples: int = 30000, approximation: str | None = None, n_components: int = 1000,
+                 max_gram_samples: int = 30000, approximation: str | None = "auto", n_components: int = 1000,
+                 landmarks: str = "kmeans", max_memory: int | float | str = DEFAULT_MAX_MEMORY,
                  support_dtype: str = "float64", n_jobs: int | None = None, random_state: int | None = None,
                  verbose: bool = False) -> None:
         self.C = C
@@ -337,6 +389,8 @@ class RBFSVMOvR(BaseEstimator):
         self.max_gram_samples = max_gram_samples
         self.approximation = approximation
         self.n_components = n_components
+        self.landmarks = landmarks
+        self.max_memory = max_memory
         self.support_dtype = support_dtype
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -348,6 +402,11 @@ class RBFSVMOvR(BaseEstimator):
             raise ValueError(f"threshold must be 'zero', 'f1' or 'validated', got {self.threshold!r}")
         if self.C_selection not in ("per-class", "global"):
             raise ValueError(f"C_selection must be 'per-class' or 'global', got {self.C_selection!r}")
+        if self.approximation not in APPROXIMATIONS:
+            raise ValueError(f"approximation must be one of {APPROXIMATIONS}, got {self.approximation!r}")
+        if self.landmarks not in ("kmeans", "random"):
+            raise ValueError(f"landmarks must be 'kmeans' or 'random', got {self.landmarks!r}")
+        parse_memory(self.max_memory)
         if self.support_dtype not in ("float64", "float32"):
             raise ValueError(f"support_dtype must be 'float64' or 'float32', got {self.support_dtype!r}")
         if isinstance(self.C, str):
@@ -371,7 +430,7 @@ class RBFSVMOvR(BaseEstimator):
         raise ValueError(f"gamma must be a positive number or 'scale', got {self.gamma!r}")
 
     def _fit_many(self, Kx: np.ndarray, Y: np.ndarray, Cs: np.ndarray, precomputed: bool) -> list:
-        cache = 200.0 if precomputed else 500.0
+        cache = _LIBSVM_CACHE_MB if precomputed else 500.0
         jobs = (delayed(_fit_binary)(Kx, Y[:, j], float(Cs[j]), self.gamma_, precomputed, self.class_weight,
                                      self.tol, cache) for j in range(Y.shape[1]))
         return run_parallel(jobs, self.n_jobs)
@@ -387,7 +446,7 @@ class RBFSVMOvR(BaseEstimator):
         out = np.zeros((len(grid), n_te))
         for g, c in enumerate(grid):
             sup, dual, b = _fit_binary(Ktr, y, c, self.gamma_, precomputed, self.class_weight, self.tol,
-                                       200.0 if precomputed else 500.0)
+                                       _LIBSVM_CACHE_MB if precomputed else 500.0)
             if Kte is not None:
                 out[g] = _decision_from(Kte, sup, dual, b)
             elif sup.size:
@@ -416,7 +475,7 @@ class RBFSVMOvR(BaseEstimator):
             Samples sharing a value stay in the same cross-validation fold (see
             :func:`gfun.linear_svm.make_folds`).
         """
-        self._validate(X, Y, X_val, groups, keep_kernel=True)
+        self._validate(X, Y, X_val, groups)
         return self.finish(X, Y)
 
     def validate(self, X: np.ndarray, Y: object, X_val: np.ndarray | None = None,
@@ -429,10 +488,22 @@ class RBFSVMOvR(BaseEstimator):
         folds). :meth:`finish` then trains the final models of the one kept. (With ``approximation`` the
         final models are trained here already.)
         """
-        return self._validate(X, Y, X_val, groups, keep_kernel=False)
+        return self._validate(X, Y, X_val, groups)
 
-    def _validate(self, X: np.ndarray, Y: object, X_val: np.ndarray | None, groups: np.ndarray | None,
-                  keep_kernel: bool) -> RBFSVMOvR:
+    def _method(self, n: int, k: int, n_grid: int) -> str | None:
+        """The approximation this fit uses (``None``: exact), ``approximation="auto"`` resolved by the budget."""
+        if self.approximation != "auto":
+            return self.approximation
+        need, budget = exact_memory(n, k, n_grid, self.n_jobs), parse_memory(self.max_memory)
+        if need <= budget:
+            return None
+        logger.warning("RBF SVM: the exact kernel of %d training vectors needs %.2f GB, more than max_memory "
+                       "(%.2f GB): Nystroem approximation (%d landmarks, least squares) instead", n, need / 2**30,
+                       budget / 2**30, min(int(self.n_components), n))
+        return "nystroem-ls"
+
+    def _validate(self, X: np.ndarray, Y: object, X_val: np.ndarray | None, groups: np.ndarray | None
+                  ) -> RBFSVMOvR:
         grid = self._check_params()
         X = np.ascontiguousarray(X, dtype=np.float64)
         Y = _as_dense_labels(Y)
@@ -447,59 +518,55 @@ class RBFSVMOvR(BaseEstimator):
         n, k = Y.shape
         self.gamma_ = self._gamma(X)
         self.n_features_in_ = X.shape[1]
-        self._kernel = None
-        if self.approximation is not None:
+        self.method_ = self._method(n, k, len(grid))
+        if self.method_ == "nystroem":
             return self._fit_nystroem(X, Y, grid, X_val, groups)
+        if self.method_ == "nystroem-ls":
+            return self._fit_nystroem_ls(X, Y, grid, X_val, groups)
         self.nystroem_components_ = self.nystroem_map_ = None
         self.dual_coef_ = None  # not fitted until finish()
-        kern = _Kernel(X, self.gamma_, precompute=n <= self.max_gram_samples)
+        precomputed = n <= self.max_gram_samples
         X_te = X if X_val is None else X_val
-        cross = None if X_val is None or not kern.precomputed else rbf_kernel_inplace(X_val, X, self.gamma_)
         need_cv = len(grid) > 1 or self.probability or self.threshold != "zero"
         folds = make_folds(n, self.cv, self.random_state, groups) if need_cv else []
         oof = np.zeros((len(grid), n, k))
         if folds:
             started = time.perf_counter()
             for f, (tr, te) in enumerate(folds):
-                Ktr = kern.block(tr, tr)
-                if kern.precomputed:
-                    Kte = kern.block(te, tr) if cross is None else cross[np.ix_(te, tr)]
-                else:
-                    Kte = None
+                # each fold's blocks computed from the vectors (bit for bit the slices of the whole Gram matrix,
+                # which is not held meanwhile) and freed at the end of the fold
+                Ktr = rbf_kernel_inplace(X[tr], None, self.gamma_) if precomputed else X[tr]
+                Kte = rbf_kernel_inplace(X_te[te], X[tr], self.gamma_) if precomputed else None
                 jobs = (delayed(self._path)(Ktr, Kte, X_te[te] if Kte is None else None,
-                                            X[tr] if Kte is None else None, Y[tr, j], grid, kern.precomputed)
+                                            X[tr] if Kte is None else None, Y[tr, j], grid, precomputed)
                         for j in range(k))
                 for j, dec in enumerate(run_parallel(jobs, self.n_jobs)):
                     oof[:, te, j] = dec
-                del Ktr, Kte, jobs  # before the next fold's blocks are cut (else two folds' blocks coexist)
+                del Ktr, Kte, jobs  # before the next fold's blocks are computed (else two folds' blocks coexist)
                 if self.verbose:
                     elapsed = time.perf_counter() - started
                     left = elapsed / (f + 1) * (len(folds) - f - 1)
                     logger.info("RBF SVM: fold %d/%d done (%d classes x %d C values, %d documents), %s%s", f + 1,
                                 len(folds), k, len(grid), n, format_duration(elapsed),
                                 f", about {format_duration(left)} left" if f + 1 < len(folds) else "")
-        del cross  # only the folds read it
-        # choose C
-        scores = None
-        if len(grid) > 1 and folds:
-            pred = oof > 0
-            tp = (pred & Y).sum(axis=1)
-            fp = (pred & ~Y).sum(axis=1)
-            fn = (~pred & Y).sum(axis=1)
-            scores = f1_from_counts(tp, fp, fn, np.zeros_like(tp))  # (n_grid, k)
-            if self.C_selection == "global":
-                best = np.full(k, int(np.argmax(scores.mean(axis=1))))
-            else:
-                best = np.argmax(scores >= scores.max(axis=0, keepdims=True) - 1e-12, axis=0)
-        else:
-            best = np.zeros(k, dtype=int)
+        scores, best = self._choose_C(oof, Y) if len(grid) > 1 and folds else (None, np.zeros(k, dtype=int))
         self.cv_scores_ = scores
         self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
         self.oof_decision_ = oof[best, :, np.arange(k)].T if folds else None  # transient, not persisted
         self._set_thresholds_and_platt(Y, folds)
-        if keep_kernel:
-            self._kernel = kern
         return self
+
+    def _choose_C(self, oof: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Cross-validated F1 ``(n_grid, k)`` of the out-of-fold scores ``(n_grid, n, k)`` of every C, and the
+        index of the C each class keeps (``C_selection``; ties to the smaller C)."""
+        pred = oof > 0
+        tp = (pred & Y).sum(axis=1)
+        fp = (pred & ~Y).sum(axis=1)
+        fn = (~pred & Y).sum(axis=1)
+        scores = f1_from_counts(tp, fp, fn, np.zeros_like(tp))
+        if self.C_selection == "global":
+            return scores, np.full(Y.shape[1], int(np.argmax(scores.mean(axis=1))))
+        return scores, np.argmax(scores >= scores.max(axis=0, keepdims=True) - 1e-12, axis=0)
 
     def _set_thresholds_and_platt(self, Y: np.ndarray, folds: list) -> None:
         """``threshold_``, ``validated_decision_`` and the Platt sigmoids from ``oof_decision_`` (pre-threshold)."""
@@ -527,11 +594,10 @@ class RBFSVMOvR(BaseEstimator):
         X = np.ascontiguousarray(X, dtype=np.float64)
         Y = _as_dense_labels(Y)
         n, k = Y.shape
-        kern = getattr(self, "_kernel", None) or _Kernel(X, self.gamma_, precompute=n <= self.max_gram_samples)
-        self._kernel = None
-        all_idx = np.arange(n)
-        models = self._fit_many(kern.block(all_idx, all_idx), Y, self.C_, kern.precomputed)
-        del kern
+        precomputed = n <= self.max_gram_samples
+        gram = rbf_kernel_inplace(X, None, self.gamma_) if precomputed else X
+        models = self._fit_many(gram, Y, self.C_, precomputed)
+        del gram
         support = np.unique(np.concatenate([m[0] for m in models] + [np.zeros(0, dtype=np.int64)]))
         pos = np.searchsorted(support, np.arange(n))
         dual = np.zeros((support.size, k))
@@ -552,8 +618,6 @@ class RBFSVMOvR(BaseEstimator):
 
         from gfun.linear_svm import cross_val_decision, fit_linear_ovr, select_C
 
-        if self.approximation != "nystroem":
-            raise ValueError(f"approximation must be None or 'nystroem', got {self.approximation!r}")
         n, k = Y.shape
         nys = Nystroem(kernel="rbf", gamma=self.gamma_, n_components=min(int(self.n_components), n),
                        random_state=self.random_state).fit(X)
@@ -582,8 +646,106 @@ class RBFSVMOvR(BaseEstimator):
             logger.info("RBF SVM (Nystroem, %d components): %d classes fitted", features.shape[1], k)
         return self
 
+    def _landmarks(self, X: np.ndarray) -> np.ndarray:
+        """``n_components`` landmarks for the Nystroem features (``landmarks``): k-means centres or a sample."""
+        n = X.shape[0]
+        m = min(int(self.n_components), n)
+        rng = np.random.RandomState(self.random_state)
+        if self.landmarks == "random" or m == n:
+            return X[np.sort(rng.choice(n, m, replace=False))]
+        from sklearn.cluster import KMeans
+
+        sample = X[np.sort(rng.choice(n, min(n, 8 * m), replace=False))]
+        km = KMeans(n_clusters=m, n_init=1, max_iter=10, random_state=self.random_state).fit(sample)
+        return km.cluster_centers_
+
+    def _fit_nystroem_ls(self, X: np.ndarray, Y: np.ndarray, grid: list[float], X_val: np.ndarray | None = None,
+                         groups: np.ndarray | None = None, chunk: int = 8192) -> RBFSVMOvR:
+        """``approximation="nystroem-ls"``: regularised least squares on Nystroem features, every class at once.
+
+        With features ``F`` (and a constant column for the intercept) and targets ``T`` (+-1), the weights of
+        every class for ridge ``lambda = 1 / (2 C)`` solve ``(F'F + lambda I) W = F'T``. ``F'F`` and ``F'T``
+        are summed over chunks of rows, per fold; a fold's training system is the sum of the other folds' parts,
+        so the cross-validation of every C costs one pass over the data and one eigendecomposition per fold
+        (:func:`_ridge_path`). The held-out scores (on ``X_val`` if given) come from a second pass.
+        """
+        n, k = Y.shape
+        L = self._landmarks(X)
+        Kmm = rbf_kernel_inplace(L, None, self.gamma_)
+        evals, evecs = np.linalg.eigh(Kmm)
+        keep = evals > evals.max() * 1e-10  # drop the null directions of K_mm: features of bounded scale
+        self.nystroem_components_ = L
+        self.nystroem_map_ = (evecs[:, keep] / np.sqrt(evals[keep])).T  # features = K(X, L) @ map.T
+        m = int(keep.sum())
+        T = np.where(Y, 1.0, -1.0)
+        need_cv = len(grid) > 1 or self.probability or self.threshold != "zero"
+        folds = make_folds(n, self.cv, self.random_state, groups) if need_cv else []
+        fold_of = np.zeros(n, dtype=np.int64)
+        for f, (_, te) in enumerate(folds):
+            fold_of[te] = f
+        n_parts = max(len(folds), 1)
+        G = np.zeros((n_parts, m + 1, m + 1))
+        B = np.zeros((n_parts, m + 1, k))
+
+        def features(rows: np.ndarray) -> np.ndarray:
+            out = np.empty((rows.shape[0], m + 1))
+            out[:, :m] = rbf_kernel_inplace(rows, L, self.gamma_) @ self.nystroem_map_.T
+            out[:, m] = 1.0
+            return out
+
+        for start in range(0, n, chunk):
+            sl = slice(start, start + chunk)
+            F = features(X[sl])
+            for f in np.unique(fold_of[sl]):
+                rows = fold_of[sl] == f
+                G[f] += F[rows].T @ F[rows]
+                B[f] += F[rows].T @ T[sl][rows]
+        G_all, B_all = G.sum(axis=0), B.sum(axis=0)
+
+        scores = None
+        if folds:
+            # the other folds' parts summed (not the whole minus the fold's: no cancellation)
+            W = [_ridge_path(G.sum(axis=0, where=others[:, None, None]), B.sum(axis=0, where=others[:, None, None]),
+                             grid) for others in (np.arange(len(folds)) != f for f in range(len(folds)))]
+            X_te = X if X_val is None else X_val
+            oof = np.zeros((len(grid), n, k), dtype=np.float32)
+            for start in range(0, n, chunk):
+                sl = slice(start, start + chunk)
+                F = features(X_te[sl])
+                for f in np.unique(fold_of[sl]):
+                    rows = np.flatnonzero(fold_of[sl] == f)
+                    for g in range(len(grid)):
+                        oof[g, start + rows] = F[rows] @ W[f][g]
+            del W
+            if len(grid) > 1:
+                scores, best = self._choose_C(oof, Y)
+            else:
+                best = np.zeros(k, dtype=int)
+            self.oof_decision_ = oof[best, :, np.arange(k)].T.astype(np.float64)
+            del oof
+        else:
+            best = np.zeros(k, dtype=int)
+            self.oof_decision_ = None
+        self.cv_scores_ = scores
+        self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
+        coef = np.zeros((m + 1, k))
+        final = _ridge_path(G_all, B_all, [grid[g] for g in np.unique(best)])
+        for g, W_g in zip(np.unique(best), final, strict=True):
+            cols = np.flatnonzero(best == g)
+            coef[:, cols] = W_g[:, cols]
+        self.linear_coef_ = np.ascontiguousarray(coef[:m].T)
+        self.intercept_ = coef[m].copy()
+        self.support_ = np.zeros(0, dtype=np.int64)
+        self.support_vectors_ = np.zeros((0, X.shape[1]), dtype=self.support_dtype)
+        self.dual_coef_ = np.zeros((0, k))
+        self._set_thresholds_and_platt(Y, folds)
+        self.intercept_ = self.intercept_ - self.threshold_
+        if self.verbose:
+            logger.info("RBF SVM (Nystroem least squares, %d features): %d classes fitted", m, k)
+        return self
+
     def _nystroem_features(self, X: np.ndarray) -> np.ndarray:
-        return rbf_kernel(X, self.nystroem_components_, gamma=self.gamma_) @ self.nystroem_map_.T
+        return rbf_kernel_inplace(X, self.nystroem_components_, self.gamma_) @ self.nystroem_map_.T
 
     # ------------------------------------------------------------------ inference
     def decision_function(self, X: np.ndarray, batch_size: int = 4096) -> np.ndarray:

@@ -74,10 +74,13 @@ def _jsonable(value: Any) -> Any:
 
 
 def _loader_kw(args: argparse.Namespace) -> dict[str, Any]:
+    kw: dict[str, Any] = {}
+    if getattr(args, "split", None):
+        kw["split"] = args.split  # debtags only: the protocol's sample or every tagged package
     langs = getattr(args, "langs", None)
-    if not langs:
-        return {}
-    return {"langs": [g.strip() for g in langs.split(",") if g.strip()]}
+    if langs:
+        kw["langs"] = [g.strip() for g in langs.split(",") if g.strip()]
+    return kw
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -202,6 +205,10 @@ def add_datasets_parser(subparsers: Any) -> argparse.ArgumentParser:
     p_build.add_argument("--english", action="store_true",
                          help="debtags: also write each record's English original (text_en), which gfun train --method "
                               "upper (UpperBound) needs; sib200 files always hold it")
+    p_build.add_argument("--split", choices=("protocol", "all"), default=None,
+                         help="debtags: 'all' builds every tagged package in every language with a translation, "
+                              "split by source package (about 100,000 training documents), instead of the "
+                              "protocol's sample")
     p_build.set_defaults(func=cmd_build)
     return parser
 

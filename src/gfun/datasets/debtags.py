@@ -35,6 +35,17 @@ The ``debtags-7`` protocol (:func:`load_debtags` with its defaults; seed = ``run
    to the classes, in alphabetical order (a document may end up with none).
 4. Zero-shot test sets (``fi nl sv hu``): every eligible document whose source is in no training set.
 
+``split="all"``: every tagged package in every language
+--------------------------------------------------------
+A bigger, parallel corpus built from the same eligible documents (step 1): the source packages of the
+many-shot languages are shuffled with ``numpy.random.RandomState(run)`` and a ``test_fraction`` of them
+(rounded up) is held out; every eligible document of a many-shot language goes to the test set if its source
+is held out, to the training set otherwise. Training sets are thus parallel (a package is described in every
+language where a translation exists: about 100,000 training documents for the default 5%), and no test
+document shares its source with a training document. ``max_train`` and ``max_test`` are ignored. Classes
+(step 3) and zero-shot test sets (step 4) as in the protocol. Cross-validation should group documents by
+``extra["source"]`` (gFun does: ``cv_groups="auto"``).
+
 Every split lists the languages in the order given by ``many_shot`` / ``zero_shot``, and within a language
 the documents sorted by package name.
 """
@@ -422,7 +433,8 @@ def _corpus(docs: list[_Doc], classes: list[str], en_cands: dict[str, _Doc] | No
 def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *, n_classes: int = 73,
                  max_train: int = 1000, max_test: int = 1000,
                  many_shot: Sequence[str] = DEBTAGS_MANY_SHOT,
-                 zero_shot: Sequence[str] = DEBTAGS_ZERO_SHOT) -> DebtagsRun:
+                 zero_shot: Sequence[str] = DEBTAGS_ZERO_SHOT, split: str = "protocol",
+                 test_fraction: float = 0.05) -> DebtagsRun:
     """Build run ``run`` of the debtags protocol (see the module docstring).
 
     Parameters
@@ -438,6 +450,12 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
         Maximum number of training / test documents per many-shot language.
     many_shot, zero_shot : sequences of str
         Languages with training and test data / with test data only.
+    split : {"protocol", "all"}
+        ``"protocol"``: the ``debtags-7`` protocol (non-parallel samples of at most ``max_train`` documents per
+        language). ``"all"``: every eligible document of every many-shot language, split by source package
+        (see the module docstring), for benchmarks at scale.
+    test_fraction : float
+        ``split="all"``: the fraction of source packages held out for testing.
 
     Returns
     -------
@@ -461,6 +479,10 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
         raise ValueError("at least one many-shot language is needed")
     if n_classes < 1 or max_train < 0 or max_test < 0:
         raise ValueError(f"invalid sizes: n_classes={n_classes}, max_train={max_train}, max_test={max_test}")
+    if split not in ("protocol", "all"):
+        raise ValueError(f"split must be 'protocol' or 'all', got {split!r}")
+    if split == "all" and not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction!r}")
     directory = dataset_dir("debtags", data_dir, fallback=APT_LISTS_DIR)
     t0 = time.perf_counter()
     tagged, pkg_sums, pkg_sig = _load_packages(directory)
@@ -484,7 +506,15 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
     test_src: set[str] = set()
     train: dict[str, list[_Doc]] = {}
     test: dict[str, list[_Doc]] = {}
-    for lang in order:
+    if split == "all":
+        sources = sorted({d.source for lang in many_shot for d in ldocs[lang]})
+        held = rng.permutation(len(sources))[:int(np.ceil(test_fraction * len(sources)))]
+        test_src = {sources[i] for i in held}
+        for lang in many_shot:
+            train[lang] = [d for d in ldocs[lang] if d.source not in test_src]
+            test[lang] = [d for d in ldocs[lang] if d.source in test_src]
+        train_src = {d.source: lang for lang in many_shot for d in train[lang]}
+    for lang in order if split == "protocol" else ():
         perm = rng.permutation(len(ldocs[lang]))
         train[lang], test[lang] = _split_language(ldocs[lang], perm, lang, train_src, test_src, max_train,
                                                   max_test)
@@ -497,12 +527,15 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
             df.update(t for t in d.tags if "TODO" not in t)
     classes = [t for t, _ in sorted(df.items(), key=lambda kv: (-kv[1], kv[0]))[:n_classes]]
 
-    _check_invariants(train, test, zeroshot)
+    _check_invariants(train, test, zeroshot, parallel=split == "all")
     params = {"n_classes": n_classes, "max_train": max_train, "max_test": max_test,
               "many_shot": list(many_shot), "zero_shot": list(zero_shot)}
     is_default = all(params[k] == (list(v) if isinstance(v, tuple) else v) for k, v in _DEFAULTS.items())
+    if split == "all":
+        params.update(split="all", test_fraction=test_fraction)
+        del params["max_train"], params["max_test"]
     info = {
-        "protocol": PROTOCOL if is_default else PROTOCOL + "-custom",
+        "protocol": PROTOCOL + "-all" if split == "all" else PROTOCOL if is_default else PROTOCOL + "-custom",
         "params": params,
         "data_dir": str(directory),
         "order": order,
@@ -523,11 +556,11 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
 
 
 def _check_invariants(train: dict[str, list[_Doc]], test: dict[str, list[_Doc]],
-                      zeroshot: dict[str, list[_Doc]]) -> None:
+                      zeroshot: dict[str, list[_Doc]], parallel: bool = False) -> None:
     owner: dict[str, str] = {}
     for lang, docs in train.items():
         for d in docs:
-            if owner.setdefault(d.source, lang) != lang:
+            if owner.setdefault(d.source, lang) != lang and not parallel:
                 raise AssertionError(
                     f"source {d.source!r} is in the training sets of {owner[d.source]} and {lang}")
     for split in (test, zeroshot):
