@@ -604,6 +604,8 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) 
         return cls.from_state(meta, arrays)
     except ReferenceMismatchError as exc:  # not damage: this machine's copy of a referenced encoder differs
         raise ReferenceMismatchError(f"{where / STATE}: {exc}") from None
+    except UnregisteredViewError as exc:  # not damage either: a view class this process has not registered
+        raise UnregisteredViewError(f"{where / STATE}: {exc}") from None
     except (ImportError, OSError, ModelFormatError):  # a missing optional dependency (or view class) is not damage
         raise
     except Exception as exc:  # noqa: BLE001 - any other failure means the state is not one gfun wrote
