@@ -151,6 +151,8 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--runs", type=int, default=None, help="number of runs (default 10; --quick: 2)")
         p.add_argument("--configs", default=None,
                        help=f"comma-separated configurations: naive, fun, bert, upper (UpperBound: debtags, sib200), "
+                       f"lri, clesa, kcca, dci (cross-lingual baselines; clesa and kcca need a parallel collection: "
+                       f"debtags by default), "
                        f"gFun view letters (x, m, w, b, r, xm, xmw, xmb, r_m, r_mw, xbr_m, ...), optionally "
                        f"-mean/-concat/-stack/-wmean/-select; the whole list is checked before anything runs "
                        f"(default {full}; --quick: {quick})")
