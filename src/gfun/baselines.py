@@ -22,6 +22,7 @@ from joblib import delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from gfun.estimator import LabelPredictionsMixin
 from gfun.funnelling import GeneralizedFunnelling
 from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID
@@ -75,7 +76,7 @@ def _fit_language(lang: str, texts: list[str], Y: np.ndarray, *, C: float | str,
     return vec, fit_linear_ovr(X, Y, Cs, **fit_kw), Cs
 
 
-class NaiveClassifier(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
+class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     """The naive monolingual baseline: per-language TF-IDF and one linear SVM per class.
 
     Parameters
@@ -149,20 +150,6 @@ class NaiveClassifier(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
             vec, svm = self.models_[lang]
             out[idx] = svm.decision_function(vec.transform([texts[i] for i in idx]))
         return out
-
-    def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
-        """Binary label matrix (n_docs, n_classes), int8."""
-        return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
-
-    def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
-        """Predicted class names of each document."""
-        return [[self.classes_[j] for j in np.flatnonzero(r)] for r in self.predict(X, langs=langs)]
-
-    def save(self, path: str) -> None:
-        """Save the fitted model to directory ``path``."""
-        from gfun.persistence import save_model
-
-        save_model(self, path)
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "models_")

@@ -40,6 +40,7 @@ from gfun.aggregation import (
     aggregate,
     fit_view_weights,
 )
+from gfun.estimator import LabelPredictionsMixin
 from gfun.inputs import check_C, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, DEFAULT_MAX_MEMORY, RBFSVMOvR
 from gfun.metrics import f1_from_counts
@@ -312,7 +313,7 @@ def _cached_call(key: dict, view: ViewGenerator, texts: list[str], langs: np.nda
     return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, groups)
 
 
-class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
+class GeneralizedFunnelling(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     """Cross-lingual multilabel classifier: the two-tier gFun ensemble.
 
     Parameters
@@ -1010,10 +1011,6 @@ class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "meta_")
         return self.meta_.decision_function(self.transform(X, langs=langs))
 
-    def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
-        """Binary label matrix (n_docs, n_classes), int8, columns in the order of :attr:`classes_`."""
-        return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
-
     def predict_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Calibrated posterior of each class (n_docs, n_classes).
 
@@ -1029,18 +1026,6 @@ class GeneralizedFunnelling(MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
         scores = self.decision_function(X, langs=langs)
         return (scores > 0).astype(np.int8), self.meta_.proba_from_scores(scores)
 
-    def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
-        """Predicted class names of each document."""
-        pred = self.predict(X, langs=langs)
-        return [[self.classes_[j] for j in np.flatnonzero(row)] for row in pred]
-
-    def save(self, path: str) -> None:
-        """Save the fitted model to directory ``path`` (see :mod:`gfun.persistence`)."""
-        from gfun.persistence import save_model
-
-        save_model(self, path)
-
-    # ------------------------------------------------------------------ persistence
     def _config_state(self) -> dict:
         """The parameters as JSON: a list of views as ``{"name", "view" (its class's registered name), "class",
         "params"}`` entries (the classes are looked up by registered name when loading, never imported)."""

@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from gfun.estimator import LabelPredictionsMixin
 from gfun.inputs import training_data, unpack
 from gfun.scoring import MacroF1ScoreMixin
 from gfun.views.transformer import _TransformerParams
@@ -22,7 +23,8 @@ from gfun.views.transformer import _TransformerParams
 __all__ = ["FineTunedTransformerClassifier"]
 
 
-class FineTunedTransformerClassifier(_TransformerParams, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
+class FineTunedTransformerClassifier(_TransformerParams, LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
+                                     BaseEstimator):
     """A multilingual transformer fine-tuned by BCE on all languages, used as the classifier (sigmoid > 0.5).
 
     Parameters
@@ -73,25 +75,11 @@ progress
         z = self.decision_function(X, langs=langs).astype(np.float64)
         return 1.0 / (1.0 + np.exp(-z))
 
-    def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
-        """Binary label matrix (n_docs, n_classes), int8: sigmoid > 0.5."""
-        return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
-
-    def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
-        """Predicted class names of each document."""
-        return [[self.classes_[j] for j in np.flatnonzero(r)] for r in self.predict(X, langs=langs)]
-
     def transform(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Pooled last-layer document vectors (what the B view outputs)."""
         check_is_fitted(self, "tuner_")
         texts, _ = unpack(X, langs)
         return self.tuner_.encode(texts)
-
-    def save(self, path: str) -> None:
-        """Save the fitted model to directory ``path`` (see :mod:`gfun.persistence`)."""
-        from gfun.persistence import save_model
-
-        save_model(self, path)
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "tuner_")

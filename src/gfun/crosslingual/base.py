@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
+from gfun.estimator import LabelPredictionsMixin
 from gfun.inputs import check_C, training_data, unpack
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.persistence import sub_arrays
@@ -50,7 +51,7 @@ def l2_rows(Z: np.ndarray | sp.spmatrix) -> np.ndarray | sp.csr_matrix:
     return normalize(Z, norm="l2", axis=1, copy=True)
 
 
-class CrossLingualClassifier(ClassifierMixin, BaseEstimator):
+class CrossLingualClassifier(LabelPredictionsMixin, ClassifierMixin, BaseEstimator):
     """Base of the cross-lingual baselines (not used directly).
 
     Common parameters
@@ -172,20 +173,6 @@ class CrossLingualClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """SVM scores (n_docs, n_classes)."""
         return self.svm_.decision_function(self.transform(X, langs=langs))
-
-    def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
-        """Binary label matrix (n_docs, n_classes), int8."""
-        return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
-
-    def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
-        """Predicted class names of each document."""
-        return [[self.classes_[j] for j in np.flatnonzero(r)] for r in self.predict(X, langs=langs)]
-
-    def save(self, path: str) -> None:
-        """Save the fitted model to directory ``path`` (see :mod:`gfun.persistence`)."""
-        from gfun.persistence import save_model
-
-        save_model(self, path)
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "svm_")

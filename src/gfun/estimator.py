@@ -1,0 +1,29 @@
+"""What every gfun estimator has from its ``decision_function`` and ``classes_``: labels and saving."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["LabelPredictionsMixin"]
+
+
+class LabelPredictionsMixin:
+    """``predict``, ``predict_labels`` and ``save`` of a gfun estimator from its ``decision_function`` (label where the
+    score is above 0) and its ``classes_``."""
+
+    def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Binary label matrix (n_docs, n_classes), int8, columns in the order of :attr:`classes_`: score > 0."""
+        return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
+
+    def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
+        """Predicted class names of each document."""
+        return [[self.classes_[j] for j in np.flatnonzero(row)] for row in self.predict(X, langs=langs)]
+
+    def save(self, path: str) -> None:
+        """Save the fitted model to directory ``path`` (see :mod:`gfun.persistence`)."""
+        from gfun.persistence import save_model
+
+        save_model(self, path)
