@@ -318,3 +318,98 @@ def test_rbf_svms_on_a_dense_space(data, tmp_path: Path) -> None:
     assert np.allclose(loaded.decision_function(data[1]), model.decision_function(data[1]))
     with pytest.raises(ValueError, match="kernel"):
         _make("dci", kernel="poly").fit(data[0])
+
+
+# ------------------------------------------------------------------------------------ SIB-200 "auto"
+def _write_sib200(root: Path, n_train: int = 40, n_test: int = 15) -> Path:
+    """A SIB-200 folder in the released format: the paper's eleven languages, one sentence per ``index_id``
+    written with each language's own words for the same concepts (index_ids: train 0.., test 1000..)."""
+    from gfun.datasets.sib200 import _ISO3, SIB200_CATEGORIES, SIB200_LANGS
+
+    rng = np.random.RandomState(7)
+    splits = {}
+    for split, n, start in (("train", n_train, 0), ("dev", 5, 500), ("test", n_test, 1000)):
+        labels = rng.randint(4, size=n)
+        splits[split] = [(start + i, SIB200_CATEGORIES[c], _concept_doc(rng, [int(c)])) for i, c in enumerate(labels)]
+    for lang in SIB200_LANGS:
+        folder = root / f"{_ISO3[lang]}_Latn"
+        folder.mkdir(parents=True)
+        for split, rows in splits.items():
+            lines = ["index_id\tcategory\ttext"] + [
+                f"{i}\t{cat}\t" + " ".join(lang + string.ascii_lowercase[c // 26] + string.ascii_lowercase[c % 26]
+                                           for c in words) for i, cat, words in rows]
+            (folder / f"{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture()
+def sib200(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GFUN_DATA", str(tmp_path))
+    return _write_sib200(tmp_path / "sib200")
+
+
+def test_sib200_auto_collection(sib200: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from gfun.datasets.sib200 import SIB200_LANGS, load_sib200
+
+    s = load_sib200(sib200, ["en", "it", "fr", "de"], train_langs=["en", "it"])
+    coll = resolve_parallel("auto", s.train)
+    # one item per training sentence, in the paper's eleven languages, never a dev or test sentence
+    assert coll.ids == [str(i) for i in range(40)] and coll.languages == sorted(SIB200_LANGS)
+    assert coll.coverage().tolist() == [11] * 40
+    en = s.train.texts[s.train.ids.index("en:3")]
+    assert coll.texts["en"][3] == en and coll.texts["fr"][3] == " ".join("fr" + w[2:] for w in en.split())
+    assert not set(coll.ids) & set(s.test.extra["index_id"])
+    # a sampled training set: only its sentences
+    sub = s.train.subset([0, 5, 41])
+    assert resolve_parallel("auto", sub).ids == ["0", "1", "5"]
+    # other files than the corpus came from: refused
+    bad = s.train.subset(range(len(s.train)))
+    bad.texts[:] = [t + " changed" for t in bad.texts]
+    with pytest.raises(ValueError, match="not the files"):
+        resolve_parallel("auto", bad)
+    # no SIB-200 folder: the training sentences themselves, in their languages only
+    monkeypatch.setenv("GFUN_DATA", str(tmp_path / "nowhere"))
+    alone = resolve_parallel("auto", s.train)
+    assert alone.languages == ["en", "it"] and len(alone) == 40 and alone.texts["en"][3] == en
+
+
+@pytest.mark.parametrize("name", ["clesa", "kcca"])
+def test_sib200_auto_serves_zero_shot_languages(name: str, sib200: Path) -> None:
+    from gfun.datasets.sib200 import load_sib200
+
+    s = load_sib200(sib200, ["en", "it", "fr"], train_langs=["en", "it"])
+    kw = {"n_components": 20, "rank": 40, "min_df": 1} if name == "kcca" else {}
+    model = CROSSLINGUAL[name](C=1.0, random_state=0, **kw).fit(s.train)  # parallel="auto"
+    assert "fr" in model.languages_
+    fr = s.test.subset(s.test.by_language()["fr"])
+    assert f1_score(fr.Y.toarray(), model.predict(fr), "micro") > 0.6
+
+
+def test_parallel_configs_refused_without_a_collection() -> None:
+    from gfun.experiments.configs import check_configs_for_dataset, parse_configs
+
+    check_configs_for_dataset(parse_configs("lri,clesa,kcca,dci"), "sib200")
+    for name in ("clesa", "kcca"):
+        with pytest.raises(ValueError, match=f"{name}.parallel=PATH"):
+            check_configs_for_dataset(parse_configs(f"lri,dci,{name}"), "exceptius")
+    check_configs_for_dataset(parse_configs("lri,dci,kcca"), "exceptius", {"kcca": {"parallel": "p.jsonl"}})
+    check_configs_for_dataset(parse_configs("lri,dci"), "exceptius")
+
+
+def test_sib200_experiments_run_with_no_extra_option(sib200: Path, tmp_path: Path) -> None:
+    """The many-shot experiment (zero-shot documents included) and the zero-shot one, on SIB-200, for the four."""
+    from gfun.experiments import run_many_shot, run_zero_shot
+    from gfun.experiments.configs import parse_configs
+    from gfun.experiments.runner import ExperimentSettings
+
+    settings = ExperimentSettings(dataset="sib200", runs=1, meta_C=1.0, languages=["en", "fr", "it"],
+                                  view_params={"kcca": {"n_components": 20, "rank": 40}}, view_cache="")
+    configs = parse_configs("lri,clesa,kcca,dci")
+    res = run_many_shot(settings, configs, tmp_path / "ms", plots=False, zero_shot_test=True)
+    table = res["scores"]
+    assert set(table["config"]) == {"lri", "clesa", "kcca", "dci"}
+    avg = table[table["lang"] == "average"].set_index("config")["F1_micro"]
+    assert (avg > 0.6).all(), avg
+    zs = run_zero_shot(settings, configs, tmp_path / "zs", plots=False)["scores"]
+    first = zs[(zs["iteration"] == 0) & (zs["lang"] == "it")].set_index("config")["F1_micro"]  # trained on en only
+    assert first[["clesa", "kcca"]].gt(0.5).all() and first[["lri", "dci"]].isna().all(), first

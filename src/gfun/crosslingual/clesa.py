@@ -15,7 +15,9 @@ Sorg & Cimiano and Esuli et al. (2019) use Wikipedia articles available in all t
 :class:`~gfun.crosslingual.resources.ParallelCollection` (``parallel``); with ``parallel="auto"`` on debtags,
 the concepts are Debian binary packages, described by their English description and its human
 translations, restricted to the packages whose source package is among the training documents' (so no test
-document is a concept). The concepts are the ``max_concepts`` items described in the most languages
+document is a concept); on SIB-200 the concepts are the training sentences (``index_id``), each in every
+language of the collection (:func:`~gfun.crosslingual.resources.sib200_parallel`: the training documents'
+translations, no dev or test sentence). The concepts are the ``max_concepts`` items described in the most languages
 (ties broken at random from ``random_state``); unlike Wikipedia articles in every language, a package may
 lack some translations: its dimension is then 0 for the documents of those languages. The concepts are
 in-domain (package descriptions classifying package descriptions), which Wikipedia is not; any language of

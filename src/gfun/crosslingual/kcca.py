@@ -31,7 +31,9 @@ Vinokourov et al. use the aligned English-French Hansards; Esuli et al. (2019) 2
 present in all their languages. gfun uses a :class:`~gfun.crosslingual.resources.ParallelCollection`; with
 ``parallel="auto"`` on debtags, every Debian package whose source package is among the training documents'
 (its English description and human translations: a truly parallel collection, in-domain, with items
-covering 2 to 11 languages). Any language of the collection can be served, also without training documents.
+covering 2 to 11 languages); on SIB-200, every training sentence (``index_id``) in each of the paper's eleven
+languages and the training languages (their FLORES-200 translations: complete items, no dev or test sentence).
+Any language of the collection can be served, also without training documents.
 """
 
 from __future__ import annotations

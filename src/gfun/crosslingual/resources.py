@@ -4,7 +4,8 @@ A :class:`ParallelCollection` is a list of *items* (a concept, a package, an art
 some of the languages: ``texts[lang][i]`` is item ``i``'s text in ``lang`` or ``None``. Sorg & Cimiano
 (2012) and Esuli et al. (2019) use Wikipedia articles linked across languages; gfun builds the collection
 from what its corpora hold: :func:`debtags_parallel` takes the Debian package descriptions and their human
-translations (the Debian Description Translation Project), one item per binary package.
+translations (the Debian Description Translation Project), one item per binary package;
+:func:`sib200_parallel` takes the SIB-200 (FLORES-200) training sentences, one item per ``index_id``.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AUTO", "ParallelCollection", "debtags_parallel", "resolve_parallel"]
+__all__ = ["AUTO", "ParallelCollection", "debtags_parallel", "resolve_parallel", "sib200_parallel"]
 
 logger = logging.getLogger(__name__)
 
-#: ``parallel="auto"``: the debtags translations of the training documents' source packages (see
-#: :func:`resolve_parallel`).
+#: ``parallel="auto"``: the translations of the training documents (debtags: of their source packages; SIB-200:
+#: of their sentences), see :func:`resolve_parallel`.
 AUTO = "auto"
 
 
@@ -162,45 +163,131 @@ def debtags_parallel(data_dir: str | os.PathLike[str] | None = None, *,
     return coll
 
 
+def sib200_parallel(data_dir: str | os.PathLike[str] | None = None, *, languages: Sequence[str] | None = None,
+                    index_ids: Collection[str] | None = None) -> ParallelCollection:
+    """The SIB-200 training sentences as a parallel collection: one item per ``index_id``.
+
+    Every FLORES-200 sentence exists in every language, so each item holds the same sentence in every
+    language read. Only the ``train.tsv`` files are read: no dev or test sentence enters the collection.
+
+    Parameters
+    ----------
+    data_dir : path, optional
+        The ``sib200`` folder (default ``$GFUN_DATA/sib200``).
+    languages : sequence of str, optional
+        ISO 639-1 codes or directory names; default the paper's eleven
+        (:data:`gfun.datasets.sib200.SIB200_LANGS`) whose directory exists.
+    index_ids : collection of str, optional
+        Keep only these sentences (e.g. the training documents').
+    """
+    from gfun.datasets import dataset_dir
+    from gfun.datasets.sib200 import SIB200_LANGS, read_sib200_file, resolve_sib200_dir
+
+    root = dataset_dir("sib200", data_dir)
+    keep = None if index_ids is None else {str(i) for i in index_ids}
+    by_lang: dict[str, dict[str, str]] = {}
+    for lang in (languages if languages is not None else SIB200_LANGS):
+        try:
+            code, directory = resolve_sib200_dir(root, lang)
+        except FileNotFoundError:
+            if languages is not None:
+                raise
+            continue  # a default language whose directory is absent
+        rows = read_sib200_file(directory / "train.tsv", code, categories=None)
+        by_lang[code] = {r["index_id"]: r["text"] for r in rows if keep is None or r["index_id"] in keep}
+    ids = sorted(set().union(*[set(v) for v in by_lang.values()]), key=_natural) if by_lang else []
+    coll = ParallelCollection(ids, {lang: [m.get(i) for i in ids] for lang, m in by_lang.items()})
+    logger.info("SIB-200 parallel collection: %d training sentences in %d languages (%s)", len(ids), len(by_lang),
+                ", ".join(by_lang))
+    return coll
+
+
+def _natural(key: str) -> tuple[int, str]:
+    """Sort key of an ``index_id``: numerically when it is a number."""
+    return (int(key), "") if key.isdigit() else (1 << 62, key)
+
+
 def resolve_parallel(parallel: Any, X: Any = None) -> ParallelCollection:
     """The collection a ``parallel`` parameter names.
 
     ``parallel`` is a :class:`ParallelCollection`, a mapping ``{lang: aligned texts}``, the path of a JSONL
-    file (:meth:`ParallelCollection.to_jsonl`), or ``"auto"``: the debtags descriptions (``$GFUN_DATA/debtags``,
-    else apt's lists) of the packages whose source package is among the training documents'
-    (``X.extra["source"]``), which keeps every test document out of the collection by construction of the
-    debtags protocol.
+    file (:meth:`ParallelCollection.to_jsonl`), or ``"auto"``: the translations of the training documents
+    ``X``, never a test document's text:
+
+    * debtags (``X.extra["source"]``): the debtags descriptions (``$GFUN_DATA/debtags``, else apt's lists) of
+      the packages whose source package is among the training documents', which keeps every test document out
+      of the collection by construction of the debtags protocol;
+    * SIB-200 (``X.extra["index_id"]``): one item per training sentence (``index_id``), in the languages of
+      ``X`` and the paper's eleven, read from the ``train.tsv`` files of ``$GFUN_DATA/sib200``
+      (:func:`sib200_parallel`); without that folder, the training documents themselves (the languages of
+      ``X`` only).
 
     Raises
     ------
     ValueError
-        With ``"auto"``, when ``X`` has no ``source`` field, or when the debtags files found do not hold the
-        training documents themselves (another release, or another data folder than the corpus came from).
+        With ``"auto"``, when ``X`` is not a debtags or SIB-200 training corpus (no ``source`` or ``index_id``
+        field), or when the files found do not hold the training documents themselves (another release, or
+        another data folder than the corpus came from).
     """
     if isinstance(parallel, ParallelCollection):
         return parallel
     if isinstance(parallel, Mapping):
         return ParallelCollection.from_aligned(parallel)
     if isinstance(parallel, str) and parallel == AUTO:
-        sources = getattr(X, "extra", {}).get("source") if X is not None else None
-        if not sources:
-            raise ValueError("parallel='auto' builds the collection from the debtags translations of the training "
-                             "packages, which needs a debtags training corpus (with a 'source' field); pass "
-                             "parallel=ParallelCollection(...), {lang: aligned texts} or a JSONL path instead")
-        coll = debtags_parallel(sources=set(sources))
-        _check_matches(coll, X)
-        return coll
+        extra = getattr(X, "extra", None) or {}
+        if extra.get("source"):
+            coll = debtags_parallel(sources=set(extra["source"]))
+            _check_matches(coll, X.ids, X)
+            return coll
+        if extra.get("index_id"):
+            return _sib200_auto(X)
+        raise ValueError("parallel='auto' builds the collection from the translations of the training documents, "
+                         "which only the parallel corpora provide (debtags: a 'source' field; SIB-200: an 'index_id' "
+                         "field), and this training corpus has neither; pass parallel=ParallelCollection(...), "
+                         "{lang: aligned texts} or a JSONL path instead (in an experiment: "
+                         "--view-param kcca.parallel=PATH)")
     if isinstance(parallel, str | os.PathLike):
         return ParallelCollection.from_jsonl(Path(parallel))
     raise TypeError(f"parallel must be a ParallelCollection, a mapping, a JSONL path or 'auto', got {parallel!r}")
 
 
-def _check_matches(coll: ParallelCollection, X: Any) -> None:
-    """Refuse a collection built from other debtags files than the training corpus (most documents must match)."""
+def _sib200_auto(X: Any) -> ParallelCollection:
+    """``parallel="auto"`` on a SIB-200 training corpus (see :func:`resolve_parallel`)."""
+    from gfun.datasets import dataset_dir
+    from gfun.datasets.sib200 import SIB200_LANGS, resolve_sib200_dir
+
+    index_ids = [str(i) for i in X.extra["index_id"]]
+    coll = None
+    try:
+        root = dataset_dir("sib200")
+        langs = []
+        for lang in dict.fromkeys([*SIB200_LANGS, *sorted(set(X.langs))]):
+            try:
+                langs.append(resolve_sib200_dir(root, lang)[1].name)
+            except FileNotFoundError:
+                continue
+        coll = sib200_parallel(root, languages=langs, index_ids=set(index_ids))
+    except FileNotFoundError as exc:
+        logger.warning("parallel='auto': no SIB-200 files (%s); the parallel collection is the training sentences "
+                       "themselves, in their %d languages only", exc, len(set(X.langs)))
+    if coll is not None and len(coll):
+        _check_matches(coll, index_ids, X)
+        return coll
+    ids = sorted(set(index_ids), key=_natural)
+    row = {i: n for n, i in enumerate(ids)}
+    texts: dict[str, list[str | None]] = {lang: [None] * len(ids) for lang in sorted(set(X.langs))}
+    for i, lang, text in zip(index_ids, X.langs, X.texts, strict=True):
+        texts[lang][row[i]] = text
+    return ParallelCollection(ids, texts)
+
+
+def _check_matches(coll: ParallelCollection, ids: Sequence[str], X: Any) -> None:
+    """Refuse a collection built from other files than the training corpus (most documents must match);
+    ``ids[k]`` is the item of the ``k``-th training document."""
     index = {(lang, i): n for lang in coll.texts for n, i in enumerate(coll.ids)}
-    found = sum(1 for i, lang, text in zip(X.ids, X.langs, X.texts, strict=True)
-                if (n := index.get((lang, i))) is not None and coll.texts[lang][n] == text)
-    if found < 0.5 * len(X.ids):
-        raise ValueError(f"parallel='auto': only {found} of the {len(X.ids)} training documents are in the debtags "
-                         "files found ($GFUN_DATA/debtags, else apt's lists): they are not the files the corpus was "
-                         "built from; set GFUN_DATA, or pass the collection explicitly")
+    found = sum(1 for i, lang, text in zip(ids, X.langs, X.texts, strict=True)
+                if (n := index.get((lang, str(i)))) is not None and coll.texts[lang][n] == text)
+    if found < 0.5 * len(ids):
+        raise ValueError(f"parallel='auto': only {found} of the {len(ids)} training documents are in the dataset "
+                         "files found ($GFUN_DATA/<dataset>; for debtags else apt's lists): they are not the files "
+                         "the corpus was built from; set GFUN_DATA, or pass the collection explicitly")

@@ -28,6 +28,10 @@ DEFAULT_CONFIGS: dict[str, tuple[str, str]] = {
 DEFAULT_REFERENCE: tuple[str, str] = ("xm", "x")
 
 
+#: Baselines that take parameters through ``--view-param NAME.PARAM=VALUE`` (e.g. ``kcca.parallel=PATH``).
+_BASELINE_PARAMS = ("lri", "clesa", "kcca", "dci")
+
+
 def parse_view_params(items: list[str] | None, view_params: dict | None) -> dict | None:
     """``view_params`` with the ``--view-param LETTER.NAME=VALUE`` options applied (VALUE read as JSON when it parses).
 
@@ -46,9 +50,9 @@ def parse_view_params(items: list[str] | None, view_params: dict | None) -> dict
         letter, dot, name = key.strip().partition(".")
         if not eq or not dot or not name.strip():
             raise ValueError(f"--view-param takes LETTER.NAME=VALUE (e.g. r.hidden_size=64), got {item!r}")
-        if letter not in VIEW_CLASSES:
+        if letter not in VIEW_CLASSES and letter not in _BASELINE_PARAMS:
             raise ValueError(f"--view-param {item!r}: unknown view letter {letter!r}; choose from "
-                             f"{', '.join(VIEW_CLASSES)}")
+                             f"{', '.join(VIEW_CLASSES)} (or a cross-lingual baseline: {', '.join(_BASELINE_PARAMS)})")
         try:
             parsed = json.loads(value)
         except ValueError:
@@ -152,7 +156,8 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--configs", default=None,
                        help=f"comma-separated configurations: naive, fun, bert, upper (UpperBound: debtags, sib200), "
                        f"lri, clesa, kcca, dci (cross-lingual baselines; clesa and kcca need a parallel collection: "
-                       f"debtags by default), "
+                       f"the training documents' translations on debtags and sib200, else --view-param "
+                       f"kcca.parallel=PATH), "
                        f"gFun view letters (x, m, w, b, r, xm, xmw, xmb, r_m, r_mw, xbr_m, ...), optionally "
                        f"-mean/-concat/-stack/-wmean/-select; the whole list is checked before anything runs "
                        f"(default {full}; --quick: {quick})")

@@ -190,8 +190,10 @@ def parse_configs(specs: str | Sequence[str]) -> list[Config]:
     return out
 
 
-def check_configs_for_dataset(configs: Sequence[Config], dataset: str) -> None:
-    """Refuse, before anything runs, configurations the dataset cannot serve (``upper`` needs a parallel corpus).
+def check_configs_for_dataset(configs: Sequence[Config], dataset: str, view_params: dict | None = None) -> None:
+    """Refuse, before anything runs, configurations the dataset cannot serve: ``upper`` needs a parallel corpus,
+    and so do ``clesa`` and ``kcca`` unless ``view_params`` names their parallel collection
+    (``{"kcca": {"parallel": path}}``).
 
     Raises
     ------
@@ -201,6 +203,15 @@ def check_configs_for_dataset(configs: Sequence[Config], dataset: str) -> None:
         raise ValueError(f"configuration 'upper' (UpperBound) needs the English version of every document, which "
                          f"only the parallel datasets {', '.join(PARALLEL_DATASETS)} provide; {dataset!r} does not: "
                          "drop 'upper' from --configs")
+    if dataset in PARALLEL_DATASETS:
+        return
+    for c in configs:
+        if c.method in ("clesa", "kcca") and (view_params or {}).get(c.method, {}).get("parallel", "auto") == "auto":
+            raise ValueError(f"configuration {c.name!r} ({c.display}) needs a parallel collection: by default the "
+                             f"translations of the training documents, which only the parallel datasets "
+                             f"{', '.join(PARALLEL_DATASETS)} provide; for {dataset!r} pass one "
+                             f"(--view-param {c.method}.parallel=PATH, a JSONL file of "
+                             "gfun.crosslingual.ParallelCollection.to_jsonl) or drop it from --configs")
 
 
 def build_estimator(config: Config, *, meta_C: float | str = "cv", random_state: int | None = 0,

@@ -274,7 +274,8 @@ def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSetti
     """Start (or resume) experiment ``name`` in ``out``.
 
     First checks that the dataset can serve every configuration of ``configs`` (``upper`` needs a parallel
-    corpus; see :func:`gfun.experiments.configs.check_configs_for_dataset`), then creates the folder, saves the
+    corpus, and so do ``clesa`` and ``kcca`` by default; see
+    :func:`gfun.experiments.configs.check_configs_for_dataset`), then creates the folder, saves the
     settings (and ``extra``, more of what determines the results) as ``<name>-settings.json`` (or checks them
     against those of an earlier start, see :func:`write_settings`), locates the view cache
     (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
@@ -286,7 +287,7 @@ def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSetti
     from gfun.datasets.registry import resolve_dataset_name
     from gfun.experiments.configs import check_configs_for_dataset
 
-    check_configs_for_dataset(configs, resolve_dataset_name(settings.dataset))
+    check_configs_for_dataset(configs, resolve_dataset_name(settings.dataset), settings.view_params)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_settings(out / f"{name}-settings.json", settings, {"experiment": name, **(extra or {})})
