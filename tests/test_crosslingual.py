@@ -102,6 +102,9 @@ def test_fit_predict_shapes_and_quality(name: str, data, fitted) -> None:
     assert len(model.predict_labels(test)) == len(test)
     # the topic words decide the labels: every method must learn them
     assert f1_score(test.Y.toarray(), pred, "micro") > 0.8, name
+    # score: macro-F1, as every gfun estimator (not scikit-learn's subset accuracy)
+    assert model.score(test) == pytest.approx(f1_score(test.Y.toarray(), pred, "macro"))
+    assert model.score(test.texts, test.Y.toarray(), langs=test.langs) == model.score(test)
     # a document's scores do not depend on the other documents it is classified with
     one = test.subset([5])
     assert np.allclose(model.decision_function(one), scores[5:6])

@@ -24,6 +24,7 @@ from gfun.estimator import LabelPredictionsMixin
 from gfun.inputs import check_C, training_data, unpack
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.persistence import sub_arrays
+from gfun.scoring import MacroF1ScoreMixin
 from gfun.text import TfidfVectorizer
 from gfun.views.base import UnseenLanguageError
 
@@ -51,8 +52,10 @@ def l2_rows(Z: np.ndarray | sp.spmatrix) -> np.ndarray | sp.csr_matrix:
     return normalize(Z, norm="l2", axis=1, copy=True)
 
 
-class CrossLingualClassifier(LabelPredictionsMixin, ClassifierMixin, BaseEstimator):
+class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     """Base of the cross-lingual baselines (not used directly).
+
+    ``score`` is the macro-averaged F1, as for every gfun estimator (:class:`gfun.scoring.MacroF1ScoreMixin`).
 
     Common parameters
     -----------------

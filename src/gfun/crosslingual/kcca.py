@@ -57,7 +57,14 @@ logger = logging.getLogger(__name__)
 
 def centered_svd(A: sp.spmatrix | np.ndarray, rank: int, *, n_iter: int = 4,
                  random_state: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Truncated SVD of ``A - 1 mean'`` (the column-centred ``A``) by randomised range finding.
+    """Truncated SVD of ``A - 1 mean'`` (the column-centred ``A``) by randomised subspace iteration.
+
+    The range finder of Halko, Martinsson & Tropp (2011, Algorithm 4.4): ``Q`` spans
+    ``(Ac Ac')^n_iter Ac Omega`` (``Omega`` Gaussian, ``rank + 10`` columns), computed on the *shorter* side of
+    ``Ac`` only, renormalised after each product with ``Ac Ac'`` by an LU factorisation (as scikit-learn's
+    ``randomized_svd``: only the span matters until the last step, and LU costs a fraction of a QR), then
+    orthonormalised by one thin QR; the small factor ``B = Q' Ac`` is decomposed through the eigenpairs of its
+    ``(rank + 10)``-square Gram matrix. The centred matrix is never formed.
 
     Returns
     -------
@@ -74,23 +81,41 @@ def centered_svd(A: sp.spmatrix | np.ndarray, rank: int, *, n_iter: int = 4,
     if r == 0:
         return mean, np.zeros((n, 0)), np.zeros(0), np.zeros((0, d))
     k = min(r + 10, n, d)
+    At = A.T.tocsr() if sp.issparse(A) else A.T
 
-    def right(Q: np.ndarray) -> np.ndarray:  # (A - 1 mean') Q
-        return np.asarray(A @ Q) - (mean @ Q)[None, :]
+    def sides(dtype: type) -> tuple[Any, Any]:  # Q -> (A - 1 mean') Q and P -> (A - 1 mean')' P, in dtype
+        A_, At_, mean_ = A.astype(dtype), At.astype(dtype), mean.astype(dtype)
 
-    def left(P: np.ndarray) -> np.ndarray:  # (A - 1 mean')' P
-        return np.asarray(A.T @ P) - np.outer(mean, P.sum(axis=0))
+        def right(Q: np.ndarray) -> np.ndarray:
+            return np.asarray(A_ @ Q) - (mean_ @ Q)[None, :]
 
-    rng = np.random.RandomState(random_state)
-    Q, _ = np.linalg.qr(right(rng.normal(size=(d, k))))
-    for _ in range(n_iter):
-        Q, _ = np.linalg.qr(left(Q))
-        Q, _ = np.linalg.qr(right(Q))
-    Ub, s, Vt = np.linalg.svd(left(Q).T, full_matrices=False)
-    U = Q @ Ub
+        def left(P: np.ndarray) -> np.ndarray:
+            return np.asarray(At_ @ P) - np.outer(mean_, P.sum(axis=0))
+
+        # iterate on the shorter side: Q spans the column space of Ac (n <= d) or of Ac' (n > d)
+        return (right, left) if n <= d else (left, right)
+
+    # the power iterations in float32 (they only find a subspace; single precision halves the memory traffic of
+    # the sparse products and the cost of LU), the final basis and factorisation in float64
+    fwd, back = sides(np.float32)
+    Q = fwd(np.random.default_rng(random_state).standard_normal((d if n <= d else n, k), dtype=np.float32))
+    for _ in range(n_iter):  # the span only matters until the last step: LU, much cheaper than QR, keeps it stable
+        Q = fwd(back(sla.lu(Q, permute_l=True, overwrite_a=True, check_finite=False)[0]))
+    Q = sla.qr(Q.astype(np.float64), mode="economic", overwrite_a=True, check_finite=False)[0]
+    fwd, back = sides(np.float64)
+    Bt = back(Q)  # B' where B = Q' Ac (n <= d), or B = Q' Ac' (n > d)
+    w, W = np.linalg.eigh(Bt.T @ Bt)
+    w, W = w[::-1], W[:, ::-1]
+    s = np.sqrt(np.clip(w, 0.0, None))
+    ok = s > s[0] * 1e-7 if s[0] > 0 else np.zeros_like(s, dtype=bool)
+    Other = (Bt @ W[:, ok]) / s[ok]  # the other side's singular vectors
+    Qside = Q @ W[:, ok]
+    U, Vt = (Qside, Other.T) if n <= d else (Other, Qside.T)
+    s = s[ok]
     # a deterministic sign: the largest entry of each right singular vector is positive
     sign = np.sign(Vt[np.arange(Vt.shape[0]), np.argmax(np.abs(Vt), axis=1)])
     sign[sign == 0] = 1.0
+    r = min(r, s.size)
     return mean, (U * sign)[:, :r], s[:r], (Vt * sign[:, None])[:r]
 
 
@@ -132,14 +157,14 @@ def fit_kcca(views: Mapping[str, tuple[np.ndarray, sp.spmatrix | np.ndarray]], n
     rows = {v: np.full(n_items, -1, dtype=np.int64) for v in names}
     for v in names:
         rows[v][parts[v][0]] = np.arange(parts[v][0].size)
+    scaled = {v: parts[v][1] / np.sqrt(parts[v][2]) for v in names}  # Z (Z'Z + reg I)^-1/2, Z'Z being diagonal
     for a, va in enumerate(names):
         for b in range(a + 1, len(names)):
             vb = names[b]
             common = np.flatnonzero((rows[va] >= 0) & (rows[vb] >= 0))
             if not common.size:
                 continue
-            Za, Zb = parts[va][1][rows[va][common]], parts[vb][1][rows[vb][common]]
-            block = (Za / np.sqrt(parts[va][2])).T @ (Zb / np.sqrt(parts[vb][2]))
+            block = scaled[va][rows[va][common]].T @ scaled[vb][rows[vb][common]]
             M[offsets[a]:offsets[a + 1], offsets[b]:offsets[b + 1]] = block
             M[offsets[b]:offsets[b + 1], offsets[a]:offsets[a + 1]] = block.T
     k = min(n_components, M.shape[0])
