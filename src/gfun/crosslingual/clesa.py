@@ -114,8 +114,8 @@ class CLESAClassifier(CrossLingualClassifier):
                     raise ValueError(f"CLESA: no concept is described in {lang!r}, a training language")
                 continue
             desc = [t for t in coll.texts[lang] if t is not None]
-            vec = self._vectorizer(lang).fit(texts.get(lang, []) + desc)
-            Wp = sp.csr_matrix(vec.transform(desc), dtype=np.float32)
+            vec, own = self._vectorizer(lang), texts.get(lang, [])
+            Wp = sp.csr_matrix(vec.fit_transform(own + desc)[len(own):], dtype=np.float32)
             W = sp.csr_matrix((Wp.data, Wp.indices, _spread(Wp.indptr, np.flatnonzero(mask), len(coll))),
                               shape=(len(coll), len(vec.vocabulary_)))
             self.vectorizers_[lang], self.concepts_[lang] = vec, W

@@ -22,7 +22,13 @@ collection's language-``l`` texts. Instead of the ``n x n`` kernels (an eigenpro
 ``n_languages * n``: Esuli et al. sampled 2,000 Wikipedia articles to afford it), each kernel is replaced by
 its best rank-``rank`` approximation ``Z_l Z_l'`` with ``Z_l = U_l S_l`` from a truncated (randomised) SVD of
 ``A_l``; the eigenproblem then has size ``n_languages * rank`` whatever the collection's size, and every item
-of the collection can be used. Items need not be described in every language: ``C_lm`` sums over the items
+of the collection can be used. This plays the part of the partial Gram-Schmidt orthogonalisation (incomplete
+Cholesky decomposition) with which Hardoon, Szedmak & Shawe-Taylor (2004, Neural Computation 16) make KCCA
+practical: both replace ``K_l`` by a low-rank factor ``Z_l Z_l'`` and solve in the factor's coordinates; gfun
+uses the truncated SVD (Halko, Martinsson & Tropp 2011, see :func:`centered_svd`: a few sparse products and
+one thin QR per language, no ``n x n`` matrix) rather than the greedy pivoted Cholesky, because with a linear
+kernel it gives the best approximation of a given rank at a similar cost. Only the ``n_components`` leading
+eigenpairs of the multi-view problem are computed (``scipy.linalg.eigh(subset_by_index=...)``). Items need not be described in every language: ``C_lm`` sums over the items
 described in both ``l`` and ``m`` (pairwise-complete covariances), ``C_ll`` over those described in ``l``.
 
 Resource and differences from the paper's setup
@@ -81,10 +87,10 @@ def centered_svd(A: sp.spmatrix | np.ndarray, rank: int, *, n_iter: int = 4,
     if r == 0:
         return mean, np.zeros((n, 0)), np.zeros(0), np.zeros((0, d))
     k = min(r + 10, n, d)
-    At = A.T.tocsr() if sp.issparse(A) else A.T
 
     def sides(dtype: type) -> tuple[Any, Any]:  # Q -> (A - 1 mean') Q and P -> (A - 1 mean')' P, in dtype
-        A_, At_, mean_ = A.astype(dtype), At.astype(dtype), mean.astype(dtype)
+        A_, mean_ = (A, mean) if dtype == A.dtype else (A.astype(dtype), mean.astype(dtype))
+        At_ = A_.T
 
         def right(Q: np.ndarray) -> np.ndarray:
             return np.asarray(A_ @ Q) - (mean_ @ Q)[None, :]
@@ -248,9 +254,10 @@ class KCCAClassifier(CrossLingualClassifier):
                                      "another language; it cannot place that training language")
                 continue
             desc = [coll.texts[lang][i] for i in items]
-            vec = self._vectorizer(lang).fit(texts.get(lang, []) + desc)  # type: ignore[operator]
+            vec = self._vectorizer(lang)
+            own = texts.get(lang, [])
             self.vectorizers_[lang] = vec
-            views[lang] = (items, vec.transform(desc))
+            views[lang] = (items, vec.fit_transform(own + desc)[len(own):])  # type: ignore[operator]
         self.projections_, self.correlations_ = fit_kcca(
             views, len(coll), n_components=self.n_components, rank=self.rank, reg=self.reg,
             random_state=self.random_state)
