@@ -28,7 +28,8 @@ practical: both replace ``K_l`` by a low-rank factor ``Z_l Z_l'`` and solve in t
 uses the truncated SVD (Halko, Martinsson & Tropp 2011, see :func:`centered_svd`: a few sparse products and
 one thin QR per language, no ``n x n`` matrix) rather than the greedy pivoted Cholesky, because with a linear
 kernel it gives the best approximation of a given rank at a similar cost. Only the ``n_components`` leading
-eigenpairs of the multi-view problem are computed (``scipy.linalg.eigh(subset_by_index=...)``). Items need not be described in every language: ``C_lm`` sums over the items
+eigenpairs of the multi-view problem are computed (``scipy.linalg.eigh(subset_by_index=...)``). Items need
+not be described in every language: ``C_lm`` sums over the items
 described in both ``l`` and ``m`` (pairwise-complete covariances), ``C_ll`` over those described in ``l``.
 
 Resource and differences from the paper's setup
@@ -149,7 +150,8 @@ def fit_kcca(views: Mapping[str, tuple[np.ndarray, sp.spmatrix | np.ndarray]], n
         The eigenvalues of the multi-view problem (the sum of pairwise correlations, up to scale).
     """
     names = sorted(views)
-    # per view: item indices, Z = U S / s_max, the diagonal of Z'Z + reg I, V' / s_max, the mean
+    # per view: item indices, Z (Z'Z + reg I)^-1/2 with Z = U S / s_max, the diagonal of Z'Z + reg I, V' / s_max,
+    # the mean
     parts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     for v in names:
         items, X = views[v]
@@ -157,20 +159,22 @@ def fit_kcca(views: Mapping[str, tuple[np.ndarray, sp.spmatrix | np.ndarray]], n
         if s.size == 0 or s[0] <= 0:
             raise ValueError(f"KCCA: view {v!r} has fewer than 2 distinct items")
         scale = s[0]
-        parts[v] = (np.asarray(items), U * (s / scale), (s / scale) ** 2 + reg, Vt / scale, mean)
+        diag = (s / scale) ** 2 + reg
+        U *= s / scale / np.sqrt(diag)  # in place: Z (Z'Z + reg I)^-1/2, Z'Z being diagonal
+        Vt /= scale
+        parts[v] = (np.asarray(items), U, diag, Vt, mean)
     offsets = np.cumsum([0] + [parts[v][1].shape[1] for v in names])
     M = np.zeros((offsets[-1], offsets[-1]))
     rows = {v: np.full(n_items, -1, dtype=np.int64) for v in names}
     for v in names:
         rows[v][parts[v][0]] = np.arange(parts[v][0].size)
-    scaled = {v: parts[v][1] / np.sqrt(parts[v][2]) for v in names}  # Z (Z'Z + reg I)^-1/2, Z'Z being diagonal
     for a, va in enumerate(names):
         for b in range(a + 1, len(names)):
             vb = names[b]
             common = np.flatnonzero((rows[va] >= 0) & (rows[vb] >= 0))
             if not common.size:
                 continue
-            block = scaled[va][rows[va][common]].T @ scaled[vb][rows[vb][common]]
+            block = parts[va][1][rows[va][common]].T @ parts[vb][1][rows[vb][common]]
             M[offsets[a]:offsets[a + 1], offsets[b]:offsets[b + 1]] = block
             M[offsets[b]:offsets[b + 1], offsets[a]:offsets[a + 1]] = block.T
     k = min(n_components, M.shape[0])

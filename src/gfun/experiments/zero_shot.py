@@ -78,8 +78,9 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     t0 = time.perf_counter()
     out, settings, store = open_experiment(out, "zero-shot", settings, configs=configs)
     if not any(c.serves_unseen for c in configs):
-        logger.warning("no configuration among %s can serve languages without training documents (fun, bert, or "
-                       "gFun with an m, b or r view can): every zero-shot cell will be NaN", [c.name for c in configs])
+        logger.warning("no configuration among %s can serve languages without training documents (fun, bert, clesa, "
+                       "kcca, or gFun with an m, b or r view can): every zero-shot cell will be NaN",
+                       [c.name for c in configs])
     cache = RunCache(settings)
     languages = training_languages(settings, cache)
     cells = []
