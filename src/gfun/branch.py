@@ -127,7 +127,7 @@ def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool) 
     def params(est: Any) -> dict:
         return {k: v for k, v in est.get_params().items() if k not in _RUNTIME_PARAMS}
 
-    from gfun.text import ANALYZER_VERSION
+    from gfun.analysis import ANALYZER_VERSION
 
     # "branch": the layout of what a branch returns; bump it when that changes, so old caches are not read
     # (3: mappers keep float32 support vectors)

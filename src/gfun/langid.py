@@ -37,8 +37,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gfun.analysis import _LANGUAGE_CODES, resolve_language
 from gfun.errors import CorpusFormatError
-from gfun.text import _LANGUAGE_CODES, resolve_language
 
 __all__ = ["LanguageDetectionError", "detect_languages", "fill_missing_languages", "supported_languages"]
 
