@@ -17,15 +17,17 @@ from __future__ import annotations
 import logging
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import delayed
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.analysis import UNSPACED_NGRAMS, Analyzer, UnknownLanguageError
+from gfun.parallel import run_parallel
 
 __all__ = ["MultilingualTfidf", "TfidfVectorizer"]
 
@@ -334,14 +336,31 @@ class TfidfVectorizer(BaseEstimator):
         return est
 
 
+def _fit_vectorizer(vec: TfidfVectorizer, texts: Iterable[str], weight: bool,
+                    ) -> tuple[TfidfVectorizer, sp.csr_matrix | None]:
+    """Fit one language's vectorizer (a job of :class:`MultilingualTfidf`); its training matrix with ``weight``."""
+    if weight:
+        return vec, vec.fit_transform(texts)
+    return vec.fit(texts), None
+
+
 class MultilingualTfidf(BaseEstimator):
     """One :class:`TfidfVectorizer` per language, fitted on that language's training documents.
+
+    The one implementation of gfun's per-language TF-IDF: the X view, the TF-IDF projection views (M, W), the
+    R view's vocabularies, the Naive and UpperBound baselines and the cross-lingual baselines fit theirs here.
+    :meth:`fit_transform` groups texts by their language; :meth:`fit_by_language` and
+    :meth:`fit_transform_by_language` take the documents of each language (a language's training documents
+    plus, for the cross-lingual baselines, its texts of a parallel collection).
 
     Parameters
     ----------
     min_df, max_features, dtype, stopwords, stem, lowercase, min_len, keep_numbers, segment
         Passed to every :class:`TfidfVectorizer` (explicit keywords rather than ``**kwargs`` so
         that ``get_params``/``clone`` work).
+    n_jobs : int, optional
+        Languages fitted in parallel (:func:`gfun.parallel.run_parallel`: threads by default; a
+        ``joblib.parallel_config`` backend, processes or Dask, takes over). Not part of the saved state.
 
     Attributes
     ----------
@@ -354,7 +373,7 @@ class MultilingualTfidf(BaseEstimator):
     def __init__(self, *, min_df: int = 1, max_features: int | None = None, dtype: Any = np.float32,
                  stopwords: bool | Iterable[str] = True, stem: bool = True, lowercase: bool = True,
                  min_len: int = 2,
-                 keep_numbers: bool = False, segment: bool = True) -> None:
+                 keep_numbers: bool = False, segment: bool = True, n_jobs: int | None = None) -> None:
         self.min_df = min_df
         self.max_features = max_features
         self.dtype = dtype
@@ -364,6 +383,7 @@ class MultilingualTfidf(BaseEstimator):
         self.min_len = min_len
         self.keep_numbers = keep_numbers
         self.segment = segment
+        self.n_jobs = n_jobs
 
     def _vectorizer(self, lang: str) -> TfidfVectorizer:
         return TfidfVectorizer(lang, min_df=self.min_df, max_features=self.max_features, dtype=self.dtype,
@@ -408,14 +428,27 @@ class MultilingualTfidf(BaseEstimator):
         if not texts:
             raise ValueError("cannot fit MultilingualTfidf on zero documents")
         groups = self._group(texts, langs)
-        vectorizers: dict[str, TfidfVectorizer] = {}
-        out: dict[str, tuple[np.ndarray, sp.csr_matrix]] = {}
-        for lang, rows in groups.items():
-            vectorizers[lang] = self._vectorizer(lang)
-            out[lang] = rows, vectorizers[lang].fit_transform(self._take(texts, rows))
-        self.vectorizers_ = vectorizers
-        self.languages_ = list(vectorizers)
-        return out
+        matrices = self.fit_transform_by_language({lang: self._take(texts, rows) for lang, rows in groups.items()})
+        return {lang: (rows, matrices[lang]) for lang, rows in groups.items()}
+
+    def fit_by_language(self, docs: Mapping[str, Iterable[str]]) -> MultilingualTfidf:
+        """Fit the vectorizer of each language of ``docs`` on its documents (``{lang: texts}``); returns self."""
+        self._fit_by_language(docs, weight=False)
+        return self
+
+    def fit_transform_by_language(self, docs: Mapping[str, Iterable[str]]) -> dict[str, sp.csr_matrix]:
+        """:meth:`fit_by_language`, returning each language's training matrix (``{lang: csr_matrix}``)."""
+        return self._fit_by_language(docs, weight=True)
+
+    def _fit_by_language(self, docs: Mapping[str, Iterable[str]], weight: bool) -> dict[str, sp.csr_matrix]:
+        if isinstance(docs, str) or not isinstance(docs, Mapping):
+            raise TypeError(f"docs must map each language to its texts, got {type(docs).__name__}")
+        langs = [str(lang) for lang in docs]
+        results = run_parallel((delayed(_fit_vectorizer)(self._vectorizer(lang), _check_texts(texts), weight)
+                                for lang, texts in zip(langs, docs.values(), strict=True)), self.n_jobs)
+        self.vectorizers_ = {lang: vec for lang, (vec, _) in zip(langs, results, strict=True)}
+        self.languages_ = sorted(self.vectorizers_)
+        return {lang: X for lang, (_, X) in zip(langs, results, strict=True)}
 
     def transform(self, texts: Sequence[str], langs: Sequence[str]) -> dict[str, tuple[np.ndarray,
                                                                                         sp.csr_matrix]]:

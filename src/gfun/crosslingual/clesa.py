@@ -105,14 +105,18 @@ class CLESAClassifier(CrossLingualClassifier):
         coll = coll.subset(idx)
         self.concept_ids_ = list(coll.ids)
         self.vectorizers_, self.concepts_ = {}, {}
+        described = {}
         for lang in langs:
             mask = coll.present(lang)
             if not mask.any():
                 if lang in texts:
                     raise ValueError(f"CLESA: no concept is described in {lang!r}, a training language")
                 continue
-            desc = [t for t in coll.texts[lang] if t is not None]
-            vec = self._vectorizer(lang).fit(texts.get(lang, []) + desc)
+            described[lang] = mask, [t for t in coll.texts[lang] if t is not None]
+        tfidf = self._tfidf().fit_by_language({lang: texts.get(lang, []) + desc
+                                               for lang, (_, desc) in described.items()})
+        for lang, (mask, desc) in described.items():
+            vec = tfidf.vectorizers_[lang]
             Wp = sp.csr_matrix(vec.transform(desc), dtype=np.float32)
             W = sp.csr_matrix((Wp.data, Wp.indices, _spread(Wp.indptr, np.flatnonzero(mask), len(coll))),
                               shape=(len(coll), len(vec.vocabulary_)))

@@ -213,6 +213,7 @@ class KCCAClassifier(CrossLingualClassifier):
             keep = np.sort(np.random.RandomState(self.random_state).choice(keep, self.max_items, replace=False))
         coll = coll.subset(keep)
         self.vectorizers_, views = {}, {}
+        described = {}
         for lang in langs:
             items = np.flatnonzero(coll.present(lang))
             if items.size < 2:
@@ -220,9 +221,11 @@ class KCCAClassifier(CrossLingualClassifier):
                     raise ValueError(f"KCCA: the parallel collection pairs fewer than 2 {lang!r} texts with "
                                      "another language; it cannot place that training language")
                 continue
-            desc = [coll.texts[lang][i] for i in items]
-            vec = self._vectorizer(lang).fit(texts.get(lang, []) + desc)  # type: ignore[operator]
-            self.vectorizers_[lang] = vec
+            described[lang] = items, [coll.texts[lang][i] for i in items]
+        tfidf = self._tfidf().fit_by_language({lang: texts.get(lang, []) + desc
+                                               for lang, (_, desc) in described.items()})
+        for lang, (items, desc) in described.items():
+            self.vectorizers_[lang] = vec = tfidf.vectorizers_[lang]
             views[lang] = (items, vec.transform(desc))
         self.projections_, self.correlations_ = fit_kcca(
             views, len(coll), n_components=self.n_components, rank=self.rank, reg=self.reg,

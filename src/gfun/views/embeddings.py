@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from gfun.errors import ReferenceMismatchError
 from gfun.normalization import l2_normalize
 from gfun.state import sub_arrays
-from gfun.text import TfidfVectorizer
+from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.sif import CommonComponents, SIFMode
 
@@ -208,20 +208,19 @@ class _TfidfProjectionView(ViewGenerator):
         Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int8)
         if len(texts) != len(langs) or len(texts) != Y.shape[0]:
             raise ValueError(f"{len(texts)} texts, {len(langs)} languages and {Y.shape[0]} label rows")
-        languages = sorted(set(langs.tolist()))
-        groups = {lang: np.flatnonzero(langs == lang) for lang in languages}
-        self.vectorizers_: dict[str, TfidfVectorizer] = {}
+        tfidf = MultilingualTfidf(**self._vectorizer_params())
+        matrices = tfidf.fit_transform(texts, langs)
+        groups = {lang: rows for lang, (rows, _) in matrices.items()}
+        self.vectorizers_: dict[str, TfidfVectorizer] = tfidf.vectorizers_
         self.matrices_: dict[str, np.ndarray] = {}
         raw: dict[str, np.ndarray] = {}
-        for lang, idx in groups.items():
+        for lang, (idx, X) in matrices.items():
             sub = [texts[i] for i in idx]
-            vec = TfidfVectorizer(lang, **self._vectorizer_params())
-            X = vec.fit_transform(sub)
-            matrix = np.asarray(self._fit_matrix(lang, vec, X, sub, Y[idx]), dtype=np.float32)
-            self.vectorizers_[lang] = vec
+            matrix = np.asarray(self._fit_matrix(lang, self.vectorizers_[lang], X, sub, Y[idx]), dtype=np.float32)
             self.matrices_[lang] = matrix
             raw[lang] = self._training_views(lang, X, Y[idx], matrix)
-        self.languages_ = languages
+        del matrices
+        self.languages_ = list(groups)
         self.n_classes_ = int(Y.shape[1])
         self.n_features_out_ = int(next(iter(raw.values())).shape[1])
         self.sif_ = CommonComponents(self.sif).fit(raw)

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from gfun._optional import import_optional
+from gfun.analysis import Analyzer
 from gfun.neural import (
     device_preset,
     resolve_device,
@@ -54,7 +55,7 @@ from gfun.neural import (
 )
 from gfun.progress import progress_bar
 from gfun.state import sub_arrays
-from gfun.text import Analyzer, TfidfVectorizer
+from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.embeddings import _encoder_source, build_source, source_covers
 from gfun.views.wce import word_class_embeddings
@@ -208,9 +209,6 @@ class RecurrentView(ViewGenerator):
             self.source_ = build_source(self.source)
         return self.source_
 
-    def _vectorizer(self, lang: str) -> TfidfVectorizer:
-        return TfidfVectorizer(lang, min_df=self.min_df, stopwords=self.stopwords, stem=self.stem)
-
     def _ids(self, texts: Sequence[str], langs: np.ndarray) -> tuple[list[np.ndarray], np.ndarray | None]:
         """Row ids of each document's terms; rows past the trained table come with their vectors (``extra``)."""
         out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(texts)
@@ -328,10 +326,9 @@ class RecurrentView(ViewGenerator):
         self.offsets_: dict[str, int] = {}
         blocks: list[np.ndarray] = []
         row = 2
-        for lang in self.languages_:
-            idx = np.flatnonzero(langs == lang)
-            vec = self._vectorizer(lang)
-            X = vec.fit_transform([texts[i] for i in idx])
+        tfidf = MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem)
+        for lang, (idx, X) in tfidf.fit_transform(texts, langs).items():
+            vec = tfidf.vectorizers_[lang]
             terms = vec.get_feature_names_out().tolist()
             wv = np.asarray(source.vectors(lang, terms), dtype=np.float32)
             if wv.shape[0] != len(terms):
