@@ -30,7 +30,7 @@ from gfun.kernel_svm import DEFAULT_C_GRID
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.parallel import run_parallel
 from gfun.scoring import MacroF1ScoreMixin
-from gfun.state import sub_arrays
+from gfun.state import load_state, put_state
 from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.transformer_baseline import FineTunedTransformerClassifier
 from gfun.views.base import UnseenLanguageError
@@ -158,9 +158,7 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
                       "vectorizers": {}}
         arrays: dict[str, np.ndarray] = {}
         for lang, (vec, svm) in self.models_.items():
-            vmeta, varr = vec.get_state()
-            meta["vectorizers"][lang] = vmeta
-            arrays.update({f"{lang}/vec/{k}": v for k, v in varr.items()})
+            meta["vectorizers"][lang] = put_state(vec, f"{lang}/vec/", arrays)
             arrays[f"{lang}/coef"] = svm.coef
             arrays[f"{lang}/intercept"] = svm.intercept
             arrays[f"{lang}/C"] = self.C_[lang]
@@ -175,9 +173,7 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
         obj.languages_ = list(meta["languages_"])
         obj.models_, obj.C_ = {}, {}
         for lang in obj.languages_:
-            prefix = f"{lang}/vec/"
-            vec = TfidfVectorizer.from_state(meta["vectorizers"][lang],
-                                             sub_arrays(arrays, prefix))
+            vec = load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
             obj.models_[lang] = (vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]))
             obj.C_[lang] = arrays[f"{lang}/C"]
         return obj

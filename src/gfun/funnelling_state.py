@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from gfun.branch import Branch
 from gfun.kernel_svm import RBFSVMOvR
 from gfun.normalization import ZScore
-from gfun.state import sub_arrays
+from gfun.state import load_state, put_state, put_states
 from gfun.view_spec import registered_view_name, saved_view_class, view_names
 from gfun.views import BUILTIN_VIEWS, class_path
 
@@ -56,17 +56,12 @@ class FunnellingStateMixin:
             prefix = "view" if key == "views" else "fallback"
             meta[key] = []
             for b in branches:
-                vmeta, varr = b.view.get_state()
-                entry = {"letter": b.name, "state": vmeta}
+                entry = {"letter": b.name, "state": put_state(b.view, f"{prefix}/{b.name}/", arrays)}
                 view = registered_view_name(b.view, b.name)
                 if view != b.name or view not in BUILTIN_VIEWS:  # built-in views keep the layout of gfun 0.1
                     entry.update(view=view, **{"class": class_path(type(b.view))})
                 meta[key].append(entry)
-                arrays.update({f"{prefix}/{b.name}/{k}": v for k, v in varr.items()})
-        for name, mapper in self.mappers_.items():
-            mmeta, marr = mapper.get_state()
-            meta["mappers"][name] = mmeta
-            arrays.update({f"mapper/{name}/{k}": v for k, v in marr.items()})
+        meta["mappers"] = put_states(self.mappers_, "mapper/{}/", arrays)
         for name, sc in self.mapper_scalers_.items():
             arrays[f"mapper_scaler/{name}/mean"] = sc.mean
             arrays[f"mapper_scaler/{name}/scale"] = sc.scale
@@ -76,9 +71,7 @@ class FunnellingStateMixin:
         if self.scaler_ is not None:
             arrays["scaler/mean"] = self.scaler_.mean
             arrays["scaler/scale"] = self.scaler_.scale
-        mmeta, marr = self.meta_.get_state()
-        meta["meta"] = mmeta
-        arrays.update({f"meta/{k}": v for k, v in marr.items()})
+        meta["meta"] = put_state(self.meta_, "meta/", arrays)
         return meta, arrays
 
     @classmethod
@@ -101,9 +94,9 @@ class FunnellingStateMixin:
 
         def branch(entry: dict, prefix: str) -> Branch:
             name = entry["letter"]
-            view = saved_view_class(entry.get("view", name), entry.get("class")).from_state(
-                entry["state"], sub_arrays(arrays, f"{prefix}/{name}/"))
-            mapper = (RBFSVMOvR.from_state(meta["mappers"][name], sub_arrays(arrays, f"mapper/{name}/"))
+            view = load_state(saved_view_class(entry.get("view", name), entry.get("class")), entry["state"], arrays,
+                              f"{prefix}/{name}/")
+            mapper = (load_state(RBFSVMOvR, meta["mappers"][name], arrays, f"mapper/{name}/")
                       if name in meta["mappers"] else None)
             scaler = (ZScore(arrays[f"mapper_scaler/{name}/mean"], arrays[f"mapper_scaler/{name}/scale"])
                       if name in scalers else None)
@@ -115,7 +108,7 @@ class FunnellingStateMixin:
         obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
         obj.view_weights_ = (tuple(arrays[f"view_weights/{k}"] for k in ("weights", "mean", "scale"))
                              if "view_weights/weights" in arrays else None)
-        obj.meta_ = RBFSVMOvR.from_state(meta["meta"], sub_arrays(arrays, "meta/"))
+        obj.meta_ = load_state(RBFSVMOvR, meta["meta"], arrays, "meta/")
         obj.timings_ = {}
         return obj
 

@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from gfun.analysis import UNSPACED_NGRAMS, Analyzer, UnknownLanguageError
 from gfun.parallel import run_parallel
+from gfun.state import load_state, put_states
 
 __all__ = ["MultilingualTfidf", "TfidfVectorizer"]
 
@@ -482,12 +483,8 @@ class MultilingualTfidf(BaseEstimator):
     def get_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """The fitted state: a JSON-serialisable dict and numeric arrays keyed ``"<lang>.<name>"``."""
         check_is_fitted(self, "vectorizers_")
-        metas: dict[str, Any] = {}
         arrays: dict[str, np.ndarray] = {}
-        for lang, vec in self.vectorizers_.items():
-            meta, arrs = vec.get_state()
-            metas[lang] = meta
-            arrays.update({f"{lang}.{name}": arr for name, arr in arrs.items()})
+        metas = put_states(self.vectorizers_, "{}.", arrays)
         params = {k: v for k, v in self._vectorizer("xx")._params_state().items() if k != "lang"}
         meta = {
             "format": "gfun.text.MultilingualTfidf",
@@ -508,10 +505,7 @@ class MultilingualTfidf(BaseEstimator):
         params = {"segment": False, **meta["params"]}
         params["dtype"] = np.dtype(params["dtype"]).type
         est = cls(**params)
-        vectorizers = {}
-        for lang in meta["languages"]:
-            arrs = {"idf": arrays[f"{lang}.idf"]}
-            vectorizers[lang] = TfidfVectorizer.from_state(meta["vectorizers"][lang], arrs)
-        est.vectorizers_ = vectorizers
+        est.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}.")
+                            for lang in meta["languages"]}
         est.languages_ = list(meta["languages"])
         return est

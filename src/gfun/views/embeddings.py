@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from gfun.errors import ReferenceMismatchError
 from gfun.normalization import l2_normalize
-from gfun.state import sub_arrays
+from gfun.state import load_state, put_state, put_states
 from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.sif import CommonComponents, SIFMode
@@ -250,15 +250,12 @@ class _TfidfProjectionView(ViewGenerator):
         return self.get_params()
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        smeta, sarrays = self.sif_.get_state()
+        arrays: dict[str, np.ndarray] = {}
+        smeta = put_state(self.sif_, "sif/", arrays)
         meta: dict = {"params": self._state_params(), "languages_": self.languages_, "n_classes_": self.n_classes_,
                       "n_features_out_": self.n_features_out_, "vectorizers": {}, "sif": smeta,
                       "matrices": sorted(self.matrices_)}
-        arrays: dict[str, np.ndarray] = {f"sif/{k}": v for k, v in sarrays.items()}
-        for lang, vec in self.vectorizers_.items():
-            vmeta, varrays = vec.get_state()
-            meta["vectorizers"][lang] = vmeta
-            arrays.update({f"{lang}/vec/{k}": v for k, v in varrays.items()})
+        meta["vectorizers"] = put_states(self.vectorizers_, "{}/vec/", arrays)
         for lang, matrix in self.matrices_.items():
             arrays[f"{lang}/matrix"] = matrix
         return meta, arrays
@@ -269,14 +266,10 @@ class _TfidfProjectionView(ViewGenerator):
         obj.languages_ = list(meta["languages_"])
         obj.n_classes_ = int(meta["n_classes_"])
         obj.n_features_out_ = int(meta["n_features_out_"])
-        obj.vectorizers_ = {}
-        for lang in obj.languages_:
-            prefix = f"{lang}/vec/"
-            varrays = sub_arrays(arrays, prefix)
-            obj.vectorizers_[lang] = TfidfVectorizer.from_state(meta["vectorizers"][lang], varrays)
+        obj.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
+                            for lang in obj.languages_}
         obj.matrices_ = {lang: np.asarray(arrays[f"{lang}/matrix"], dtype=np.float32) for lang in meta["matrices"]}
-        obj.sif_ = CommonComponents.from_state(
-            meta["sif"], {k[len("sif/"):]: v for k, v in arrays.items() if k.startswith("sif/")})
+        obj.sif_ = load_state(CommonComponents, meta["sif"], arrays, "sif/")
         return obj
 
 

@@ -24,7 +24,7 @@ from gfun.calibration import fit_platt, platt_posteriors
 from gfun.inputs import check_C
 from gfun.linear_svm import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
 from gfun.parallel import run_parallel
-from gfun.state import sub_arrays
+from gfun.state import load_state, put_state
 from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 
@@ -174,9 +174,7 @@ class PosteriorsView(ViewGenerator):
                       "vectorizers": {}}
         arrays: dict[str, np.ndarray] = {}
         for lang, m in self.models_.items():
-            vmeta, varrays = m.vectorizer.get_state()
-            meta["vectorizers"][lang] = vmeta
-            arrays.update({f"{lang}/vec/{k}": v for k, v in varrays.items()})
+            meta["vectorizers"][lang] = put_state(m.vectorizer, f"{lang}/vec/", arrays)
             arrays[f"{lang}/coef"] = m.svm.coef
             arrays[f"{lang}/intercept"] = m.svm.intercept
             arrays[f"{lang}/platt_A"] = m.platt_A
@@ -190,9 +188,7 @@ class PosteriorsView(ViewGenerator):
         obj.n_classes_ = int(meta["n_classes_"])
         obj.models_ = {}
         for lang in obj.languages_:
-            prefix = f"{lang}/vec/"
-            varrays = sub_arrays(arrays, prefix)
-            vec = TfidfVectorizer.from_state(meta["vectorizers"][lang], varrays)
+            vec = load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
             obj.models_[lang] = _LanguageModel(vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]),
                                                arrays[f"{lang}/platt_A"], arrays[f"{lang}/platt_B"])
         return obj

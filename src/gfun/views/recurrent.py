@@ -54,7 +54,7 @@ from gfun.neural import (
     train_early_stopping,
 )
 from gfun.progress import progress_bar
-from gfun.state import sub_arrays
+from gfun.state import load_state, prefixed, put_states, sub_arrays
 from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.embeddings import _encoder_source, build_source, source_covers
@@ -439,11 +439,8 @@ class RecurrentView(ViewGenerator):
                       "n_rows": int(self.net_.embedding.num_embeddings), "n_classes": int(self.net_.head.out_features),
                       "history_": self.history_, "best_epoch_": self.best_epoch_, "fit_seconds_": self.fit_seconds_,
                       "vectorizers": {}}
-        arrays = {f"net/{k}": v for k, v in state_to_arrays(self.net_).items()}
-        for lang, vec in self.vectorizers_.items():
-            vmeta, varr = vec.get_state()
-            meta["vectorizers"][lang] = vmeta
-            arrays.update({f"{lang}/vec/{k}": v for k, v in varr.items()})
+        arrays = prefixed(state_to_arrays(self.net_), "net/")
+        meta["vectorizers"] = put_states(self.vectorizers_, "{}/vec/", arrays)
         return meta, arrays
 
     @classmethod
@@ -456,8 +453,7 @@ class RecurrentView(ViewGenerator):
         obj.history_ = list(meta["history_"])
         obj.best_epoch_ = int(meta["best_epoch_"])
         obj.fit_seconds_ = float(meta["fit_seconds_"])
-        obj.vectorizers_ = {lang: TfidfVectorizer.from_state(meta["vectorizers"][lang],
-                                                             sub_arrays(arrays, f"{lang}/vec/"))
+        obj.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
                             for lang in obj.languages_}
         obj.device_ = resolve_device(obj.device)
         net = _net_class()(int(meta["n_rows"]), obj.embedding_dim_, int(obj.hidden_size), int(meta["n_classes"]),

@@ -67,6 +67,7 @@ from gfun.neural import (
     train_early_stopping,
 )
 from gfun.progress import progress_bar
+from gfun.state import prefixed, sub_arrays
 from gfun.views.base import LanguageReach, ViewGenerator
 
 __all__ = ["TRANSFORMER_PRESETS", "TransformerFineTuner", "TransformerView"]
@@ -499,7 +500,7 @@ class TransformerFineTuner:
                             "tokenizer_sha256": _sha256_text(self.tokenizer_json_)}
             skip = {f"encoder.{n}" for n in frozen}
             arrays = {k: v for k, v in arrays.items() if k not in skip}
-        arrays = {f"net/{k}": v for k, v in arrays.items()}
+        arrays = prefixed(arrays, "net/")
         if "base" not in meta:
             arrays["tokenizer_json"] = np.frombuffer(self.tokenizer_json_.encode("utf-8"), dtype=np.uint8)
         return meta, arrays
@@ -516,7 +517,6 @@ class TransformerFineTuner:
         self._torch()
         transformers = import_optional("transformers", purpose="loading a transformer view")
         tokenizers = import_optional("tokenizers", purpose="loading a transformer view")
-        from gfun.state import sub_arrays
 
         self.device_ = resolve_device(self.device)
         base = meta.get("base")
@@ -850,12 +850,10 @@ class TransformerView(_TransformerParams, ViewGenerator):
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         tmeta, tarrays = self.tuner_.get_state(self.save_dtype, self.self_contained)
         meta = {"params": self._state_params(), "languages_": self.languages_, "tuner": tmeta}
-        return meta, {f"tuner/{k}": v for k, v in tarrays.items()}
+        return meta, prefixed(tarrays, "tuner/")
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> TransformerView:
-        from gfun.state import sub_arrays
-
         obj = cls(**meta["params"])
         obj.tuner_ = obj._tuner_from_state(meta["tuner"], sub_arrays(arrays, "tuner/"))
         obj.languages_ = list(meta["languages_"])
