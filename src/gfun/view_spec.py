@@ -86,13 +86,25 @@ def view_names(spec: str | Sequence[Any]) -> list[str]:
 
 
 def check_unique_names(spec: Any) -> None:
-    """Refuse a ``views`` configuration that names two views alike (the rest is checked by fit)."""
+    """Refuse a ``views`` configuration that names two views alike, at construction.
+
+    Only that: anything else (an unknown name, a malformed entry, a value of another type) is left to ``fit``, as
+    scikit-learn's contract wants of ``__init__`` (``check_do_not_raise_errors_in_init_or_set_params``).
+    """
     if isinstance(spec, str):
         letters = [c for c in spec.lower() if not c.isspace()]
-        if len(set(letters)) != len(letters):
+        repeated = sorted({c for c in letters if letters.count(c) > 1 and c in VIEW_CLASSES})
+        if repeated:
             raise ValueError(f"view letters repeat in {spec!r}")
-    else:
-        view_names(spec)
+        return
+    if not isinstance(spec, Sequence):
+        return
+    try:
+        names = [_view_entry_name(entry) for entry in spec]
+    except (TypeError, ValueError):  # not a views configuration: fit says why
+        return
+    if len(set(names)) != len(names):
+        view_names(spec)  # raises, naming the repeated view
 
 
 def label(names: Sequence[str]) -> str:
@@ -190,7 +202,11 @@ class NamedViewsMixin:
         out = super().get_params(deep=False)
         if not deep or isinstance(self.views, str):
             return out
-        for name, entry in zip(view_names(self.views), self.views, strict=True):
+        try:
+            names = view_names(self.views)
+        except (TypeError, ValueError):  # not a views configuration: no nested parameters (fit says why)
+            return out
+        for name, entry in zip(names, self.views, strict=True):
             if isinstance(entry, str):
                 continue
             view = entry[1] if isinstance(entry, tuple) else entry
@@ -200,9 +216,15 @@ class NamedViewsMixin:
 
     def set_params(self, **params: Any) -> Any:
         """Set parameters, a view's as ``<name>__<parameter>`` (``m__source=...``) or a whole view as ``<name>``
-        (for a list of named views). For a letters configuration a view's parameters go to ``view_params``."""
+        (for a list of named views). For a letters configuration a view's parameters go to ``view_params``.
+
+        The estimator's own parameters are set as given (checked by ``fit``, as scikit-learn wants); a view's
+        parameter (``<name>__<parameter>``) or a view replaced by name is checked here, against the views."""
         mine = super().get_params(deep=False)
         own = {k: v for k, v in params.items() if "__" not in k and k in mine}
+        if len(own) == len(params):
+            super().set_params(**own)
+            return self
         nested: dict[str, dict[str, Any]] = {}
         replaced: dict[str, Any] = {}
         for key, value in params.items():
