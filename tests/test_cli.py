@@ -234,7 +234,7 @@ def test_quiet_silences_transformers_progress_bars(monkeypatch: pytest.MonkeyPat
                                                    capsys: pytest.CaptureFixture) -> None:
     """`-q` silences transformers' own bars (the "Loading weights" one), and leaves them on afterwards."""
     hf_logging = pytest.importorskip("transformers.utils.logging")
-    import gfun.cli
+    import gfun.demo
 
     def command(args) -> int:
         for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
@@ -256,11 +256,11 @@ def test_demo_asks_for_the_torch_extra_only_when_it_is_missing(monkeypatch: pyte
     import pandas as pd
 
     import gfun._optional
-    import gfun.cli
+    import gfun.demo
 
     table = pd.DataFrame({"F1_macro": [0.3], "F1_micro": [0.4], "K_macro": [0.2], "K_micro": [0.3],
                           "fit_s": [1.0]}, index=pd.Index(["gFun-X"], name="method"))
-    monkeypatch.setattr(gfun.cli, "run_demo", lambda **kw: table)
+    monkeypatch.setattr(gfun.demo, "run_demo", lambda **kw: table)
     for installed in (True, False):
         monkeypatch.setattr(gfun._optional, "has_optional", lambda name, ok=installed: ok)
         assert main(["-q", "demo"]) == 0
