@@ -396,10 +396,8 @@ def _main(argv: list[str] | None) -> int:
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return 2
-        from gfun.corpus import CorpusFormatError
-        from gfun.persistence import ModelFormatError
+        from gfun.errors import CorpusFormatError, ModelFormatError, UnseenLanguageError
         from gfun.progress import show_bars
-        from gfun.views.base import UnseenLanguageError
 
         try:
             # progress: a bar for every long step on a terminal, log lines otherwise; -q: neither
