@@ -320,7 +320,7 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
         On a bad configuration name.
     """
     from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, UpperBoundClassifier, make_fun
-    from gfun.funnelling import GeneralizedFunnelling, parse_views
+    from gfun.funnelling import GeneralizedFunnelling
 
     config = parse_config(config) if isinstance(config, str) else config
     view_params = view_params or {}
@@ -347,7 +347,7 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     gf = {k: v for k, v in {"first_tier_C": first_tier_C, "train_posteriors": train_posteriors,
                             "meta_class_weight": meta_class_weight, "zero_shot_views": zero_shot_views,
                             "verbose": verbose}.items() if v is not None}
-    used = set(parse_views(zero_shot_views)) if zero_shot_views else set()
+    used = set((zero_shot_views or "").lower())  # the letters are checked by the estimator, at fit
     if config.method == "fun":
         params = {k: dict(v) for k, v in view_params.items() if k in used}
         return make_fun(meta_C=meta_C, n_jobs=n_jobs, random_state=random_state, memory=memory,
