@@ -61,6 +61,8 @@ from typing import Any
 
 import numpy as np
 
+from gfun.errors import UnknownLanguageError  # noqa: F401 - re-exported (defined with every gfun exception)
+
 __all__ = ["ANALYZER_VERSION", "Analyzer", "UnknownLanguageError", "resolve_language"]
 
 logger = logging.getLogger("gfun.text")
@@ -139,24 +141,6 @@ _REPORTED: set[tuple[str, str]] = set()
 
 # The per-instance token cache is cleared when it grows past this many entries.
 _MAX_CACHE = 2_000_000
-
-
-class UnknownLanguageError(KeyError, ValueError):
-    """A language that the fitted model has not seen.
-
-    Subclasses both :class:`KeyError` and :class:`ValueError`; the message names the language
-    and the languages that are known.
-    """
-
-    def __init__(self, lang: str, known: Iterable[str]) -> None:
-        self.lang = lang
-        self.known = sorted(known)
-        super().__init__(
-            f"language {lang!r} was not seen during fit; known languages: {', '.join(self.known) or '(none)'}"
-        )
-
-    def __str__(self) -> str:  # KeyError would print the repr of the message
-        return str(self.args[0])
 
 
 def resolve_language(lang: str) -> str | None:

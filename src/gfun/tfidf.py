@@ -26,7 +26,8 @@ from joblib import delayed
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.analysis import UNSPACED_NGRAMS, Analyzer, UnknownLanguageError
+from gfun.analysis import UNSPACED_NGRAMS, Analyzer
+from gfun.errors import UnknownLanguageError
 from gfun.parallel import run_parallel
 from gfun.state import load_state, put_states
 
