@@ -36,7 +36,7 @@ from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION, POSTERIOR_AGGREG
 from gfun.branch import Branch
 from gfun.estimator import LabelPredictionsMixin
 from gfun.funnelling_state import FunnellingStateMixin
-from gfun.inputs import check_C, training_data, unpack
+from gfun.inputs import PARALLEL_FIELDS, check_C, document_groups, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, DEFAULT_MAX_MEMORY, RBFSVMOvR
 from gfun.meta_tier import SELECT_ALL_SUBSETS_UP_TO, SELECT_SCORES, MetaTierMixin
 from gfun.normalization import ZScore, l2_normalize
@@ -44,15 +44,10 @@ from gfun.scoring import MacroF1ScoreMixin
 from gfun.view_spec import NamedViewsMixin, check_unique_names, label, parse_views, view_names
 from gfun.views.base import UnseenLanguageError, ViewGenerator
 
-# parse_views, view_names, Branch and the SELECT_* constants are re-exported: they have always been importable
-# from here (the modules named after each concept hold them now)
+# PARALLEL_FIELDS, parse_views, view_names, Branch and the SELECT_* constants are re-exported: they have always
+# been importable from here (the modules named after each concept hold them now)
 __all__ = ["PARALLEL_FIELDS", "SELECT_ALL_SUBSETS_UP_TO", "SELECT_SCORES", "Branch", "GeneralizedFunnelling",
            "parse_views", "view_names"]
-
-#: Extra fields of a corpus that name the parallel versions (or near-duplicates) of a document, as the
-#: loaders write them: SIB-200 ``index_id``, JRC-Acquis ``source_id`` (CELEX), debtags ``source`` (the source
-#: package). ``cv_groups="auto"`` keeps documents sharing the first of these in the same fold.
-PARALLEL_FIELDS: tuple[str, ...] = ("index_id", "source_id", "source")
 
 logger = logging.getLogger(__name__)
 
@@ -285,7 +280,6 @@ class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin
             defaults.update(cv=self.cv, train_views="cv")
         return defaults
 
-
     def _seed(self) -> int | None:
         """The seed of every component: ``random_state``, or the one a fit drew from a RandomState."""
         rs = self.random_state
@@ -295,8 +289,6 @@ class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin
         if seed is None:
             raise ValueError("random_state is a RandomState: its seed is drawn by fit")
         return seed
-
-
 
     def _mapper(self) -> RBFSVMOvR:
         return RBFSVMOvR(C=self.mapper_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=self.cv,
@@ -332,26 +324,9 @@ class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin
 
     def _cv_groups(self, X: Any, n: int) -> np.ndarray | None:
         """The groups of the training documents that cross-validation keeps together (``cv_groups``)."""
-        if self.cv_groups is None:
-            return None
-        extra = getattr(X, "extra", None) or {}
-        if self.cv_groups == "auto":
-            if self.aggregation in ("mean", "concat"):  # the paper's policies keep the paper's plain folds
-                return None
-            name = next((f for f in PARALLEL_FIELDS if f in extra), None)
-            if name is None:
-                return None
-        else:
-            name = self.cv_groups
-            if name not in extra:
-                raise ValueError(f"cv_groups={name!r}: the training corpus has no such extra field "
-                                 f"(it has {sorted(extra)})")
-        groups = np.asarray([str(g) for g in extra[name]])
-        if groups.shape != (n,):
-            raise ValueError(f"cv_groups field {name!r} has {groups.size} values for {n} documents")
-        return groups
-
-
+        if self.cv_groups == "auto" and self.aggregation in ("mean", "concat"):
+            return None  # the paper's policies keep the paper's plain folds
+        return document_groups(X, n, self.cv_groups)
 
     def _block(self, Z: np.ndarray) -> np.ndarray:
         """A view's meta-level block: L2-normalised for the paper's policies, raw posteriors for the others.
