@@ -277,20 +277,12 @@ def load_rcv1_rcv2(data_dir: str | os.PathLike[str] | None = None, run: int = 0,
 
     Sources, in order of preference: ``pickle_file`` or a Funnelling pickle of the run in ``data_dir``;
     the stories under ``data_dir`` split by ``split_file`` (or a split file of the run, see
-    :func:`gfun.datasets.funnelling_pickle.find_run_file`); else :func:`rcv_funnelling_split`.
+    :func:`gfun.datasets.funnelling_pickle.find_run_file`); else :func:`rcv_funnelling_split`
+    (:func:`gfun.datasets.funnelling_corpora.load_funnelling_run`).
 
-    Parameters
-    ----------
-    data_dir : path, optional
-        By default ``$GFUN_DATA/rcv1-rcv2``.
-    run : int
-        Run index (0..9 in the paper).
-    langs : sequence of str
-        Languages.
-    split_file, pickle_file : path, optional
-        Explicit split file / Funnelling pickle.
-    **protocol
-        Further arguments of :func:`rcv_funnelling_split`.
+    The parameters are those of :func:`gfun.datasets.jrc.load_jrc_acquis`: ``data_dir`` is by default
+    ``$GFUN_DATA/rcv1-rcv2`` and ``**protocol`` goes to :func:`rcv_funnelling_split`; by a split file, the class
+    list is ``protocol["classes"]`` or every topic code of the training documents.
 
     Returns
     -------
