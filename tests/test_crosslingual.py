@@ -9,6 +9,7 @@ import lz4.frame
 import numpy as np
 import pytest
 
+from gfun.configuration import build_estimator, parse_config
 from gfun.corpus import MultilingualCorpus
 from gfun.crosslingual import (
     CROSSLINGUAL,
@@ -22,7 +23,6 @@ from gfun.crosslingual import (
 from gfun.crosslingual.kcca import fit_kcca
 from gfun.crosslingual.lri import random_index_vectors
 from gfun.crosslingual.resources import resolve_parallel
-from gfun.experiments.configs import build_estimator, parse_config
 from gfun.metrics import f1_score
 from gfun.persistence import load_model
 from gfun.views.base import UnseenLanguageError

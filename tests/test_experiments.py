@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gfun.configuration import parse_config, parse_configs
 from gfun.experiments.aggregation import run_aggregation
 from gfun.experiments.cli import add_experiment_parser
-from gfun.experiments.configs import parse_config, parse_configs
 from gfun.experiments.learning_curve import run_learning_curve
 from gfun.experiments.many_shot import run_many_shot
 from gfun.experiments.runner import CellStore, ExperimentSettings

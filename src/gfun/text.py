@@ -74,6 +74,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from gfun.errors import UnknownLanguageError  # noqa: F401 - re-exported
+
 __all__ = [
     "Analyzer",
     "MultilingualTfidf",
@@ -164,24 +166,6 @@ _REPORTED: set[tuple[str, str]] = set()
 
 # The per-instance token cache is cleared when it grows past this many entries.
 _MAX_CACHE = 2_000_000
-
-
-class UnknownLanguageError(KeyError, ValueError):
-    """A language that the fitted model has not seen.
-
-    Subclasses both :class:`KeyError` and :class:`ValueError`; the message names the language
-    and the languages that are known.
-    """
-
-    def __init__(self, lang: str, known: Iterable[str]) -> None:
-        self.lang = lang
-        self.known = sorted(known)
-        super().__init__(
-            f"language {lang!r} was not seen during fit; known languages: {', '.join(self.known) or '(none)'}"
-        )
-
-    def __str__(self) -> str:  # KeyError would print the repr of the message
-        return str(self.args[0])
 
 
 def resolve_language(lang: str) -> str | None:

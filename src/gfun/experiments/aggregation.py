@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from gfun.aggregation import AGGREGATIONS
-from gfun.experiments.configs import Config, parse_config
+from gfun.configuration import Config, parse_config
 from gfun.experiments.many_shot import RunCache, cell_job, language_average, write_tables
 from gfun.experiments.runner import (
     ExperimentSettings,

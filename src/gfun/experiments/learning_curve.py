@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from gfun.experiments.configs import Config
+from gfun.configuration import Config
 from gfun.experiments.many_shot import RunCache, cell_job
 from gfun.experiments.runner import (
     ExperimentSettings,

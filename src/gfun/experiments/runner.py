@@ -28,8 +28,8 @@ from gfun.experiments.keys import check_key_value  # noqa: F401 - also used by t
 from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, measures_from_contingency
 
 __all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "check_key_value",
-           "drop_view_cache", "evaluate_cell", "load_run", "open_experiment", "run_cells", "sample_corpus",
-           "view_memory", "with_view_cache"]
+           "drop_view_cache", "evaluate_cell", "experiment_estimator", "load_run", "open_experiment", "run_cells",
+           "sample_corpus", "view_memory", "with_view_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +99,15 @@ def with_view_cache(settings: ExperimentSettings, out: Path) -> ExperimentSettin
 def view_memory(settings: ExperimentSettings, run: int) -> Path | None:
     """The cache folder of the views fitted in ``run`` (``None`` when caching is off)."""
     return Path(settings.view_cache) / f"run={run}" if settings.view_cache else None
+
+
+def experiment_estimator(settings: ExperimentSettings, config: Any, run: int, *, zero_shot: bool = False) -> Any:
+    """The unfitted estimator of ``config`` in run ``run``: :func:`gfun.configuration.build_estimator` with the
+    settings' meta C, view parameters and jobs, seeded ``seed + run``, sharing the run's view cache."""
+    from gfun.configuration import build_estimator
+
+    return build_estimator(config, meta_C=settings.meta_C, random_state=settings.seed + run, n_jobs=settings.n_jobs,
+                           view_params=settings.view_params, memory=view_memory(settings, run), zero_shot=zero_shot)
 
 
 def drop_view_cache(settings: ExperimentSettings, keep_run: int | None = None) -> None:
@@ -274,7 +283,7 @@ def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSetti
     """Start (or resume) experiment ``name`` in ``out``.
 
     First checks that the dataset can serve every configuration of ``configs`` (``upper`` needs a parallel
-    corpus; see :func:`gfun.experiments.configs.check_configs_for_dataset`), then creates the folder, saves the
+    corpus; see :func:`gfun.configuration.check_configs_for_dataset`), then creates the folder, saves the
     settings (and ``extra``, more of what determines the results) as ``<name>-settings.json`` (or checks them
     against those of an earlier start, see :func:`write_settings`), locates the view cache
     (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
@@ -283,8 +292,8 @@ def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSetti
     -------
     (out, settings, store)
     """
+    from gfun.configuration import check_configs_for_dataset
     from gfun.datasets.registry import resolve_dataset_name
-    from gfun.experiments.configs import check_configs_for_dataset
 
     check_configs_for_dataset(configs, resolve_dataset_name(settings.dataset))
     out = Path(out)

@@ -57,7 +57,7 @@ def build_source(spec: Any) -> Any:
     Parameters
     ----------
     spec : str, path-like, dict or WordVectorSource
-        * a string understood by :func:`gfun.wordvectors.cli.make_source`: ``"e5"`` (vectors derived
+        * a string understood by :func:`gfun.wordvectors.make_source`: ``"e5"`` (vectors derived
           from the offline multilingual-e5-small, each word encoded in isolation), ``"e5-subword"``,
           ``"encoder:<model>"``, ``"encoder-subword:<model>"``, ``"vec:<folder or template>"``;
         * a folder of ``.vec`` files (``wiki.multi.<lang>.vec``, ``<lang>.vec``) or a path template
@@ -71,8 +71,7 @@ def build_source(spec: Any) -> Any:
     -------
     WordVectorSource
     """
-    from gfun.wordvectors import VecFileSource, WordVectorSource
-    from gfun.wordvectors.cli import make_source
+    from gfun.wordvectors import VecFileSource, WordVectorSource, make_source
 
     if isinstance(spec, WordVectorSource):
         return spec
