@@ -1,7 +1,7 @@
 """The fine-tuned transformer baseline (the paper's mBERT row, section 4.4).
 
 The multilingual transformer of the B view, fine-tuned in exactly the same way
-(:class:`gfun.views.transformer.TransformerFineTuner`), used directly as the classifier: a linear output layer on
+(:class:`gfun.fine_tuning.TransformerFineTuner`), used directly as the classifier: a linear output layer on
 the pooled document vector, a sigmoid, threshold 0.5. It serves every language its tokenizer can read, including
 languages without training documents.
 """

@@ -28,7 +28,8 @@ from gfun.experiments.runner import (
     open_experiment,
     run_cells,
 )
-from gfun.metrics import DISPLAY_NAMES, MEASURES
+from gfun.formatting import DISPLAY_NAMES
+from gfun.metrics import MEASURES
 
 __all__ = ["DEFAULT_FRACTIONS", "reduce_language", "run_learning_curve"]
 

@@ -44,7 +44,8 @@ from gfun.experiments.runner import (
     run_cells,
 )
 from gfun.experiments.tables import significance_table, summary_frame, to_latex, to_markdown
-from gfun.metrics import DISPLAY_NAMES, MEASURES
+from gfun.formatting import DISPLAY_NAMES
+from gfun.metrics import MEASURES
 
 __all__ = ["RunCache", "language_average", "relative_improvement", "run_many_shot", "write_tables",
            "write_zero_shot_tables", "zero_shot_languages"]

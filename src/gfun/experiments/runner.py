@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gfun.experiments.keys import check_key_value  # noqa: F401 - also used by the configurations
-from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, f1_from_counts, k_from_counts
+from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, measures_from_contingency
 
 __all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "check_key_value",
            "drop_view_cache", "evaluate_cell", "experiment_estimator", "load_run", "open_experiment", "run_cells",
@@ -343,17 +343,6 @@ def run_cells(store: CellStore, cells: Sequence[tuple[dict[str, Any], Callable[[
     return {"done": done, "skipped": skipped}
 
 
-def _measures(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray) -> dict[str, float]:
-    if np.isnan(tp).any():
-        return dict.fromkeys(SCORE_COLUMNS, math.nan)
-    f1 = np.atleast_1d(f1_from_counts(tp, fp, fn, tn))
-    k = np.atleast_1d(k_from_counts(tp, fp, fn, tn))
-    present = (tp + fn) > 0
-    return {"F1_macro": float(f1.mean()), "F1_micro": float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())),
-            "K_macro": float(k.mean()), "K_micro": float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())),
-            "F1_macro_present": float(f1[present].mean()) if present.any() else math.nan}
-
-
 def cell_scores(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Per-language measures from stored contingency counts.
 
@@ -372,8 +361,10 @@ def cell_scores(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """
     rows = []
     for group, sub in frame.groupby([*keys, "lang"], sort=False):
-        counts = [sub[c].to_numpy(dtype=float) for c in CONTINGENCY_COLUMNS]
-        rows.append({**dict(zip([*keys, "lang"], group, strict=True)), **_measures(*counts)})
+        table = sub[list(CONTINGENCY_COLUMNS)].to_numpy(dtype=float)
+        measures = (dict.fromkeys(SCORE_COLUMNS, math.nan) if np.isnan(table[:, 0]).any()
+                    else measures_from_contingency(table))
+        rows.append({**dict(zip([*keys, "lang"], group, strict=True)), **measures})
     return pd.DataFrame(rows)
 
 
