@@ -34,7 +34,7 @@ def _load(run_dir: str):  # noqa: ANN202
 
 
 def _one(point: dict) -> dict:
-    from gfun.experiments.configs import build_estimator, parse_config
+    from gfun.configuration import build_estimator, parse_config
     from gfun.metrics import evaluate
 
     train, test = _load(point["run_dir"])
@@ -65,7 +65,7 @@ def main() -> int:
         ap.error("--run-dir is required")
     import pandas as pd
 
-    from gfun.experiments.configs import parse_configs
+    from gfun.configuration import parse_configs
 
     configs = [c.name for c in parse_configs(args.configs)]
     rows = []

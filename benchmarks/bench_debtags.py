@@ -11,8 +11,9 @@ Usage::
         [--configs naive,fun,gfun-x,gfun-x-C1,...] [--n-jobs 2] [--word-vectors e5]
         [--out benchmarks/results/debtags_run0.csv]
 
-Configurations: ``naive``, ``fun`` and ``gfun-<views>`` (meta C by 5-fold CV over the paper's 6 values),
-each also as ``<name>-C1`` (C = 1, no optimisation), e.g. ``gfun-xmw``, ``gfun-xmw-C1``.
+Configurations: ``naive``, ``fun`` and ``gfun-<views>[-<aggregation>]``, built by
+:func:`gfun.configuration.build_estimator` with ``gfun train``'s default meta C (C by 5-fold CV over the paper's
+6 values for naive, 1 for fun and gFun), each also as ``<name>-C1`` (C = 1), e.g. ``gfun-xmw``, ``gfun-xmw-C1``.
 """
 
 from __future__ import annotations
@@ -30,40 +31,31 @@ from _measure import measure, run_isolated  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def parse_config(name: str) -> tuple[str, dict]:
-    """(method, estimator parameters) of a configuration name."""
-    base, c1 = (name[:-3], True) if name.endswith("-C1") else (name, False)
-    from gfun.aggregation import AGGREGATIONS
+def parse_config(name: str) -> tuple[str, float | None]:
+    """(name of a :mod:`gfun.configuration` configuration, meta C) of a benchmark configuration name: ``naive``,
+    ``fun`` or ``gfun-<letters>[-<aggregation>]``, optionally ``-C1`` (meta C 1; otherwise ``None``, the
+    configuration's default, as ``gfun train``'s)."""
+    from gfun.configuration import parse_config as read_configuration
 
-    policy = next((p for p in AGGREGATIONS if base.endswith(f"-{p}")), None)
-    if policy is not None and base.startswith("gfun-"):
-        method, kw = parse_config(base[:-len(policy) - 1] + ("-C1" if c1 else ""))
-        return method, {**kw, "aggregation": policy}
-    if base == "naive":
-        return "naive", {"C": 1.0} if c1 else {}
-    if base == "fun":
-        return "fun", {"meta_C": 1.0} if c1 else {}
-    if base.startswith("gfun-") and base[5:] and set(base[5:]) <= set("xmw"):
-        return "gfun", {"views": base[5:], **({"meta_C": 1.0} if c1 else {})}
-    raise ValueError(f"unknown configuration {name!r}: naive, fun or gfun-<letters of x, m, w>[-<aggregation>], "
-                     "optionally -C1")
+    base, c1 = (name[:-3], True) if name.endswith("-C1") else (name, False)
+    config = base if base in ("naive", "fun") else base[5:] if base.startswith("gfun-") else ""
+    try:
+        read_configuration(config or "?")
+    except ValueError as exc:
+        raise ValueError(f"unknown configuration {name!r}: naive, fun or gfun-<view letters>[-<aggregation>], "
+                         f"optionally -C1 ({exc})") from None
+    return config, 1.0 if c1 else None
 
 
 def _one(point: dict) -> dict:
-    from gfun.baselines import NaiveClassifier, make_fun
+    from gfun.configuration import build_estimator
     from gfun.datasets.debtags import load_debtags
-    from gfun.funnelling import GeneralizedFunnelling
     from gfun.metrics import evaluate
 
     r = load_debtags(run=point["run"], data_dir=point["data_dir"])
-    method, kw = parse_config(point["config"])
-    common = {"random_state": point["run"], "n_jobs": point["n_jobs"]}
-    if method == "naive":
-        est = NaiveClassifier(**common, **kw)
-    elif method == "fun":
-        est = make_fun(**common, **kw)
-    else:
-        est = GeneralizedFunnelling(view_params={"m": {"source": point["word_vectors"]}}, **common, **kw)
+    config, meta_C = parse_config(point["config"])
+    est = build_estimator(config, meta_C=meta_C, random_state=point["run"], n_jobs=point["n_jobs"],
+                          view_params={"m": {"source": point["word_vectors"]}})
     model, pred, figures = measure(lambda: est.fit(r.train), lambda m: m.predict(r.test))
     res = evaluate(r.test.Y, pred, r.test.langs).loc["average"]
     phases = {k: round(v, 2) for k, v in getattr(model, "timings_", {}).items()}

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
 
-    from gfun.experiments.configs import parse_configs
+    from gfun.configuration import parse_configs
     from gfun.experiments.many_shot import run_many_shot
     from gfun.experiments.runner import ExperimentSettings
 

@@ -188,7 +188,7 @@ def main() -> int:  # noqa: C901 - a linear script
     ap.add_argument("--data-dir", default=os.environ.get("GFUN_DATA_DEBTAGS",
                                                          str(ROOT.parent / "shared" / "data" / "debtags")))
     ap.add_argument("--configs", default="bert,b,xmb,xwmb,r_m,xbr_m",
-                    help="many-shot configurations (names of gfun.experiments.configs)")
+                    help="many-shot configurations (names of gfun.configuration)")
     ap.add_argument("--zero-shot-configs", default="xmb,xmw", help="configurations evaluated on fi nl sv hu ('' skips)")
     ap.add_argument("--preset", default="paper", choices=("paper", "gpu", "cpu"), help="B and R training preset")
     ap.add_argument("--encoder", default="multilingual-e5-small", help="model of the B view and of bert")
@@ -219,7 +219,7 @@ def main() -> int:  # noqa: C901 - a linear script
 
     import gfun.views as gviews
     from gfun.baselines import FineTunedTransformerClassifier
-    from gfun.experiments.configs import build_estimator, parse_configs
+    from gfun.configuration import build_estimator, parse_configs
     from gfun.views import TransformerView
 
     meta_C: float | str = args.meta_C if args.meta_C == "cv" else float(args.meta_C)

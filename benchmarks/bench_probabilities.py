@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from gfun.cli import make_estimator
+from gfun.configuration import build_estimator
 from gfun.datasets.demo import load_demo
 from gfun.metrics import evaluate
 
@@ -19,10 +19,9 @@ from gfun.metrics import evaluate
 def main() -> None:
     train, test = load_demo()
     Y = test.Y.toarray()
-    configs = [("Fun", "fun", {}), ("gFun-X", "gfun", {"views": "x"}), ("gFun-XW", "gfun", {"views": "xw"})]
-    for name, method, kw in configs:
+    for name, config in (("Fun", "fun"), ("gFun-X", "x"), ("gFun-XW", "xw")):
         t0 = time.perf_counter()
-        est = make_estimator(method, n_jobs=1, random_state=0, **kw).fit(train)
+        est = build_estimator(config, n_jobs=1, random_state=0).fit(train)
         d = est.decision_function(test)
         p = np.clip(est.predict_proba(test), 1e-12, 1 - 1e-12)
         r1 = evaluate(test.Y, est.predict(test), test.langs).loc["average"]

@@ -39,7 +39,7 @@ def _rows(setting: str, config: str, tag: str, df, fit_s: float) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> list[dict]:
-    from gfun.cli import make_estimator
+    from gfun.configuration import build_estimator, neural_view_params
     from gfun.datasets.sib200 import load_sib200
     from gfun.metrics import evaluate
 
@@ -47,8 +47,8 @@ def run(args: argparse.Namespace) -> list[dict]:
     settings = args.settings.split(",")
     if "many-shot" in settings:
         data = load_sib200(args.data_dir, LATIN + OTHER)
-        for name, method, views in (("Naive", "naive", None), ("gFun-X", "gfun", "x")):
-            est = make_estimator(method, views=views or "x", n_jobs=args.n_jobs, random_state=0)
+        for name, config in (("Naive", "naive"), ("gFun-X", "x")):
+            est = build_estimator(config, n_jobs=args.n_jobs, random_state=0)
             t0 = time.perf_counter()
             est.fit(data.train)
             fit_s = time.perf_counter() - t0
@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> list[dict]:
             logging.warning("many-shot %s: average F1M %.3f (fit %.0f s)", name, df.loc["average", "F1_macro"], fit_s)
     if "zero-shot" in settings:
         data = load_sib200(args.data_dir, LATIN + OTHER, train_langs=LATIN)
-        est = make_estimator("gfun", views="xm", word_vectors=args.word_vectors, n_jobs=args.n_jobs, random_state=0)
+        est = build_estimator("xm", view_params=neural_view_params(args.word_vectors), n_jobs=args.n_jobs,
+                              random_state=0)
         t0 = time.perf_counter()
         est.fit(data.train)
         fit_s = time.perf_counter() - t0

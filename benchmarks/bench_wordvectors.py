@@ -57,8 +57,7 @@ def _worker(args: argparse.Namespace) -> None:
     import numpy as np
 
     started = time.perf_counter()
-    from gfun.wordvectors import ProcrustesAligned, freedict_pairs
-    from gfun.wordvectors.cli import make_source
+    from gfun.wordvectors import ProcrustesAligned, freedict_pairs, make_source
 
     vocab = json.loads(Path(args.vocab_file).read_text(encoding="utf-8"))
     source = make_source(args.source[0], cache_dir=args.cache_dir)

@@ -59,7 +59,7 @@ def run_demo_table(full: bool) -> dict[str, dict[str, Any]]:
     language-parallel fits (``gfun demo``'s default ``--n-jobs -1``) may move a posterior by ~1e-5 and, now and then,
     a third decimal of gFun-X (1 run in 12 on 2 busy cores).
     """
-    from gfun.cli import run_demo
+    from gfun.demo import run_demo
 
     df = run_demo(seed=0, n_jobs=1, full=full)
     return {name: {"scores": [f"{row[m]:.3f}" for m in MEASURES], "fit": f"{row['fit_s']:.3f}"}
@@ -97,7 +97,7 @@ def unknown_labels_check(text: str) -> list[str]:
     """Rerun the "Bad input" table's demo figures; the diff of the sentence (empty when it reproduces)."""
     import numpy as np
 
-    from gfun.cli import make_estimator
+    from gfun.configuration import build_estimator
     from gfun.datasets.demo import load_demo
     from gfun.metrics import evaluate_model
 
@@ -109,7 +109,7 @@ def unknown_labels_check(text: str) -> list[str]:
     counts = np.asarray(train.Y.sum(axis=0)).ravel()
     top = [train.classes[j] for j in np.argsort(-counts, kind="stable")[:20]]
     known = set(top)
-    model = make_estimator("gfun", views="x", random_state=0).fit(train.with_classes(top))
+    model = build_estimator("x", random_state=0).fit(train.with_classes(top))
     ignore = evaluate_model(model, test, unknown_labels="ignore").loc["average"]
     count = evaluate_model(model, test, unknown_labels="count").loc["average"]
     n_unknown = sum(1 for labels in test.labels for lab in labels if lab not in known)

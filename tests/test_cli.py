@@ -234,7 +234,7 @@ def test_quiet_silences_transformers_progress_bars(monkeypatch: pytest.MonkeyPat
                                                    capsys: pytest.CaptureFixture) -> None:
     """`-q` silences transformers' own bars (the "Loading weights" one), and leaves them on afterwards."""
     hf_logging = pytest.importorskip("transformers.utils.logging")
-    import gfun.cli
+    import gfun.demo
 
     def command(args) -> int:
         for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
@@ -256,11 +256,11 @@ def test_demo_asks_for_the_torch_extra_only_when_it_is_missing(monkeypatch: pyte
     import pandas as pd
 
     import gfun._optional
-    import gfun.cli
+    import gfun.demo
 
     table = pd.DataFrame({"F1_macro": [0.3], "F1_micro": [0.4], "K_macro": [0.2], "K_micro": [0.3],
                           "fit_s": [1.0]}, index=pd.Index(["gFun-X"], name="method"))
-    monkeypatch.setattr(gfun.cli, "run_demo", lambda **kw: table)
+    monkeypatch.setattr(gfun.demo, "run_demo", lambda **kw: table)
     for installed in (True, False):
         monkeypatch.setattr(gfun._optional, "has_optional", lambda name, ok=installed: ok)
         assert main(["-q", "demo"]) == 0
@@ -279,3 +279,33 @@ def test_a_training_log_prints_plain_numbers(files: dict[str, Path], capsys: pyt
     assert any("C chosen: " in m for m in messages) and any(" INFO select: validated" in m for m in messages)
     assert any("fold 1/" in m and "left" in m for m in messages)  # progress with the time left
     assert not [m for m in messages if "np." in m or "float64(" in m or "int64(" in m]
+
+
+@pytest.mark.parametrize(("method", "options"), [("lri", ["--view-param", "lri.n_dimensions=400"]), ("dci", [])])
+def test_train_a_crosslingual_baseline(files: dict[str, Path], method: str, options: list[str],
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """gfun train takes every baseline the experiments take: trained, saved, described, loaded, evaluated and
+    predicting as the estimator fitted in memory does."""
+    from gfun.configuration import build_estimator
+    from gfun.persistence import load_model
+    from gfun.predictions import prediction_records
+
+    model = files["folder"] / f"model-{method}"
+    assert main(["-q", "train", "--train", str(files["train"]), "--method", method, "--meta-C", "1",
+                 "--model", str(model), *options]) == 0
+    assert read_manifest(model)["estimator"] == type(build_estimator(method)).__name__
+    assert main(["-q", "info", str(model)]) == 0 and method.upper() in capsys.readouterr().out.upper()
+    loaded = load_model(model)
+    assert loaded.get_params()["C"] == 1.0 and (method != "lri" or loaded.n_dimensions == 400)
+    out = files["folder"] / f"pred-{method}.jsonl"
+    assert main(["-q", "predict", "--model", str(model), "--input", str(files["test"]), "--output", str(out)]) == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    params = {"n_dimensions": 400} if method == "lri" else {}
+    fitted = build_estimator(method, meta_C=1.0, view_params={method: params}).fit(
+        MultilingualCorpus.from_jsonl(files["train"]))
+    in_memory = prediction_records(fitted, MultilingualCorpus.from_jsonl(files["test"]))
+    assert [r["labels"] for r in lines] == [r["labels"] for r in in_memory] and any(r["labels"] for r in lines)
+    capsys.readouterr()
+    assert main(["-q", "evaluate", "--model", str(model), "--test", str(files["test"]), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert set(res) == {"de", "en", "it", "average"} and res["average"]["F1_micro"] > 0

@@ -9,6 +9,7 @@ import lz4.frame
 import numpy as np
 import pytest
 
+from gfun.configuration import build_estimator, parse_config
 from gfun.corpus import MultilingualCorpus
 from gfun.crosslingual import (
     CROSSLINGUAL,
@@ -22,7 +23,6 @@ from gfun.crosslingual import (
 from gfun.crosslingual.kcca import fit_kcca
 from gfun.crosslingual.lri import random_index_vectors
 from gfun.crosslingual.resources import resolve_parallel
-from gfun.experiments.configs import build_estimator, parse_config
 from gfun.metrics import f1_score
 from gfun.persistence import load_model
 from gfun.views.base import UnseenLanguageError
@@ -389,7 +389,7 @@ def test_sib200_auto_serves_zero_shot_languages(name: str, sib200: Path) -> None
 
 
 def test_parallel_configs_refused_without_a_collection() -> None:
-    from gfun.experiments.configs import check_configs_for_dataset, parse_configs
+    from gfun.configuration import check_configs_for_dataset, parse_configs
 
     check_configs_for_dataset(parse_configs("lri,clesa,kcca,dci"), "sib200")
     for name in ("clesa", "kcca"):
@@ -401,8 +401,8 @@ def test_parallel_configs_refused_without_a_collection() -> None:
 
 def test_sib200_experiments_run_with_no_extra_option(sib200: Path, tmp_path: Path) -> None:
     """The many-shot experiment (zero-shot documents included) and the zero-shot one, on SIB-200, for the four."""
+    from gfun.configuration import parse_configs
     from gfun.experiments import run_many_shot, run_zero_shot
-    from gfun.experiments.configs import parse_configs
     from gfun.experiments.runner import ExperimentSettings
 
     settings = ExperimentSettings(dataset="sib200", runs=1, meta_C=1.0, languages=["en", "fr", "it"],

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from e5s1_writer import quantize_q4_0, write_e5s1
 from gfun._optional import has_optional, import_optional
 from gfun.encoders import EncoderNotAvailableError, gfun_cache_dir, read_e5s1, resolve_encoder
-from gfun.encoders.e5s1 import dequantize_q4_0, quantize_q4_0, write_e5s1
+from gfun.encoders.e5s1 import dequantize_q4_0
 
 
 @pytest.fixture(autouse=True)

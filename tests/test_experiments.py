@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gfun.configuration import parse_config, parse_configs
 from gfun.experiments.aggregation import run_aggregation
 from gfun.experiments.cli import add_experiment_parser
-from gfun.experiments.configs import parse_config, parse_configs
 from gfun.experiments.learning_curve import run_learning_curve
 from gfun.experiments.many_shot import run_many_shot
 from gfun.experiments.runner import CellStore, ExperimentSettings
@@ -139,16 +139,16 @@ def test_many_shot_resumes_to_the_same_tables(tmp_path):
 
 
 def test_views_are_fitted_once_per_run_and_give_the_same_tables(tmp_path, monkeypatch):
-    import gfun.funnelling
+    import gfun.branch
 
     fitted = []
-    real = gfun.funnelling._fit_branch
+    real = gfun.branch._fit_branch
 
     def counting(view, *args, **kw):
         fitted.append(view.letter)
         return real(view, *args, **kw)
 
-    monkeypatch.setattr(gfun.funnelling, "_fit_branch", counting)
+    monkeypatch.setattr(gfun.branch, "_fit_branch", counting)
     configs = parse_configs("fun,x,w,xw")
     cached = run_many_shot(tiny(runs=2), configs, tmp_path / "cached", plots=False)
     assert sorted(fitted) == sorted(["x"] * 2 * 2 + ["w"] * 2)  # per run: x for Fun (no normalisation), x, w

@@ -12,6 +12,7 @@ import pytest
 import gfun.funnelling
 import gfun.kernel_svm
 import gfun.linear_svm
+import gfun.meta_tier
 from gfun.datasets.demo import load_demo
 from gfun.funnelling import GeneralizedFunnelling
 from gfun.kernel_svm import RBFSVMOvR
@@ -42,7 +43,8 @@ def test_fast_path_equals_exact_path(demo, views: str) -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gfun.linear_svm, "_liblinear", None)  # LinearSVC.fit per class
         mp.setattr(gfun.kernel_svm, "_libsvm", None)  # SVC.fit per class
-        mp.setattr(gfun.funnelling, "RBFSVMOvR", _SVCEverywhere)  # kernel evaluated by libsvm, no Gram matrix
+        mp.setattr(gfun.funnelling, "RBFSVMOvR", _SVCEverywhere)
+        mp.setattr(gfun.meta_tier, "RBFSVMOvR", _SVCEverywhere)  # kernel evaluated by libsvm, no Gram matrix
         exact = GeneralizedFunnelling(**{**params, "n_jobs": 1}).fit(train)
         assert isinstance(exact.meta_, _SVCEverywhere)
     # the two paths stop libsvm at different points within its tolerance, and the kernel's last bits depend on
@@ -80,6 +82,7 @@ def test_fast_path_equals_exact_path_with_out_of_fold_validation(demo) -> None:
     fast = GeneralizedFunnelling(**params).fit(train)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gfun.funnelling, "RBFSVMOvR", _SVCEverywhere)
+        mp.setattr(gfun.meta_tier, "RBFSVMOvR", _SVCEverywhere)
         exact = GeneralizedFunnelling(**params).fit(train)
     assert fast.selected_views_ == exact.selected_views_ and fast.selected_l2_ == exact.selected_l2_
     assert (fast.predict(test) == exact.predict(test)).mean() >= 0.99

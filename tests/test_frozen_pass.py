@@ -191,7 +191,7 @@ def test_cli_saves_a_small_model_that_predicts_the_same(model_dir, data, tmp_pat
 
 
 def test_experiment_configs_share_the_frozen_pass(tmp_path):
-    from gfun.experiments.configs import build_estimator, parse_config
+    from gfun.configuration import build_estimator, parse_config
 
     params = {"b": {"model": "m", "trainable_layers": 1}}
     bert = build_estimator(parse_config("bert"), view_params=params, memory=str(tmp_path))

@@ -265,3 +265,21 @@ def test_balanced_meta_class_weight_predicts_more_positives(demo, model: General
     # same tier 1, so the meta-level inputs are identical; only the meta-classifier's weights differ
     np.testing.assert_array_equal(balanced.transform(test), model.transform(test))
     assert balanced.predict(test).sum() > model.predict(test).sum()
+
+
+def test_cv_groups_come_from_the_corpus_parallel_fields() -> None:
+    from gfun.corpus import MultilingualCorpus
+    from gfun.inputs import document_groups
+
+    corpus = MultilingualCorpus(["a", "b", "c"], ["en", "it", "en"], ["x y", "x z", "y z"], [["c0"], [], ["c0"]],
+                                ["c0"], extra={"source": ["p1", "p1", "p2"], "other": [1, 2, 3]})
+    np.testing.assert_array_equal(document_groups(corpus, 3, "auto"), ["p1", "p1", "p2"])
+    np.testing.assert_array_equal(document_groups(corpus, 3, "other"), ["1", "2", "3"])
+    assert document_groups(corpus, 3, None) is None
+    assert document_groups(["x y"], 1, "auto") is None  # texts carry no groups
+    with pytest.raises(ValueError, match="no such extra field"):
+        document_groups(corpus, 3, "index_id")
+    with pytest.raises(ValueError, match="2 documents"):
+        document_groups(corpus, 2, "source")
+    assert GeneralizedFunnelling(aggregation="mean")._cv_groups(corpus, 3) is None  # the paper's plain folds
+    assert GeneralizedFunnelling(aggregation="select")._cv_groups(corpus, 3).tolist() == ["p1", "p1", "p2"]

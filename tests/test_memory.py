@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gfun._memory
-import gfun.funnelling
+import gfun.branch
 from gfun.funnelling import GeneralizedFunnelling
 from synthetic_vectors import make_corpus
 
@@ -30,7 +30,7 @@ def test_release_free_memory_is_a_no_op_without_glibc(monkeypatch) -> None:
 
 def test_fit_and_transform_release_memory_after_each_view(monkeypatch) -> None:
     calls = []
-    monkeypatch.setattr(gfun.funnelling, "release_free_memory", lambda: calls.append(1) or True)
+    monkeypatch.setattr(gfun.branch, "release_free_memory", lambda: calls.append(1) or True)
     texts, langs, Y = make_corpus(["en", "it"], 20, seed=0)
     gf = GeneralizedFunnelling(views="xw", aggregation="mean", random_state=0).fit(texts, Y, langs=langs)
     assert len(calls) == 3  # after X's fit, after W's fit, after W's mapper (X needs none)

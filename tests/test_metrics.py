@@ -440,3 +440,26 @@ def test_format_table_of_evaluate_uses_display_names() -> None:
     }
     assert len(text.splitlines()) == 2 + 3
     assert "0.611" in text  # average F1M 11/18
+
+
+def test_measures_from_contingency_is_what_evaluate_reports() -> None:
+    from gfun.metrics import measures_from_contingency
+
+    table = contingency(Y_TRUE, Y_PRED)
+    row = evaluate(Y_TRUE, Y_PRED).loc["all"]
+    for counts in (table, table.astype(float)):  # stored experiment cells hold float counts
+        got = measures_from_contingency(counts)
+        assert list(got) == [*MEASURES, "F1_macro_present"]
+        assert got == {k: row[k] for k in got}
+    no_positive = np.array([[0, 2, 0, 5], [0, 0, 0, 7]])
+    assert math.isnan(measures_from_contingency(no_positive)["F1_macro_present"])
+
+
+def test_significance_and_formatting_are_served_by_metrics_too() -> None:
+    import gfun.formatting
+    import gfun.metrics
+    import gfun.significance
+
+    assert gfun.metrics.paired_ttest is gfun.significance.paired_ttest
+    assert gfun.metrics.format_table is gfun.formatting.format_table
+    assert gfun.metrics.DISPLAY_NAMES is gfun.formatting.DISPLAY_NAMES

@@ -18,9 +18,10 @@ import pandas as pd
 import pytest
 
 from gfun.cli import main
+from gfun.cli_options import parse_view_params
+from gfun.configuration import parse_config, parse_configs
 from gfun.experiments.aggregation import aggregation_variants
-from gfun.experiments.cli import DEFAULT_CONFIGS, parse_view_params
-from gfun.experiments.configs import parse_config, parse_configs
+from gfun.experiments.cli import DEFAULT_CONFIGS
 from gfun.experiments.runner import CellStore, check_key_value, run_cells
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +76,7 @@ def test_the_whole_list_is_checked_before_anything_runs() -> None:
 
 
 def test_no_silent_renaming(caplog) -> None:
-    with caplog.at_level(logging.INFO, logger="gfun.experiments.configs"):
+    with caplog.at_level(logging.INFO, logger="gfun.configuration"):
         assert [c.name for c in parse_configs("mx,r,upperbound,xr_mw")] == ["xm", "r_m", "upper", "xr_mw"]
     logged = caplog.text
     assert "'mx' is run and reported as 'xm'" in logged and "'r' is run and reported as 'r_m'" in logged

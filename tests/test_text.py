@@ -378,6 +378,21 @@ class TestMultilingual:
         assert _same_csr(out["it"][1], ref.transform(["il gatto dorme sul divano", "il cane mangia"]))
         assert m.vectorizers_["en"].n_docs_ == 2
 
+
+    def test_by_language_and_in_parallel(self):
+        by_lang = {"it": ["il gatto dorme sul divano", "il cane mangia"], "en": ["the cat sat on the mat"]}
+        m = MultilingualTfidf(**PLAIN).fit_by_language(by_lang)
+        assert list(m.vectorizers_) == ["it", "en"] and m.languages_ == ["en", "it"]
+        ref = TfidfVectorizer("it", **PLAIN).fit(by_lang["it"])
+        assert m.vectorizers_["it"].vocabulary_ == ref.vocabulary_
+        out = MultilingualTfidf(**PLAIN, n_jobs=2).fit_transform_by_language(by_lang)
+        assert _same_csr(out["it"], ref.transform(by_lang["it"]))
+        serial = MultilingualTfidf(**PLAIN).fit_transform(self.TEXTS, self.LANGS)
+        threaded = MultilingualTfidf(**PLAIN, n_jobs=2).fit_transform(self.TEXTS, self.LANGS)
+        assert list(serial) == list(threaded)
+        assert all(_same_csr(serial[k][1], threaded[k][1]) for k in serial)
+        with pytest.raises(TypeError, match="map each language"):
+            MultilingualTfidf().fit_by_language(self.TEXTS)
     def test_transform_groups_rows(self):
         m = MultilingualTfidf(**PLAIN).fit(self.TEXTS, self.LANGS)
         out = m.transform(["il gatto", "the cat", "il cane", "unknown words"], np.array(["it", "en", "it", "en"]))

@@ -12,10 +12,10 @@ import pytest
 
 from gfun.baselines import NaiveClassifier, UpperBoundClassifier, english_versions
 from gfun.cli import main
+from gfun.configuration import build_estimator, check_configs_for_dataset, parse_config
 from gfun.corpus import MultilingualCorpus
 from gfun.datasets.debtags import load_debtags, write_debtags_run
 from gfun.experiments import ExperimentSettings, parse_configs, run_many_shot
-from gfun.experiments.configs import build_estimator, check_configs_for_dataset, parse_config
 from gfun.persistence import load_model
 
 CLASSES = ["editor", "game", "net"]

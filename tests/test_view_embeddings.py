@@ -272,7 +272,7 @@ def test_subword_vectors_are_stored_by_reference_and_checked(tmp_path: Path, cor
     """e5-subword-like vectors (sub-word means of a local encoder's input embeddings) are recomputed at load time."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from gfun.cli import neural_view_params
+    from gfun.configuration import neural_view_params
     from gfun.persistence import ReferenceMismatchError, load_model
     from neural_fixtures import tiny_bert_folder
 

@@ -138,7 +138,7 @@ def test_gfun_xr_end_to_end(vec_folder, data, aggregation, tmp_path):
 
 
 def test_config_names_reach_the_view(vec_folder):
-    from gfun.experiments.configs import build_estimator, parse_config
+    from gfun.configuration import build_estimator, parse_config
 
     est = build_estimator(parse_config("xbr_mw"), meta_C=1.0, view_params={"r": {"source": "e5"}})
     assert est.views == "xbr" and est.view_params["r"] == {"wce": True, "source": "e5"}

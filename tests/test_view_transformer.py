@@ -313,7 +313,7 @@ def test_importing_the_neural_modules_does_not_import_torch():
     import subprocess
 
     code = ("import sys, gfun.views, gfun.views.transformer, gfun.views.recurrent, gfun.neural, gfun.baselines, "
-            "gfun.transformer_baseline, gfun.experiments.configs, gfun.cli; "
+            "gfun.transformer_baseline, gfun.configuration, gfun.cli; "
             "bad = [m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules]; sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 

@@ -17,6 +17,7 @@ from gfun.wordvectors import (
     WordVectorSource,
     evaluate_alignment,
     freedict_pairs,
+    make_source,
     procrustes,
     read_dictd,
     read_pairs,
@@ -25,7 +26,7 @@ from gfun.wordvectors import (
     translation_precision,
     vocabulary_hash,
 )
-from gfun.wordvectors.cli import add_embeddings_parser, main, make_source
+from gfun.wordvectors.cli import add_embeddings_parser, main
 from gfun.wordvectors.dictionaries import parse_dictd_entry
 
 

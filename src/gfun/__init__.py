@@ -3,7 +3,9 @@
 The main entry points are :class:`gfun.GeneralizedFunnelling` (the two-tier ensemble),
 :class:`gfun.NaiveClassifier` (one monolingual classifier per language), :func:`gfun.make_fun`
 (Funnelling, 2019), :class:`gfun.MultilingualCorpus` (documents, languages, labels),
-:func:`gfun.evaluate` (F1/K per language) and :func:`gfun.load_model`.
+:func:`gfun.evaluate` (F1/K per language), :func:`gfun.load_model` and :func:`gfun.build_estimator` (an
+estimator from a configuration name such as ``"xmw"`` or ``"naive"``, as ``gfun train`` and the experiments
+build theirs).
 Heavy modules are imported lazily, on first use of these names.
 """
 
@@ -16,7 +18,10 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "CorpusFormatError": "gfun.corpus",
+    "CorpusFormatError": "gfun.errors",
+    "ModelFormatError": "gfun.errors",
+    "UnseenLanguageError": "gfun.errors",
+    "build_estimator": "gfun.configuration",
     "Document": "gfun.corpus",
     "MultilingualCorpus": "gfun.corpus",
     "read_corpus": "gfun.corpus",

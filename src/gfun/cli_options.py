@@ -1,5 +1,5 @@
 """Command-line pieces shared by ``gfun`` and ``gfun experiment``: help formatting, output, C options, the
-options of the neural views and the ``view_params`` they give.
+options of the neural views and ``--view-param`` (what they mean is :mod:`gfun.configuration`'s).
 
 Both command modules import this one (and not each other), so the experiment commands do not import the main
 CLI that registers them.
@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["NEURAL_PRESETS", "HelpFormatter", "add_neural_arguments", "neural_view_params"]
+__all__ = ["NEURAL_PRESETS", "HelpFormatter", "add_neural_arguments", "add_view_param_argument", "parse_view_params"]
 
 NEURAL_PRESETS = ("paper", "gpu", "cpu")
 
@@ -54,37 +54,45 @@ def _C_type(*, allow_cv: bool = True) -> Any:
 _parse_C = _C_type()  # also used by the experiment commands
 
 
-def neural_view_params(word_vectors: str | None = None, encoder: str | None = None, neural_preset: str | None = None,
-                       device: str | None = None, recurrent_wce: bool = False, *, trainable_layers: int | None = None,
-                       save_dtype: str | None = None, self_contained: bool = False,
-                       progress: bool = False) -> dict | None:
-    """``view_params`` of the options ``--word-vectors``, ``--encoder``, ``--neural-preset``, ``--device``, ``--r-wce``,
-    ``--trainable-layers``, ``--save-dtype``, ``--self-contained`` (and progress bars).
+def parse_view_params(items: list[str] | None, view_params: dict | None) -> dict | None:
+    """``view_params`` with the ``--view-param NAME.PARAM=VALUE`` options applied (VALUE read as JSON when it parses).
 
-    The word vectors go to the M and R views, the encoder, the trainable layers and how the weights are saved to the
-    B view (and the ``bert`` baseline), the preset, the device and progress bars to B and R; ``self_contained`` also
-    makes M store its word vectors.
+    NAME is a view letter (``r.hidden_size=64``) or a cross-lingual baseline (``kcca.parallel=FILE``).
+
+    Raises
+    ------
+    ValueError
+        On a malformed item or an unknown name.
     """
-    out: dict[str, dict] = {}
-    if word_vectors:
-        out["m"] = {"source": word_vectors}
-        out["r"] = {"source": word_vectors}
-    if self_contained:  # M's sub-word vectors are otherwise recomputed from the local encoder at load time
-        out.setdefault("m", {})["store_vectors"] = True
-    b = {"model": encoder, "trainable_layers": trainable_layers, "save_dtype": save_dtype,
-         "self_contained": self_contained or None}
-    if any(v is not None for v in b.values()):
-        out["b"] = {k: v for k, v in b.items() if v is not None}
-    for letter in ("b", "r"):
-        if neural_preset:
-            out.setdefault(letter, {})["preset"] = neural_preset
-        if device:
-            out.setdefault(letter, {})["device"] = device
-        if progress:
-            out.setdefault(letter, {})["progress"] = True
-    if recurrent_wce:
-        out.setdefault("r", {})["wce"] = True
+    import json
+
+    from gfun.configuration import CROSSLINGUAL_BASELINES
+    from gfun.views import VIEW_CLASSES
+
+    names = [*VIEW_CLASSES, *CROSSLINGUAL_BASELINES]
+    out = {k: dict(v) for k, v in (view_params or {}).items()}
+    for item in items or []:
+        key, eq, value = item.partition("=")
+        letter, dot, name = key.strip().partition(".")
+        if not eq or not dot or not name.strip():
+            raise ValueError(f"--view-param takes LETTER.NAME=VALUE (e.g. r.hidden_size=64), got {item!r}")
+        if letter not in names:
+            raise ValueError(f"--view-param {item!r}: unknown view letter {letter!r}; choose from "
+                             f"{', '.join(names)}")
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = value
+        out.setdefault(letter, {})[name.strip()] = parsed
     return out or None
+
+
+def add_view_param_argument(p: argparse.ArgumentParser) -> None:
+    """The repeatable ``--view-param NAME.PARAM=VALUE`` option (read by :func:`parse_view_params`)."""
+    p.add_argument("--view-param", action="append", default=None, metavar="LETTER.NAME=VALUE",
+                   help="a parameter of one view, repeatable: r.hidden_size=64, r.max_epochs=10, b.max_length=64, "
+                        "m.source=e5 ..., or of a cross-lingual baseline: kcca.parallel=FILE, lri.n_dimensions=5000 "
+                        "(VALUE read as JSON when it parses: numbers, true, false, null)")
 
 
 def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) -> None:

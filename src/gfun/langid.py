@@ -37,8 +37,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gfun.errors import CorpusFormatError
-from gfun.text import _LANGUAGE_CODES, resolve_language
+from gfun.analysis import _LANGUAGE_CODES, resolve_language
+from gfun.errors import CorpusFormatError, LanguageDetectionError  # noqa: F401 - re-exported
 
 __all__ = ["LanguageDetectionError", "detect_languages", "fill_missing_languages", "supported_languages"]
 
@@ -49,27 +49,6 @@ _NO_LANGUAGE = "zxx"
 
 #: How many guesses an error message lists.
 _N_GUESSES = 3
-
-
-class LanguageDetectionError(CorpusFormatError):
-    """The language of a document could not be detected with enough confidence.
-
-    Attributes
-    ----------
-    index : int
-        Position of the (first) failing document in the input.
-    guesses : list of (str, float)
-        The best languages for it and their probabilities, best first (empty for a text without letters).
-    n_failed : int
-        How many documents failed in all.
-    """
-
-    def __init__(self, message: str, *, index: int, guesses: list[tuple[str, float]], n_failed: int = 1,
-                 path: str | None = None, line: int | None = None) -> None:
-        super().__init__(message, path=path, line=line, field=None if path is None and line is None else "lang")
-        self.index = index
-        self.guesses = guesses
-        self.n_failed = n_failed
 
 
 # ---------------------------------------------------------------------------------------------- the detector

@@ -1,4 +1,7 @@
-"""Evaluation measures: F1 and K, micro- and macro-averaged, per language; paired t-tests.
+"""Evaluation measures: F1 and K, micro- and macro-averaged, per language.
+
+The paired t-test (:func:`paired_ttest`) lives in :mod:`gfun.significance` and the plain-text tables
+(:func:`format_table`, :data:`DISPLAY_NAMES`) in :mod:`gfun.formatting`; both are importable from here too.
 
 The measures follow equations 4 and 5 of the gFun paper (section 4.2). For one binary
 problem with counts TP, FP, FN, TN:
@@ -32,14 +35,15 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy import stats
+
+from gfun.formatting import DISPLAY_NAMES, format_table
+from gfun.significance import paired_ttest
 
 __all__ = [
     "DISPLAY_NAMES",
@@ -53,6 +57,7 @@ __all__ = [
     "format_table",
     "k_from_counts",
     "k_score",
+    "measures_from_contingency",
     "paired_ttest",
     "per_class_contingency",
 ]
@@ -61,15 +66,6 @@ logger = logging.getLogger(__name__)
 
 MEASURES: tuple[str, ...] = ("F1_macro", "F1_micro", "K_macro", "K_micro")
 """Names of the four measures the paper reports, in the paper's order."""
-
-DISPLAY_NAMES: dict[str, str] = {
-    "F1_macro": "F1M",
-    "F1_micro": "F1µ",
-    "K_macro": "KM",
-    "K_micro": "Kµ",
-    "F1_macro_present": "F1M(present)",
-}
-"""Short names used in printed tables (the paper writes F1^M, F1^µ, K^M, K^µ)."""
 
 #: Name of the row of :func:`evaluate` that averages the per-language rows.
 AVERAGE_ROW = "average"
@@ -375,7 +371,19 @@ def f1_macro_present(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     return _f1_macro_present_counts(contingency(y_true, y_pred))
 
 
-def _measures_from_table(table: np.ndarray) -> dict[str, float]:
+def measures_from_contingency(table: np.ndarray) -> dict[str, float]:
+    """Every measure of one contingency table: the four of :data:`MEASURES` and ``F1_macro_present``.
+
+    Parameters
+    ----------
+    table : numpy.ndarray of shape (n_classes, 4)
+        Per-class counts TP, FP, FN, TN (as :func:`contingency` returns them; float counts are accepted).
+
+    Returns
+    -------
+    dict of str to float
+        ``F1_macro, F1_micro, K_macro, K_micro, F1_macro_present`` (the last NaN when no class occurs).
+    """
     return {
         "F1_macro": _average_counts(table, f1_from_counts, "macro"),
         "F1_micro": _average_counts(table, f1_from_counts, "micro"),
@@ -437,7 +445,7 @@ def evaluate(y_true: ArrayLike, y_pred: ArrayLike, langs: ArrayLike | None = Non
     t, p = _check_pair(y_true, y_pred)
     columns = [*MEASURES, "F1_macro_present", "n_docs"]
     if langs is None:
-        row = _measures_from_table(_contingency_checked(t, p))
+        row = measures_from_contingency(_contingency_checked(t, p))
         row["n_docs"] = t.shape[0]
         df = pd.DataFrame([row], index=pd.Index([ALL_ROW], name="lang"), columns=columns)
         df["n_docs"] = df["n_docs"].astype(np.int64)
@@ -447,7 +455,7 @@ def evaluate(y_true: ArrayLike, y_pred: ArrayLike, langs: ArrayLike | None = Non
         raise ValueError(f"{AVERAGE_ROW!r} cannot be used as a language code (it names the mean row)")
     rows: dict[str, dict[str, float]] = {}
     for lang, table in _lang_tables(t, p, lang_arr).items():
-        rows[lang] = _measures_from_table(table)
+        rows[lang] = measures_from_contingency(table)
         rows[lang]["n_docs"] = int(table[0].sum())
     df = pd.DataFrame.from_dict(rows, orient="index", columns=columns)
     if df.empty:
@@ -567,103 +575,3 @@ def per_class_contingency(y_true: ArrayLike, y_pred: ArrayLike, langs: ArrayLike
         return pd.DataFrame({"lang": pd.Series(dtype=str), "class": pd.Series(dtype=object),
                              **{c: pd.Series(dtype=np.int64) for c in CONTINGENCY_COLUMNS}})
     return pd.concat(frames, ignore_index=True)
-
-
-# ---------------------------------------------------------------------------------------------
-# significance
-# ---------------------------------------------------------------------------------------------
-
-
-def paired_ttest(a: ArrayLike, b: ArrayLike, atol: float = 1e-12) -> float:
-    """Two-tailed paired t-test p-value between two systems' scores over the same runs.
-
-    Parameters
-    ----------
-    a, b : array-like of float, shape (n_runs,)
-        Scores of the two systems, paired by run (run ``i`` of ``a`` is run ``i`` of ``b``).
-    atol : float, default 1e-12
-        Differences whose absolute value is at most ``atol`` count as zero, and differences
-        that all lie within ``atol`` of each other count as constant (guards against
-        floating-point noise in scores computed the same way).
-
-    Returns
-    -------
-    float
-        The p-value of :func:`scipy.stats.ttest_rel`. Two degenerate cases, where the t
-        statistic is 0/0 or x/0, are defined explicitly: all differences zero gives **1.0**
-        (no evidence of any difference); all differences equal and non-zero gives **0.0**
-        (a deterministic difference).
-
-    Raises
-    ------
-    ValueError
-        If the inputs are not 1-D, differ in length, have fewer than 2 runs, or hold NaN/inf.
-    """
-    a_ = np.asarray(a, dtype=np.float64)
-    b_ = np.asarray(b, dtype=np.float64)
-    if a_.ndim != 1 or b_.ndim != 1:
-        raise ValueError("a and b must be 1-D sequences of per-run scores")
-    if a_.shape != b_.shape:
-        raise ValueError(f"a and b must have the same number of runs, got {a_.size} and {b_.size}")
-    if a_.size < 2:
-        raise ValueError(f"a paired t-test needs at least 2 runs, got {a_.size}")
-    if not (np.all(np.isfinite(a_)) and np.all(np.isfinite(b_))):
-        raise ValueError("a and b must hold finite numbers")
-    d = a_ - b_
-    if np.all(np.abs(d) <= atol):
-        return 1.0
-    if np.ptp(d) <= atol:
-        return 0.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        p = float(stats.ttest_rel(a_, b_).pvalue)
-    return p
-
-
-# ---------------------------------------------------------------------------------------------
-# printing
-# ---------------------------------------------------------------------------------------------
-
-
-def _fmt_cell(value: Any, floatfmt: str) -> str:
-    if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
-        return "-"
-    if isinstance(value, bool | np.bool_):
-        return str(bool(value))
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating):
-        return format(float(value), floatfmt)
-    return str(value)
-
-
-def format_table(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """Render a results table (for instance from :func:`evaluate`) as aligned plain text.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        Table to render; measure columns are headed by their :data:`DISPLAY_NAMES`.
-    floatfmt : str, default ".3f"
-        Format specification for float cells; NaN is shown as ``-``.
-
-    Returns
-    -------
-    str
-        Header line, a dashed rule, then one line per row (no trailing newline). The index
-        is the first, left-aligned column; the other columns are right-aligned.
-    """
-    index_header = str(df.index.name) if df.index.name is not None else ""
-    headers = [index_header] + [DISPLAY_NAMES.get(str(c), str(c)) for c in df.columns]
-    body = [[str(idx)] + [_fmt_cell(v, floatfmt) for v in row]
-            for idx, row in zip(df.index, df.itertuples(index=False, name=None), strict=True)]
-    widths = [max(len(h), *(len(r[j]) for r in body)) if body else len(h) for j, h in enumerate(headers)]
-
-    def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest]).rstrip()
-
-    out = [line(headers), "  ".join("-" * w for w in widths)]
-    out.extend(line(r) for r in body)
-    return "\n".join(out)

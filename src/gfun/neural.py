@@ -1,4 +1,5 @@
-"""What the neural views (B, R) and the fine-tuned transformer baseline share: presets, devices, the training loop.
+"""What the neural views (B, R) and the fine-tuned transformer baseline share: presets, devices, the training loop,
+the torch network classes built on first use, text checks, training epochs and batched inference.
 
 The training loop (:func:`train_early_stopping`) is the paper's protocol for both neural VGFs (sections 4.3 and
 5): minimise binary cross-entropy on the training split, measure macro-F1 (threshold 0.5 on the sigmoid) on a
@@ -12,6 +13,7 @@ Nothing here imports torch at module import time; functions that need it import 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from gfun._optional import import_optional
-from gfun.progress import format_duration
+from gfun.progress import format_duration, progress_bar
 
-__all__ = ["device_preset", "resolve_device", "resolve_preset", "split_holdout", "state_from_arrays", "state_to_arrays",
+__all__ = ["batched_inference", "bce_epoch", "check_texts", "device_preset", "lazy_classes", "resolve_device",
+           "resolve_preset", "split_holdout", "state_from_arrays", "state_to_arrays", "torch_module_class",
            "torch_seed", "train_early_stopping"]
 
 logger = logging.getLogger(__name__)
@@ -30,6 +33,53 @@ logger = logging.getLogger(__name__)
 
 def _torch(purpose: str) -> Any:
     return import_optional("torch", purpose=purpose)
+
+
+def torch_module_class(module: str, purpose: str) -> Callable[[Callable[[Any], type]], Callable[[], type]]:
+    """Decorate ``build(torch) -> class``: the class is built once, on first call, with torch imported then.
+
+    The class is named ``<module>.<its name>``, so that pickle finds it (by reference) through the module-level
+    ``__getattr__`` of :func:`lazy_classes`; importing the module needs no torch.
+
+    Parameters
+    ----------
+    module : str
+        The module that serves the class (its ``__name__``).
+    purpose : str
+        What needs torch, for the install hint when it is missing.
+    """
+    def wrap(build: Callable[[Any], type]) -> Callable[[], type]:
+        @functools.cache
+        def get() -> type:
+            cls = build(_torch(purpose))
+            cls.__module__ = module
+            cls.__qualname__ = cls.__name__
+            return cls
+
+        return get
+
+    return wrap
+
+
+def lazy_classes(module: str, classes: Mapping[str, Callable[[], type]]) -> Callable[[str], type]:
+    """A module-level ``__getattr__`` serving the classes of :func:`torch_module_class` (name -> factory)."""
+    def __getattr__(name: str) -> type:
+        if name in classes:
+            return classes[name]()
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+def check_texts(texts: Sequence[str], what: str) -> list[str]:
+    """``texts`` as a list, checked to hold strings (a single string is refused); ``what`` names the caller."""
+    if isinstance(texts, str):
+        raise TypeError(f"{what}: expected a list of texts, got a single string")
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"{what}: text {i} is a {type(t).__name__}, expected str")
+    return texts
 
 
 def resolve_preset(presets: Mapping[str, Mapping[str, Any]], preset: str, overrides: Mapping[str, Any],
@@ -214,3 +264,91 @@ def state_from_arrays(module: Any, arrays: Mapping[str, np.ndarray], *, ignore: 
     module.load_state_dict(tensors, strict=False)
 
 
+def bce_epoch(net: Any, batches: Sequence[np.ndarray], logits_of: Callable[[np.ndarray], Any], Y: Any,
+              optimizer: Any, *, params: Sequence[Any] = (), max_grad_norm: float | None = None,
+              autocast: Callable[[], Any] = contextlib.nullcontext, progress: bool = False,
+              desc: str = "") -> float:
+    """One training epoch of ``net`` by binary cross-entropy; the mean loss per document.
+
+    Parameters
+    ----------
+    net : torch.nn.Module
+        Put in training mode.
+    batches : sequence of numpy.ndarray
+        Document indices of each batch, in training order.
+    logits_of : callable
+        ``logits_of(batch)``: the network's output-layer scores of the documents ``batch``.
+    Y : torch.Tensor
+        Labels of every document (float, on the network's device).
+    optimizer : torch.optim.Optimizer
+    params, max_grad_norm : optional
+        Gradients of ``params`` are clipped to the norm ``max_grad_norm`` when it is given.
+    autocast : callable
+        Context for the forward pass (mixed precision); none by default.
+    progress : bool
+    desc : str
+        Progress-bar label.
+    """
+    torch = _torch("training a neural view")
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    net.train()
+    total, count = 0.0, 0
+    for batch in progress_bar(batches, enabled=progress, desc=desc):
+        with autocast():
+            logits = logits_of(batch)
+        loss = loss_fn(logits.float(), Y[torch.from_numpy(batch).to(Y.device)])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if max_grad_norm:
+            torch.nn.utils.clip_grad_norm_(params, float(max_grad_norm))
+        optimizer.step()
+        total += float(loss.detach()) * len(batch)
+        count += len(batch)
+    return total / max(count, 1)
+
+
+def batched_inference(net: Any, lengths: np.ndarray, dim: int, batch_size: int,
+                      forward: Callable[[np.ndarray], Any], *, autocast: Callable[[], Any] = contextlib.nullcontext,
+                      progress: bool = False, desc: str = "") -> np.ndarray:
+    """Gradient-free forward passes over documents sorted by length, in batches; rows in the documents' order.
+
+    Parameters
+    ----------
+    net : torch.nn.Module
+        Put in evaluation mode for the passes, then back in its former mode.
+    lengths : numpy.ndarray
+        Length of each document (the batches group documents of similar length).
+    dim : int
+        Width of the output rows.
+    batch_size : int
+    forward : callable
+        ``forward(positions)``: the output rows (a tensor) of the documents at ``positions`` (indices into
+        ``lengths``).
+    autocast : callable
+        Context for the passes (mixed precision); none by default.
+    progress : bool
+        A progress bar when there is more than one batch.
+    desc : str
+        Progress-bar label.
+
+    Returns
+    -------
+    numpy.ndarray of shape (len(lengths), dim), float32
+    """
+    torch = _torch("running a neural view")
+    out = np.zeros((len(lengths), dim), dtype=np.float32)
+    if not len(lengths):
+        return out
+    order = np.argsort(lengths, kind="stable")
+    was_training = net.training
+    net.eval()
+    try:
+        with torch.inference_mode(), autocast():
+            starts = range(0, len(order), batch_size)
+            for start in progress_bar(starts, enabled=progress and len(order) > batch_size, desc=desc,
+                                      total=len(starts)):
+                pos = order[start:start + batch_size]
+                out[pos] = forward(pos).float().cpu().numpy()
+    finally:
+        net.train(was_training)
+    return out

@@ -72,7 +72,16 @@ import numpy as np
 import gfun
 from gfun.atomic import fsync_directory, write_bytes_atomic
 from gfun.errors import DamagedModelError, ModelFormatError, ReferenceMismatchError, UnregisteredViewError
-from gfun.state import _TrackedDict, _Trail, sub_arrays  # noqa: F401 - sub_arrays: re-exported
+from gfun.state import (  # noqa: F401 - the state flattening helpers are re-exported
+    _TrackedDict,
+    _Trail,
+    load_state,
+    load_states,
+    prefixed,
+    put_state,
+    put_states,
+    sub_arrays,
+)
 
 __all__ = ["FORMAT_VERSION", "DamagedModelError", "ModelFormatError", "ReferenceMismatchError", "UnregisteredViewError",
            "check_model_destination", "load_model", "model_directory_of", "read_manifest", "save_model"]

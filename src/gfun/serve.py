@@ -37,6 +37,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from gfun.errors import RequestError
+
 __all__ = ["DEFAULT_MAX_BATCH", "DEFAULT_MAX_BODY_BYTES", "ModelService", "RequestError", "create_app", "serve"]
 
 logger = logging.getLogger(__name__)
@@ -48,21 +50,6 @@ DEFAULT_MAX_BODY_BYTES = 8 * 2**20
 #: Files of the page, served under ``/static/`` (and ``/`` for ``index.html``).
 STATIC_FILES = {"index.html": "text/html", "page.js": "text/javascript", "page.css": "text/css",
                 "docs.html": "text/html"}
-
-
-class RequestError(Exception):
-    """A request the service refuses: the HTTP status, the message, and the document and field it concerns."""
-
-    def __init__(self, status: int, message: str, *, index: int | None = None, field: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.index = index
-        self.field = field
-
-    def payload(self) -> dict[str, Any]:
-        """The JSON body of the error response."""
-        return {"detail": self.message, "index": self.index, "field": self.field}
 
 
 def _where(index: int | None, field: str | None) -> str:

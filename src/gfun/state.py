@@ -1,19 +1,22 @@
-"""Composite fitted states: one component's share of the arrays, and the tracking that names a broken field.
+"""Composite fitted states: each component's share of the arrays, and the tracking that names a broken field.
 
 A fitted estimator's state is JSON-able metadata and a flat dict of numpy arrays (see :mod:`gfun.persistence`);
-a composite (gFun and its views, mappers and meta-classifier) stores each component's arrays under a prefix,
-which :func:`sub_arrays` strips again. This module imports nothing from gfun, so views and estimators can use it
-without importing persistence (which imports them).
+a composite (gFun and its views, mappers and meta-classifier; a view and its per-language vectorizers) stores
+each component's arrays under a key prefix. The flattening is written here once: :func:`put_state` /
+:func:`put_states` store a component's (or a dict of components') state under a prefix, :func:`load_state` /
+:func:`load_states` rebuild them, :func:`prefixed` and :func:`sub_arrays` are the two directions of the
+prefixing. This module imports nothing from gfun, so views and estimators use it without importing the file
+machinery of :mod:`gfun.persistence` (which re-exports these functions).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["sub_arrays"]
+__all__ = ["load_state", "load_states", "prefixed", "put_state", "put_states", "sub_arrays"]
 
 
 class _Trail(list):
@@ -74,3 +77,31 @@ def sub_arrays(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarr
     if isinstance(arrays, _TrackedDict):  # explaining a failed load: keep naming arrays by their full key
         return _TrackedDict(out, f"{arrays._path}/{prefix.rstrip('/')}", arrays._trail)
     return out
+
+
+def prefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """``arrays`` stored under ``prefix`` (``"meta/"``): the inverse of :func:`sub_arrays`."""
+    return {f"{prefix}{k}": v for k, v in arrays.items()}
+
+
+def put_state(component: Any, prefix: str, arrays: dict[str, np.ndarray]) -> dict:
+    """Add ``component.get_state()``'s arrays to ``arrays`` under ``prefix``; return its metadata."""
+    meta, own = component.get_state()
+    arrays.update(prefixed(own, prefix))
+    return meta
+
+
+def load_state(cls: type, meta: dict, arrays: dict[str, np.ndarray], prefix: str) -> Any:
+    """``cls.from_state`` of the component :func:`put_state` stored under ``prefix``."""
+    return cls.from_state(meta, sub_arrays(arrays, prefix))
+
+
+def put_states(components: Mapping[str, Any], pattern: str, arrays: dict[str, np.ndarray]) -> dict[str, dict]:
+    """:func:`put_state` of each named component (``{"en": vectorizer}``), under ``pattern.format(name)``
+    (``"{}/vec/"``); returns the metadata by name."""
+    return {name: put_state(c, pattern.format(name), arrays) for name, c in components.items()}
+
+
+def load_states(cls: type, metas: Mapping[str, dict], arrays: dict[str, np.ndarray], pattern: str) -> dict[str, Any]:
+    """The components :func:`put_states` stored, rebuilt, by name."""
+    return {name: load_state(cls, meta, arrays, pattern.format(name)) for name, meta in metas.items()}

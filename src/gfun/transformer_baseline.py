@@ -1,7 +1,7 @@
 """The fine-tuned transformer baseline (the paper's mBERT row, section 4.4).
 
 The multilingual transformer of the B view, fine-tuned in exactly the same way
-(:class:`gfun.views.transformer.TransformerFineTuner`), used directly as the classifier: a linear output layer on
+(:class:`gfun.fine_tuning.TransformerFineTuner`), used directly as the classifier: a linear output layer on
 the pooled document vector, a sigmoid, threshold 0.5. It serves every language its tokenizer can read, including
 languages without training documents.
 """
@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from gfun.estimator import LabelPredictionsMixin
 from gfun.inputs import training_data, unpack
 from gfun.scoring import MacroF1ScoreMixin
+from gfun.state import prefixed, sub_arrays
 from gfun.views.transformer import _TransformerParams
 
 __all__ = ["FineTunedTransformerClassifier"]
@@ -86,12 +87,10 @@ progress
         tmeta, tarrays = self.tuner_.get_state(self.save_dtype, self.self_contained)
         meta = {"params": self._state_params(), "classes_": self.classes_, "languages_": self.languages_,
                 "tuner": tmeta}
-        return meta, {f"tuner/{k}": v for k, v in tarrays.items()}
+        return meta, prefixed(tarrays, "tuner/")
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> FineTunedTransformerClassifier:
-        from gfun.state import sub_arrays
-
         obj = cls(**meta["params"])
         obj.classes_ = list(meta["classes_"])
         obj.languages_ = list(meta["languages_"])

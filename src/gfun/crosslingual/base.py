@@ -25,7 +25,7 @@ from gfun.inputs import check_C, training_data, unpack
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.persistence import sub_arrays
 from gfun.scoring import MacroF1ScoreMixin
-from gfun.text import TfidfVectorizer
+from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import UnseenLanguageError
 
 __all__ = ["CrossLingualClassifier", "csr_from_state", "csr_state", "l2_rows"]
@@ -104,9 +104,8 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
         raise NotImplementedError
 
     # -- shared -----------------------------------------------------------------------------------------
-    def _vectorizer(self, lang: str, min_df: int | None = None) -> TfidfVectorizer:
-        return TfidfVectorizer(lang, min_df=self.min_df if min_df is None else min_df, stopwords=self.stopwords,
-                               stem=self.stem)
+    def _tfidf(self) -> MultilingualTfidf:
+        return MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem)
 
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> CrossLingualClassifier:
         """Learn the shared space from the training documents (and the method's resource), then the SVMs.

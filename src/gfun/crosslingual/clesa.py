@@ -107,15 +107,20 @@ class CLESAClassifier(CrossLingualClassifier):
         coll = coll.subset(idx)
         self.concept_ids_ = list(coll.ids)
         self.vectorizers_, self.concepts_ = {}, {}
+        described = {}
         for lang in langs:
             mask = coll.present(lang)
             if not mask.any():
                 if lang in texts:
                     raise ValueError(f"CLESA: no concept is described in {lang!r}, a training language")
                 continue
-            desc = [t for t in coll.texts[lang] if t is not None]
-            vec, own = self._vectorizer(lang), texts.get(lang, [])
-            Wp = sp.csr_matrix(vec.fit_transform(own + desc)[len(own):], dtype=np.float32)
+            described[lang] = mask, [t for t in coll.texts[lang] if t is not None]
+        own = {lang: texts.get(lang, []) for lang in described}
+        tfidf = self._tfidf()
+        mats = tfidf.fit_transform_by_language({lang: own[lang] + desc for lang, (_, desc) in described.items()})
+        for lang, (mask, _) in described.items():
+            vec = tfidf.vectorizers_[lang]
+            Wp = sp.csr_matrix(mats[lang][len(own[lang]):], dtype=np.float32)  # the descriptions' rows
             W = sp.csr_matrix((Wp.data, Wp.indices, _spread(Wp.indptr, np.flatnonzero(mask), len(coll))),
                               shape=(len(coll), len(vec.vocabulary_)))
             self.vectorizers_[lang], self.concepts_[lang] = vec, W

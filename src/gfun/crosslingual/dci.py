@@ -124,10 +124,9 @@ class DCIClassifier(CrossLingualClassifier):
         if self.dcf not in DCFS:
             raise ValueError(f"dcf must be one of {DCFS}, got {self.dcf!r}")
         self.vectorizers_, self.profiles_, self.mean_, self.std_ = {}, {}, {}, {}
-        for lang, t in texts.items():
-            vec = self._vectorizer(lang)
-            Xl = vec.fit_transform(t)
-            self.vectorizers_[lang] = vec
+        tfidf = self._tfidf()
+        for lang, Xl in tfidf.fit_transform_by_language(texts).items():
+            self.vectorizers_[lang] = tfidf.vectorizers_[lang]
             self.profiles_[lang] = correspondence(Xl, Y[lang], self.dcf).astype(np.float32)
             raw = np.asarray(sp.csr_matrix(Xl, dtype=np.float64) @ self.profiles_[lang].astype(np.float64))
             self.mean_[lang] = raw.mean(axis=0)

@@ -250,6 +250,7 @@ class KCCAClassifier(CrossLingualClassifier):
             keep = np.sort(np.random.RandomState(self.random_state).choice(keep, self.max_items, replace=False))
         coll = coll.subset(keep)
         self.vectorizers_, views = {}, {}
+        described = {}
         for lang in langs:
             items = np.flatnonzero(coll.present(lang))
             if items.size < 2:
@@ -257,11 +258,13 @@ class KCCAClassifier(CrossLingualClassifier):
                     raise ValueError(f"KCCA: the parallel collection pairs fewer than 2 {lang!r} texts with "
                                      "another language; it cannot place that training language")
                 continue
-            desc = [coll.texts[lang][i] for i in items]
-            vec = self._vectorizer(lang)
-            own = texts.get(lang, [])
-            self.vectorizers_[lang] = vec
-            views[lang] = (items, vec.fit_transform(own + desc)[len(own):])  # type: ignore[operator]
+            described[lang] = items, [coll.texts[lang][i] for i in items]
+        own = {lang: texts.get(lang, []) for lang in described}
+        tfidf = self._tfidf()
+        mats = tfidf.fit_transform_by_language({lang: own[lang] + desc for lang, (_, desc) in described.items()})
+        for lang, (items, _) in described.items():
+            self.vectorizers_[lang] = tfidf.vectorizers_[lang]
+            views[lang] = (items, mats[lang][len(own[lang]):])  # the descriptions' rows
         self.projections_, self.correlations_ = fit_kcca(
             views, len(coll), n_components=self.n_components, rank=self.rank, reg=self.reg,
             random_state=self.random_state)

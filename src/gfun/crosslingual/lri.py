@@ -112,7 +112,7 @@ class LRIClassifier(CrossLingualClassifier):
         self.random_state = random_state
 
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
-        self.vectorizers_ = {lang: self._vectorizer(lang).fit(t) for lang, t in texts.items()}
+        self.vectorizers_ = self._tfidf().fit_by_language(texts).vectorizers_
         self.languages_ = sorted(self.vectorizers_)
         keys = {lang: [t if self.shared_terms else f"{lang}:{t}" for t in vec.get_feature_names_out()]
                 for lang, vec in self.vectorizers_.items()}

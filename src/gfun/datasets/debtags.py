@@ -52,26 +52,30 @@ the documents sorted by package name.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import logging
-import lzma
 import os
-import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from gfun.corpus import MultilingualCorpus
 from gfun.datasets import dataset_dir
+from gfun.datasets.debian_archive import (
+    _find_files,
+    _parse_tags,
+    _read_file,
+    _signature,
+    description_text,
+    parse_deb822,
+)
+from gfun.datasets.stats import debtags_stats, format_stats_table, label_cardinality
 
 __all__ = [
     "APT_LISTS_DIR",
@@ -95,132 +99,6 @@ APT_LISTS_DIR = "/var/lib/apt/lists"
 PROTOCOL = "debtags-7"
 _DEFAULTS = {"n_classes": 73, "max_train": 1000, "max_test": 1000,
              "many_shot": DEBTAGS_MANY_SHOT, "zero_shot": DEBTAGS_ZERO_SHOT}
-
-# compression suffixes, in order of preference for one logical file
-_SUFFIXES = (".lz4", "", ".gz", ".xz")
-
-
-# ------------------------------------------------------------------------------------------- files
-def _find_files(directory: Path, name: str) -> list[Path]:
-    """The file(s) holding ``name`` (e.g. ``Packages``) in ``directory``.
-
-    The plain name wins (``name.lz4`` before ``name``); otherwise apt's ``<prefix>_<name>`` files are
-    returned, one per prefix (the compressed one when both exist), sorted by name.
-    """
-    for suffix in _SUFFIXES:
-        path = directory / (name + suffix)
-        if path.is_file():
-            return [path]
-    found: dict[str, Path] = {}
-    for suffix in reversed(_SUFFIXES):  # the preferred suffix is seen last and wins
-        for path in directory.glob(f"*_{name}{suffix}"):
-            if path.is_file():
-                found[path.name[: len(path.name) - len(suffix)]] = path
-    if not found:
-        raise FileNotFoundError(
-            f"debtags: no {name} file in {directory} (looked for {name}.lz4, {name}, {name}.gz, {name}.xz "
-            f"and apt's *_{name}[.lz4|.gz|.xz])")
-    return [found[k] for k in sorted(found)]
-
-
-def _decompress(path: Path, raw: bytes) -> bytes:
-    if path.name.endswith(".lz4"):
-        import lz4.frame
-
-        return lz4.frame.decompress(raw)
-    if path.name.endswith(".gz"):
-        return gzip.decompress(raw)
-    if path.name.endswith(".xz"):
-        return lzma.decompress(raw)
-    return raw
-
-
-def _read_file(path: Path) -> tuple[str, str]:
-    """Decoded text of a (possibly compressed) index file and the sha256 of its bytes on disk."""
-    raw = path.read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()
-    try:
-        text = _decompress(path, raw).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"debtags: {path} is not valid UTF-8 ({exc})") from None
-    return text, digest
-
-
-def _signature(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
-    out = []
-    for p in paths:
-        st = p.stat()
-        out.append((str(p.resolve()), st.st_mtime_ns, st.st_size))
-    return tuple(out)
-
-
-# ----------------------------------------------------------------------------------------- parsing
-def parse_deb822(text: str, keys: Iterable[str] | None = None) -> Iterator[dict[str, str]]:
-    """Yield the paragraphs of a deb822 text as dicts.
-
-    Parameters
-    ----------
-    text : str
-        The file's content. Lines are separated by ``"\\n"`` only; a line that is empty or blank ends a
-        paragraph; a line starting with a space or a tab continues the previous field, and is appended to
-        its value after a ``"\\n"`` with its indentation kept. A field line is split at its first ``:``;
-        the value (not the name) is stripped.
-    keys : iterable of str, optional
-        Keep only these fields (faster on big files); a paragraph with none of them is yielded as an
-        empty dict.
-    """
-    wanted = None if keys is None else frozenset(keys)
-    rec: dict[str, str] = {}
-    started = False
-    last: str | None = None
-    for line in text.split("\n"):
-        if not line or line[0] in " \t":
-            if not line or line.isspace():
-                if started:
-                    yield rec
-                rec, started, last = {}, False, None
-                continue
-            if last is not None:
-                rec[last] += "\n" + line
-            continue
-        if line.isspace():  # unreachable for ' '/'\t', kept for other blank characters
-            if started:
-                yield rec
-            rec, started, last = {}, False, None
-            continue
-        key, _, value = line.partition(":")
-        started = True
-        if wanted is None or key in wanted:
-            rec[key] = value.strip()
-            last = key
-        else:
-            last = None
-    if started:
-        yield rec
-
-
-def _parse_tags(value: str) -> list[str]:
-    return sorted({t.strip() for t in value.replace("\n", " ").split(",") if t.strip()})
-
-
-def description_text(value: str) -> str:
-    """Document text from a ``Description[-<lang>]`` field value (as returned by :func:`parse_deb822`).
-
-    The short description, ``"\\n"``, then the long description with one leading space removed from each
-    line, ``"."`` lines made blank, trailing blanks removed and leading/trailing blank lines dropped.
-    A description with no long part gives ``short + "\\n"``.
-    """
-    lines = value.split("\n")
-    short = lines[0].strip()
-    body = []
-    for line in lines[1:]:
-        if line[:1] == " ":
-            line = line[1:]
-        line = line.rstrip()
-        body.append("" if line == "." else line)
-    long_desc = "\n".join(body).strip("\n")
-    return f"{short}\n{long_desc}" if long_desc else short + "\n"
-
 
 @dataclass
 class _Package:
@@ -582,10 +460,6 @@ def _records(corpus: MultilingualCorpus, english: bool = False) -> Iterator[dict
         yield rec
 
 
-def _card(labels: Sequence[Sequence[str]]) -> float:
-    return float(np.mean([len(x) for x in labels])) if len(labels) else float("nan")
-
-
 def _stats_json(r: DebtagsRun) -> dict[str, Any]:
     """The content of ``stats.json`` (same layout as the reference builder's)."""
     many, zero = r.many_shot, r.zero_shot
@@ -596,17 +470,18 @@ def _stats_json(r: DebtagsRun) -> dict[str, Any]:
         te = (r.test if is_many else r.test_zeroshot).select(lang)
         rows.append({
             "lang": lang, "eligible": r.info["eligible"][lang], "train": 0 if tr is None else len(tr),
-            "test": len(te), "card_train": float("nan") if tr is None else _card(tr.labels),
-            "card_test": _card(te.labels), "train_sources": 0 if tr is None else len(set(tr.extra["source"])),
+            "test": len(te), "card_train": float("nan") if tr is None else label_cardinality(tr.labels),
+            "card_test": label_cardinality(te.labels),
+            "train_sources": 0 if tr is None else len(set(tr.extra["source"])),
             "test_sources": len(set(te.extra["source"])),
         })
     all_labels = r.train.labels + r.test.labels
     overall = {
         "protocol": r.info["protocol"], "run": r.run, "seed": r.run, "languages": list(many),
         "zero_shot": list(zero), "n_classes": len(r.classes), "n_train": len(r.train), "n_test": len(r.test),
-        "n_test_zeroshot": len(r.test_zeroshot), "card_train": _card(r.train.labels),
-        "card_test": _card(r.test.labels), "card_all": _card(all_labels),
-        "density_all": _card(all_labels) / len(r.classes),
+        "n_test_zeroshot": len(r.test_zeroshot), "card_train": label_cardinality(r.train.labels),
+        "card_test": label_cardinality(r.test.labels), "card_all": label_cardinality(all_labels),
+        "density_all": label_cardinality(all_labels) / len(r.classes),
         "no_label_train": sum(1 for x in r.train.labels if not x),
         "no_label_test": sum(1 for x in r.test.labels if not x),
         "no_label_test_zeroshot": sum(1 for x in r.test_zeroshot.labels if not x),
@@ -645,101 +520,3 @@ def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str], *, english
                                     encoding="utf-8", newline="\n")
     logger.info("debtags run %d written to %s", r.run, out)
     return out
-
-
-# -------------------------------------------------------------------------------------- statistics
-_WORD = re.compile(r"\w+")
-
-
-def _n_features(texts: Iterable[str]) -> int:
-    vocab: set[str] = set()
-    for t in texts:
-        vocab.update(_WORD.findall(t.lower()))
-    return len(vocab)
-
-
-def _label_stats(Y: Any) -> dict[str, float]:
-    """Ave/min/max classes per document and min/max positives per class of a binary label matrix."""
-    if Y.shape[0] == 0:
-        nan = float("nan")
-        return {"ave_cls": nan, "min_cls": nan, "max_cls": nan, "min_pos": nan, "max_pos": nan}
-    per_doc = np.asarray(Y.sum(axis=1)).ravel()
-    per_class = np.asarray(Y.sum(axis=0)).ravel()
-    return {"ave_cls": float(per_doc.mean()), "min_cls": int(per_doc.min()), "max_cls": int(per_doc.max()),
-            "min_pos": int(per_class.min()), "max_pos": int(per_class.max())}
-
-
-def debtags_stats(r: DebtagsRun) -> pd.DataFrame:
-    """Statistics of a run, in the spirit of the paper's Table 1.
-
-    One row per language (many-shot first, then zero-shot) and a last row ``"all"``. Columns: ``role``
-    (``many-shot``/``zero-shot``/``all``), ``eligible``, ``train``, ``test`` (zero-shot test documents for
-    zero-shot languages), ``train_sources``, ``test_sources``, ``ave_cls``/``min_cls``/``max_cls``
-    (labels per training document; over the test documents for zero-shot languages), ``card_test``,
-    ``min_pos``/``max_pos`` (positives per class in the same documents), ``no_label_train``,
-    ``no_label_test`` and ``feats`` (distinct lower-cased words in the training documents, test documents
-    for zero-shot languages). The ``all`` row sums the counts over the many-shot languages, gives the
-    label statistics of the whole training set and the mean of ``feats`` over many-shot languages
-    (the paper's Ave.Feats). ``df.attrs`` holds ``run``, ``n_classes``, ``n_test_zeroshot``,
-    ``processing_order`` and ``protocol``.
-    """
-    rows = []
-    for lang in r.many_shot + r.zero_shot:
-        many = lang in r.many_shot
-        tr = r.train.select(lang) if many else None
-        te = (r.test if many else r.test_zeroshot).select(lang)
-        base = tr if tr is not None else te
-        row: dict[str, Any] = {"lang": lang, "role": "many-shot" if many else "zero-shot",
-                               "eligible": r.info["eligible"][lang], "train": 0 if tr is None else len(tr),
-                               "test": len(te),
-                               "train_sources": 0 if tr is None else len(set(tr.extra["source"])),
-                               "test_sources": len(set(te.extra["source"]))}
-        row.update(_label_stats(base.Y))
-        row["card_test"] = _card(te.labels)
-        row["no_label_train"] = 0 if tr is None else sum(1 for x in tr.labels if not x)
-        row["no_label_test"] = sum(1 for x in te.labels if not x)
-        row["feats"] = _n_features(base.texts)
-        rows.append(row)
-    many_rows = [x for x in rows if x["role"] == "many-shot"]
-    total: dict[str, Any] = {"lang": "all", "role": "all",
-                             "eligible": sum(x["eligible"] for x in many_rows), "train": len(r.train),
-                             "test": len(r.test), "train_sources": len(set(r.train.extra["source"])),
-                             "test_sources": len(set(r.test.extra["source"]))}
-    total.update(_label_stats(r.train.Y))
-    total["card_test"] = _card(r.test.labels)
-    total["no_label_train"] = sum(1 for x in r.train.labels if not x)
-    total["no_label_test"] = sum(1 for x in r.test.labels if not x)
-    total["feats"] = float(np.mean([x["feats"] for x in many_rows]))
-    rows.append(total)
-    df = pd.DataFrame(rows).set_index("lang")
-    df.attrs.update({"run": r.run, "n_classes": len(r.classes), "n_test_zeroshot": len(r.test_zeroshot),
-                     "processing_order": list(r.info["order"]), "protocol": r.info["protocol"]})
-    return df
-
-
-def format_stats_table(df: pd.DataFrame) -> str:
-    """Plain-text rendering of :func:`debtags_stats` for terminals and logs."""
-    cols = [("eligible", "elig", "d"), ("train", "#tr", "d"), ("test", "#te", "d"),
-            ("train_sources", "src_tr", "d"), ("test_sources", "src_te", "d"), ("ave_cls", "ave.cls", ".2f"),
-            ("min_cls", "min", "d"), ("max_cls", "max", "d"), ("min_pos", "min.pos", "d"),
-            ("max_pos", "max.pos", "d"), ("card_test", "card.te", ".2f"), ("feats", "feats", "d")]
-    cols = [c for c in cols if c[0] in df.columns]
-    header = f"{'lang':<5} {'role':<9}" + "".join(f" {h:>8}" for _, h, _ in cols)
-    lines = [header, "-" * len(header)]
-    for lang, row in df.iterrows():
-        cells = []
-        for name, _, fmt in cols:
-            v = row[name]
-            if v is None or (isinstance(v, float) and np.isnan(v)):
-                cells.append(f" {'-':>8}")
-            elif fmt == "d":
-                cells.append(f" {round(float(v)):>8d}")
-            else:
-                cells.append(f" {float(v):>8{fmt}}")
-        lines.append(f"{lang!s:<5} {row.get('role', ''):<9}" + "".join(cells))
-    a = df.attrs
-    if a:
-        order = " ".join(a.get("processing_order", []))
-        lines.append(f"run {a.get('run')}: {a.get('n_classes')} classes; zero-shot test documents "
-                     f"{a.get('n_test_zeroshot')}; processing order {order}")
-    return "\n".join(lines)

@@ -28,12 +28,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gfun.corpus import CorpusFormatError, MultilingualCorpus
 from gfun.datasets import dataset_dir
+from gfun.datasets.splits import DatasetSplits
 
 __all__ = [
     "EXCEPTIUS_CLASSES",
@@ -65,18 +65,9 @@ _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
 
 
-@dataclass
-class ExceptiusSplits:
-    """The three official splits of EXCEPTIUS as corpora sharing :data:`EXCEPTIUS_CLASSES`."""
-
-    train: MultilingualCorpus
-    dev: MultilingualCorpus
-    test: MultilingualCorpus
-
-    @property
-    def classes(self) -> tuple[str, ...]:
-        """The class list (column order of the label matrices)."""
-        return self.train.classes
+ExceptiusSplits = DatasetSplits
+"""The splits :func:`load_exceptius` returns (train, dev and test sharing :data:`EXCEPTIUS_CLASSES`): a
+:class:`~gfun.datasets.splits.DatasetSplits`, under its former name."""
 
 
 def read_exceptius_file(path: str | os.PathLike[str], country: str, split: str,
@@ -171,7 +162,7 @@ def _corpus(records: list[dict[str, Any]]) -> MultilingualCorpus:
 
 
 def load_exceptius(data_dir: str | os.PathLike[str] | None = None, countries: Iterable[str] | None = None, *,
-                   drop_leaked: bool = False, langs: Sequence[str] | None = None) -> ExceptiusSplits:
+                   drop_leaked: bool = False, langs: Sequence[str] | None = None) -> DatasetSplits:
     """Load the train/dev/test splits of EXCEPTIUS (original-language text only).
 
     Parameters
@@ -189,7 +180,7 @@ def load_exceptius(data_dir: str | os.PathLike[str] | None = None, countries: It
 
     Returns
     -------
-    ExceptiusSplits
+    DatasetSplits
         ``train``, ``dev`` and ``test`` corpora with the extra field ``country`` and the class list
         :data:`EXCEPTIUS_CLASSES`.
 
@@ -232,7 +223,8 @@ def load_exceptius(data_dir: str | os.PathLike[str] | None = None, countries: It
             by_split[split] = [r for r in by_split[split] if (r["lang"], r["text"]) not in seen]
             logger.info("EXCEPTIUS: dropped %d %s sentences also found in train",
                         before - len(by_split[split]), split)
-    out = ExceptiusSplits(*(_corpus(by_split[s]) for s in _SPLITS))
+    train, dev, test = (_corpus(by_split[s]) for s in _SPLITS)
+    out = DatasetSplits(train=train, test=test, dev=dev, name="exceptius")
     logger.info("EXCEPTIUS loaded from %s: train %d, dev %d, test %d sentences", root, len(out.train),
                 len(out.dev), len(out.test))
     return out

@@ -42,22 +42,25 @@ select exactly their documents, pass their per-run split file (see
 
 from __future__ import annotations
 
-import html.entities
 import logging
 import os
 import re
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from pyexpat import ExpatError, ParserCreate
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gfun.corpus import CorpusFormatError, MultilingualCorpus
-from gfun.datasets import dataset_dir
+from gfun.datasets.funnelling_corpora import (
+    element_text,
+    load_funnelling_run,
+    parse_xml,
+    to_corpus,
+    unique_documents,
+)
 
 if TYPE_CHECKING:
     from gfun.datasets.splits import DatasetSplits
@@ -82,67 +85,6 @@ _LANG_FROM_NAME = re.compile(r"-([a-z]{2})\.xml$", re.IGNORECASE)
 _LANG_DIR = re.compile(r"^(?:jrc-?)?([a-z]{2})$", re.IGNORECASE)
 _YEAR_DIR = re.compile(r"^(1[89]\d\d|20\d\d)$")
 _CELEX_YEAR = re.compile(r"^\d(1[89]\d\d|20\d\d)")
-
-
-# ---------------------------------------------------------------------------------------------- XML
-def parse_xml(data: bytes, path: str | os.PathLike[str] | None = None) -> tuple[ET.Element, dict[int, int]]:
-    """Parse an XML document with expat, keeping the line of each element.
-
-    No namespace processing is done (``xml:lang`` stays a plain attribute name), the external DTD is
-    not fetched, and named entities left undefined for that reason are resolved with the HTML entity
-    table (an unknown one is dropped, with a log message).
-
-    Parameters
-    ----------
-    data : bytes
-        The raw document (its XML declaration chooses the encoding).
-    path : path, optional
-        Used in error messages.
-
-    Returns
-    -------
-    (Element, dict)
-        The root element and a map ``id(element) -> line number`` (1-based).
-
-    Raises
-    ------
-    CorpusFormatError
-        When the document is not well-formed XML (names the file and line).
-    """
-    builder = ET.TreeBuilder()
-    lines: dict[int, int] = {}
-    parser = ParserCreate()
-    parser.buffer_text = True
-
-    def start(tag: str, attrs: dict[str, str]) -> None:
-        elem = builder.start(tag, attrs)
-        lines[id(elem)] = parser.CurrentLineNumber
-
-    def skipped(name: str, is_parameter_entity: bool) -> None:
-        if is_parameter_entity:
-            return
-        code = html.entities.name2codepoint.get(name)
-        if code is None:
-            logger.debug("%s: undefined entity &%s; dropped", path, name)
-            return
-        builder.data(chr(code))
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = builder.end
-    parser.CharacterDataHandler = builder.data
-    parser.SkippedEntityHandler = skipped
-    parser.UseForeignDTD(False)
-    try:
-        parser.Parse(data, True)
-    except ExpatError as exc:
-        raise CorpusFormatError(f"malformed XML ({exc})", path=path, line=exc.lineno) from None
-    root = builder.close()
-    return root, lines
-
-
-def element_text(elem: ET.Element) -> str:
-    """All the text inside ``elem`` with white space runs collapsed to single spaces."""
-    return " ".join("".join(elem.itertext()).split())
 
 
 # ---------------------------------------------------------------------------------------------- documents
@@ -306,21 +248,12 @@ def read_jrc_acquis(root: str | os.PathLike[str], langs: Iterable[str] | None = 
     CorpusFormatError
         On a malformed file, or two files with the same CELEX number and language.
     """
-    docs: dict[str, JrcDocument] = {}
-    for doc in iter_jrc_documents(root, langs):
-        key = f"{doc.lang}:{doc.celex}"
-        if key in docs:
-            raise CorpusFormatError(f"CELEX {doc.celex} in language {doc.lang} also in {docs[key].path}",
-                                    path=doc.path, field="TEI.2/@n")
-        docs[key] = doc
+    docs = unique_documents(iter_jrc_documents(root, langs), doc_id="celex", where="path",
+                            duplicate="CELEX {id} in language {lang} also in {where}", field="TEI.2/@n")
     if not docs:
         raise FileNotFoundError(f"no JRC-Acquis *.xml files under {root}")
-    values = list(docs.values())
-    logger.info("JRC-Acquis: read %d documents from %s", len(values), root)
-    return MultilingualCorpus(list(docs), [d.lang for d in values], [d.text for d in values],
-                              [d.labels for d in values],
-                              extra={"source_id": [d.celex for d in values],
-                                     "doc_id": [d.doc_id for d in values], "year": [d.year for d in values]})
+    logger.info("JRC-Acquis: read %d documents from %s", len(docs), root)
+    return to_corpus(docs, {"source_id": "celex", "doc_id": "doc_id", "year": "year"})
 
 
 def jrc_funnelling_split(corpus: MultilingualCorpus, run: int = 0, *, langs: Sequence[str] = JRC_LANGS,
@@ -447,28 +380,10 @@ def load_jrc_acquis(data_dir: str | os.PathLike[str] | None = None, run: int = 0
     -------
     DatasetSplits
     """
-    from gfun.datasets.funnelling_pickle import (
-        apply_split,
-        find_run_file,
-        load_funnelling_pickle,
-        read_split_file,
-    )
-    from gfun.datasets.splits import DatasetSplits
-
-    root = dataset_dir("jrc-acquis", data_dir)
-    pkl = Path(pickle_file) if pickle_file is not None else find_run_file(root, run, kind="dataset")
-    if pkl is not None:
-        splits = load_funnelling_pickle(pkl)
-        return _restrict(splits, langs)
-    pool = read_jrc_acquis(root, langs)
-    sfile = Path(split_file) if split_file is not None else find_run_file(root, run, kind="split")
-    if sfile is not None:
-        train, test = apply_split(pool, read_split_file(sfile))
-        classes = protocol.get("classes") or _top_classes(train, int(protocol.get("n_classes", 300)))
-        train, test = train.with_classes(classes), test.with_classes(classes)
-    else:
-        train, test = jrc_funnelling_split(pool, run, langs=langs, **protocol)
-    return DatasetSplits(train=train, test=test, classes=train.classes)
+    n_classes = int(protocol.get("n_classes", 300))
+    return load_funnelling_run("jrc-acquis", data_dir, run, langs=langs, split_file=split_file,
+                               pickle_file=pickle_file, read=read_jrc_acquis, sample=jrc_funnelling_split,
+                               split_classes=lambda train: _top_classes(train, n_classes), protocol=protocol)
 
 
 def _top_classes(corpus: MultilingualCorpus, n: int) -> list[str]:
@@ -478,13 +393,3 @@ def _top_classes(corpus: MultilingualCorpus, n: int) -> list[str]:
         by_doc.setdefault(str(corpus.extra.get("source_id", corpus.ids)[i]), set()).update(labs)
     df: Counter[str] = Counter(lab for labs in by_doc.values() for lab in labs)
     return sorted(df, key=lambda c: (-df[c], c))[:n]
-
-
-def _restrict(splits: DatasetSplits, langs: Sequence[str]) -> DatasetSplits:
-    from gfun.datasets.splits import DatasetSplits
-
-    wanted = set(langs)
-    if set(splits.train.languages) | set(splits.test.languages) <= wanted:
-        return splits
-    return DatasetSplits(train=splits.train.select(wanted), test=splits.test.select(wanted),
-                         classes=splits.classes)

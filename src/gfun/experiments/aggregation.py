@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from gfun.aggregation import AGGREGATIONS
-from gfun.experiments.configs import Config, parse_config
+from gfun.configuration import Config, parse_config
 from gfun.experiments.many_shot import RunCache, cell_job, language_average, write_tables
 from gfun.experiments.runner import (
     ExperimentSettings,
@@ -66,7 +66,8 @@ def pair_tests(run_scores: pd.DataFrame, configs: Sequence[Config]) -> pd.DataFr
     Returns one row per (policy, config, reference, measure): ``mean`` of both, ``diff`` (config minus
     reference), ``p`` (two-tailed paired t-test over runs) and ``worse`` (significantly worse at p < 0.05).
     """
-    from gfun.metrics import MEASURES, paired_ttest
+    from gfun.metrics import MEASURES
+    from gfun.significance import paired_ttest
 
     by_name = {c.name: c for c in configs}
     piv = {m: run_scores.pivot_table(index="run", columns="config", values=m) for m in MEASURES}

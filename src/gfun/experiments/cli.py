@@ -9,9 +9,15 @@ import argparse
 import logging
 from typing import Any
 
-from gfun.cli_options import _out, _parse_C, add_neural_arguments, neural_view_params  # shared with the main CLI
+from gfun.cli_options import (  # shared with the main CLI
+    _out,
+    _parse_C,
+    add_neural_arguments,
+    add_view_param_argument,
+    parse_view_params,
+)
 
-__all__ = ["DEFAULT_CONFIGS", "DEFAULT_REFERENCE", "add_experiment_parser", "cmd_experiment", "parse_view_params",
+__all__ = ["DEFAULT_CONFIGS", "DEFAULT_REFERENCE", "add_experiment_parser", "cmd_experiment",
            "settings_from_args"]
 
 logger = logging.getLogger(__name__)
@@ -28,39 +34,6 @@ DEFAULT_CONFIGS: dict[str, tuple[str, str]] = {
 DEFAULT_REFERENCE: tuple[str, str] = ("xm", "x")
 
 
-#: Baselines that take parameters through ``--view-param NAME.PARAM=VALUE`` (e.g. ``kcca.parallel=PATH``).
-_BASELINE_PARAMS = ("lri", "clesa", "kcca", "dci")
-
-
-def parse_view_params(items: list[str] | None, view_params: dict | None) -> dict | None:
-    """``view_params`` with the ``--view-param LETTER.NAME=VALUE`` options applied (VALUE read as JSON when it parses).
-
-    Raises
-    ------
-    ValueError
-        On a malformed item or an unknown view letter.
-    """
-    import json
-
-    from gfun.views import VIEW_CLASSES
-
-    out = {k: dict(v) for k, v in (view_params or {}).items()}
-    for item in items or []:
-        key, eq, value = item.partition("=")
-        letter, dot, name = key.strip().partition(".")
-        if not eq or not dot or not name.strip():
-            raise ValueError(f"--view-param takes LETTER.NAME=VALUE (e.g. r.hidden_size=64), got {item!r}")
-        if letter not in VIEW_CLASSES and letter not in _BASELINE_PARAMS:
-            raise ValueError(f"--view-param {item!r}: unknown view letter {letter!r}; choose from "
-                             f"{', '.join(VIEW_CLASSES)} (or a cross-lingual baseline: {', '.join(_BASELINE_PARAMS)})")
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = value
-        out.setdefault(letter, {})[name.strip()] = parsed
-    return out or None
-
-
 def settings_from_args(args: argparse.Namespace) -> Any:
     """The :class:`~gfun.experiments.runner.ExperimentSettings` of parsed arguments (``--quick`` applied)."""
     from gfun.experiments.runner import QUICK_SAMPLE, ExperimentSettings
@@ -72,6 +45,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     meta_C = args.meta_C if args.meta_C is not None else (1.0 if args.quick else "cv")
     # --quick: sub-word vectors of the offline encoder (no per-word encoder pass) unless told otherwise
     source = args.word_vectors or ("e5-subword" if args.quick else None)
+    from gfun.configuration import neural_view_params
+
     view_params = neural_view_params(source, getattr(args, "encoder", None),
                                      getattr(args, "neural_preset", None), getattr(args, "device", None),
                                      trainable_layers=getattr(args, "trainable_layers", None))
@@ -91,7 +66,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     """Run the experiment named by ``args.experiment`` and print a summary of what it wrote."""
-    from gfun.experiments.configs import parse_configs
+    from gfun.configuration import parse_configs
 
     settings = settings_from_args(args)
     full, quick = DEFAULT_CONFIGS[args.experiment]
@@ -173,9 +148,7 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--word-vectors", default=None,
                        help="word-vector source of the m and r views (e.g. vec:DIR, e5)")
         add_neural_arguments(p)
-        p.add_argument("--view-param", action="append", default=None, metavar="LETTER.NAME=VALUE",
-                       help="a parameter of one view, repeatable: r.hidden_size=64, r.max_epochs=10, b.max_length=64, "
-                            "m.source=e5 ... (VALUE read as JSON when it parses: numbers, true, false, null)")
+        add_view_param_argument(p)
         p.add_argument("--seed", type=int, default=0, help="base seed (run r uses seed + r)")
         p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
         p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")

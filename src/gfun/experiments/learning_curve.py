@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from gfun.experiments.configs import Config
+from gfun.configuration import Config
 from gfun.experiments.many_shot import RunCache, cell_job
 from gfun.experiments.runner import (
     ExperimentSettings,
@@ -28,7 +28,8 @@ from gfun.experiments.runner import (
     open_experiment,
     run_cells,
 )
-from gfun.metrics import DISPLAY_NAMES, MEASURES
+from gfun.formatting import DISPLAY_NAMES
+from gfun.metrics import MEASURES
 
 __all__ = ["DEFAULT_FRACTIONS", "reduce_language", "run_learning_curve"]
 

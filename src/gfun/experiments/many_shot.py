@@ -31,20 +31,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gfun.experiments.configs import Config, build_estimator
+from gfun.configuration import Config
 from gfun.experiments.runner import (
     SCORE_COLUMNS,
     ExperimentSettings,
     cell_scores,
     drop_view_cache,
     evaluate_cell,
+    experiment_estimator,
     load_run,
     open_experiment,
     run_cells,
-    view_memory,
 )
 from gfun.experiments.tables import significance_table, summary_frame, to_latex, to_markdown
-from gfun.metrics import DISPLAY_NAMES, MEASURES
+from gfun.formatting import DISPLAY_NAMES
+from gfun.metrics import MEASURES
 
 __all__ = ["RunCache", "language_average", "relative_improvement", "run_many_shot", "write_tables",
            "write_zero_shot_tables", "zero_shot_languages"]
@@ -73,10 +74,7 @@ def cell_job(settings: ExperimentSettings, config: Config, run: int, data: Calla
     """The computation of one cell: fit ``config`` seeded for ``run`` on the corpora returned by ``data``."""
     def compute() -> pd.DataFrame:
         train, test = data()
-        est = build_estimator(config, meta_C=settings.meta_C, random_state=settings.seed + run,
-                              n_jobs=settings.n_jobs, view_params=settings.view_params,
-                              memory=view_memory(settings, run), zero_shot=zero_shot)
-        return evaluate_cell(est, train, test)
+        return evaluate_cell(experiment_estimator(settings, config, run, zero_shot=zero_shot), train, test)
     return compute
 
 

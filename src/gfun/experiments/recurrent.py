@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gfun.experiments.configs import Config, parse_configs
+from gfun.configuration import Config, parse_configs
 from gfun.experiments.many_shot import run_many_shot
 from gfun.experiments.runner import ExperimentSettings
 

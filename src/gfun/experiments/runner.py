@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 
 from gfun.experiments.keys import check_key_value  # noqa: F401 - also used by the configurations
-from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, f1_from_counts, k_from_counts
+from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, measures_from_contingency
 
 __all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "check_key_value",
-           "drop_view_cache", "evaluate_cell", "load_run", "open_experiment", "run_cells", "sample_corpus",
-           "view_memory", "with_view_cache"]
+           "drop_view_cache", "evaluate_cell", "experiment_estimator", "load_run", "open_experiment", "run_cells",
+           "sample_corpus", "view_memory", "with_view_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +99,15 @@ def with_view_cache(settings: ExperimentSettings, out: Path) -> ExperimentSettin
 def view_memory(settings: ExperimentSettings, run: int) -> Path | None:
     """The cache folder of the views fitted in ``run`` (``None`` when caching is off)."""
     return Path(settings.view_cache) / f"run={run}" if settings.view_cache else None
+
+
+def experiment_estimator(settings: ExperimentSettings, config: Any, run: int, *, zero_shot: bool = False) -> Any:
+    """The unfitted estimator of ``config`` in run ``run``: :func:`gfun.configuration.build_estimator` with the
+    settings' meta C, view parameters and jobs, seeded ``seed + run``, sharing the run's view cache."""
+    from gfun.configuration import build_estimator
+
+    return build_estimator(config, meta_C=settings.meta_C, random_state=settings.seed + run, n_jobs=settings.n_jobs,
+                           view_params=settings.view_params, memory=view_memory(settings, run), zero_shot=zero_shot)
 
 
 def drop_view_cache(settings: ExperimentSettings, keep_run: int | None = None) -> None:
@@ -275,7 +284,7 @@ def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSetti
 
     First checks that the dataset can serve every configuration of ``configs`` (``upper`` needs a parallel
     corpus, and so do ``clesa`` and ``kcca`` by default; see
-    :func:`gfun.experiments.configs.check_configs_for_dataset`), then creates the folder, saves the
+    :func:`gfun.configuration.check_configs_for_dataset`), then creates the folder, saves the
     settings (and ``extra``, more of what determines the results) as ``<name>-settings.json`` (or checks them
     against those of an earlier start, see :func:`write_settings`), locates the view cache
     (:func:`with_view_cache`) and opens the cell store ``<out>/cells/<name>``.
@@ -284,8 +293,8 @@ def open_experiment(out: str | os.PathLike, name: str, settings: ExperimentSetti
     -------
     (out, settings, store)
     """
+    from gfun.configuration import check_configs_for_dataset
     from gfun.datasets.registry import resolve_dataset_name
-    from gfun.experiments.configs import check_configs_for_dataset
 
     check_configs_for_dataset(configs, resolve_dataset_name(settings.dataset), settings.view_params)
     out = Path(out)
@@ -335,17 +344,6 @@ def run_cells(store: CellStore, cells: Sequence[tuple[dict[str, Any], Callable[[
     return {"done": done, "skipped": skipped}
 
 
-def _measures(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray) -> dict[str, float]:
-    if np.isnan(tp).any():
-        return dict.fromkeys(SCORE_COLUMNS, math.nan)
-    f1 = np.atleast_1d(f1_from_counts(tp, fp, fn, tn))
-    k = np.atleast_1d(k_from_counts(tp, fp, fn, tn))
-    present = (tp + fn) > 0
-    return {"F1_macro": float(f1.mean()), "F1_micro": float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())),
-            "K_macro": float(k.mean()), "K_micro": float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())),
-            "F1_macro_present": float(f1[present].mean()) if present.any() else math.nan}
-
-
 def cell_scores(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Per-language measures from stored contingency counts.
 
@@ -364,8 +362,10 @@ def cell_scores(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """
     rows = []
     for group, sub in frame.groupby([*keys, "lang"], sort=False):
-        counts = [sub[c].to_numpy(dtype=float) for c in CONTINGENCY_COLUMNS]
-        rows.append({**dict(zip([*keys, "lang"], group, strict=True)), **_measures(*counts)})
+        table = sub[list(CONTINGENCY_COLUMNS)].to_numpy(dtype=float)
+        measures = (dict.fromkeys(SCORE_COLUMNS, math.nan) if np.isnan(table[:, 0]).any()
+                    else measures_from_contingency(table))
+        rows.append({**dict(zip([*keys, "lang"], group, strict=True)), **measures})
     return pd.DataFrame(rows)
 
 

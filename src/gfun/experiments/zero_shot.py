@@ -4,7 +4,7 @@ Iteration ``i`` (0-based) trains on the first ``i + 1`` training languages in al
 every test language; a test language outside the training languages is a zero-shot cell. Configurations
 that cannot serve a language without training documents (Naive, gFun configurations of X and W only) get NaN in
 those cells; Fun serves them as in Esuli et al. (2019), through an auxiliary classifier on the M view
-(:attr:`gfun.experiments.configs.Config.serves_unseen`).
+(:attr:`gfun.configuration.Config.serves_unseen`).
 
 Outputs in ``out`` (``<stem>`` is ``zero-shot-<dataset>``): ``cells/zero-shot/``; ``<stem>-scores.csv`` (run,
 config, iteration, language, setting, measures); ``<stem>-grid-<config>-<measure>.csv`` and ``<stem>.md`` (grids
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gfun.experiments.configs import Config
+from gfun.configuration import Config
 from gfun.experiments.many_shot import RunCache, cell_job
 from gfun.experiments.runner import (
     ExperimentSettings,
@@ -32,7 +32,8 @@ from gfun.experiments.runner import (
     open_experiment,
     run_cells,
 )
-from gfun.metrics import DISPLAY_NAMES, MEASURES
+from gfun.formatting import DISPLAY_NAMES
+from gfun.metrics import MEASURES
 
 __all__ = ["grid", "run_zero_shot", "training_languages"]
 

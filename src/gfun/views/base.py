@@ -16,25 +16,13 @@ from typing import ClassVar, Literal
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from gfun.errors import UnseenLanguageError  # re-exported: raised by every view
+
 __all__ = ["LanguageReach", "UnseenLanguageError", "ViewGenerator"]
 
 #: Which languages a fitted view can represent: only those it was trained on, also some others (those a
 #: word-vector source has vectors for), or any language.
 LanguageReach = Literal["training", "some", "any"]
-
-
-class UnseenLanguageError(ValueError):
-    """Documents of a language that no configured view can represent.
-
-    Attributes
-    ----------
-    languages : list of str
-        The languages that cannot be represented (empty when the raiser did not say).
-    """
-
-    def __init__(self, message: str, *, languages: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.languages = list(languages)
 
 
 class ViewGenerator(BaseEstimator, ABC):

@@ -36,8 +36,8 @@ import scipy.sparse as sp
 
 from gfun.errors import ReferenceMismatchError
 from gfun.normalization import l2_normalize
-from gfun.state import sub_arrays
-from gfun.text import TfidfVectorizer
+from gfun.state import load_state, put_state, put_states
+from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.sif import CommonComponents, SIFMode
 
@@ -57,7 +57,7 @@ def build_source(spec: Any) -> Any:
     Parameters
     ----------
     spec : str, path-like, dict or WordVectorSource
-        * a string understood by :func:`gfun.wordvectors.cli.make_source`: ``"e5"`` (vectors derived
+        * a string understood by :func:`gfun.wordvectors.make_source`: ``"e5"`` (vectors derived
           from the offline multilingual-e5-small, each word encoded in isolation), ``"e5-subword"``,
           ``"encoder:<model>"``, ``"encoder-subword:<model>"``, ``"vec:<folder or template>"``;
         * a folder of ``.vec`` files (``wiki.multi.<lang>.vec``, ``<lang>.vec``) or a path template
@@ -71,8 +71,7 @@ def build_source(spec: Any) -> Any:
     -------
     WordVectorSource
     """
-    from gfun.wordvectors import VecFileSource, WordVectorSource
-    from gfun.wordvectors.cli import make_source
+    from gfun.wordvectors import VecFileSource, WordVectorSource, make_source
 
     if isinstance(spec, WordVectorSource):
         return spec
@@ -208,20 +207,19 @@ class _TfidfProjectionView(ViewGenerator):
         Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int8)
         if len(texts) != len(langs) or len(texts) != Y.shape[0]:
             raise ValueError(f"{len(texts)} texts, {len(langs)} languages and {Y.shape[0]} label rows")
-        languages = sorted(set(langs.tolist()))
-        groups = {lang: np.flatnonzero(langs == lang) for lang in languages}
-        self.vectorizers_: dict[str, TfidfVectorizer] = {}
+        tfidf = MultilingualTfidf(**self._vectorizer_params())
+        matrices = tfidf.fit_transform(texts, langs)
+        groups = {lang: rows for lang, (rows, _) in matrices.items()}
+        self.vectorizers_: dict[str, TfidfVectorizer] = tfidf.vectorizers_
         self.matrices_: dict[str, np.ndarray] = {}
         raw: dict[str, np.ndarray] = {}
-        for lang, idx in groups.items():
+        for lang, (idx, X) in matrices.items():
             sub = [texts[i] for i in idx]
-            vec = TfidfVectorizer(lang, **self._vectorizer_params())
-            X = vec.fit_transform(sub)
-            matrix = np.asarray(self._fit_matrix(lang, vec, X, sub, Y[idx]), dtype=np.float32)
-            self.vectorizers_[lang] = vec
+            matrix = np.asarray(self._fit_matrix(lang, self.vectorizers_[lang], X, sub, Y[idx]), dtype=np.float32)
             self.matrices_[lang] = matrix
             raw[lang] = self._training_views(lang, X, Y[idx], matrix)
-        self.languages_ = languages
+        del matrices
+        self.languages_ = list(groups)
         self.n_classes_ = int(Y.shape[1])
         self.n_features_out_ = int(next(iter(raw.values())).shape[1])
         self.sif_ = CommonComponents(self.sif).fit(raw)
@@ -251,15 +249,12 @@ class _TfidfProjectionView(ViewGenerator):
         return self.get_params()
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        smeta, sarrays = self.sif_.get_state()
+        arrays: dict[str, np.ndarray] = {}
+        smeta = put_state(self.sif_, "sif/", arrays)
         meta: dict = {"params": self._state_params(), "languages_": self.languages_, "n_classes_": self.n_classes_,
                       "n_features_out_": self.n_features_out_, "vectorizers": {}, "sif": smeta,
                       "matrices": sorted(self.matrices_)}
-        arrays: dict[str, np.ndarray] = {f"sif/{k}": v for k, v in sarrays.items()}
-        for lang, vec in self.vectorizers_.items():
-            vmeta, varrays = vec.get_state()
-            meta["vectorizers"][lang] = vmeta
-            arrays.update({f"{lang}/vec/{k}": v for k, v in varrays.items()})
+        meta["vectorizers"] = put_states(self.vectorizers_, "{}/vec/", arrays)
         for lang, matrix in self.matrices_.items():
             arrays[f"{lang}/matrix"] = matrix
         return meta, arrays
@@ -270,14 +265,10 @@ class _TfidfProjectionView(ViewGenerator):
         obj.languages_ = list(meta["languages_"])
         obj.n_classes_ = int(meta["n_classes_"])
         obj.n_features_out_ = int(meta["n_features_out_"])
-        obj.vectorizers_ = {}
-        for lang in obj.languages_:
-            prefix = f"{lang}/vec/"
-            varrays = sub_arrays(arrays, prefix)
-            obj.vectorizers_[lang] = TfidfVectorizer.from_state(meta["vectorizers"][lang], varrays)
+        obj.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
+                            for lang in obj.languages_}
         obj.matrices_ = {lang: np.asarray(arrays[f"{lang}/matrix"], dtype=np.float32) for lang in meta["matrices"]}
-        obj.sif_ = CommonComponents.from_state(
-            meta["sif"], {k[len("sif/"):]: v for k, v in arrays.items() if k.startswith("sif/")})
+        obj.sif_ = load_state(CommonComponents, meta["sif"], arrays, "sif/")
         return obj
 
 

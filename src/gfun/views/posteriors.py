@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import delayed
 
 from gfun.calibration import fit_platt, platt_posteriors
 from gfun.inputs import check_C
 from gfun.linear_svm import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
 from gfun.parallel import run_parallel
-from gfun.state import sub_arrays
-from gfun.text import TfidfVectorizer
+from gfun.state import load_state, put_state
+from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 
 __all__ = ["PosteriorsView"]
@@ -44,11 +45,9 @@ class _LanguageModel:
         return platt_posteriors(self.svm.decision_function(X), self.platt_A, self.platt_B)
 
 
-def _fit_language(lang: str, texts: list[str], Y: np.ndarray, *, C: float, loss: str, class_weight: str | None,
-                  cv: int, train_posteriors: str, vectorizer_params: dict, random_state: int | None,
+def _fit_language(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray, *, C: float, loss: str,
+                  class_weight: str | None, cv: int, train_posteriors: str, random_state: int | None,
                   ) -> tuple[_LanguageModel, np.ndarray, np.ndarray]:
-    vec = TfidfVectorizer(lang, **vectorizer_params)
-    X = vec.fit_transform(texts)
     fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state}
     svm = fit_linear_ovr(X, Y, C, **fit_kw)
     folds = make_folds(X.shape[0], cv, random_state)
@@ -135,14 +134,14 @@ class PosteriorsView(ViewGenerator):
         check_C(self.C, "C", allow_cv=False)
         langs = np.asarray(langs, dtype=object)
         Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int8)
-        languages = sorted(set(langs.tolist()))
-        groups = {lang: np.flatnonzero(langs == lang) for lang in languages}
-        jobs = (delayed(_fit_language)(lang, [texts[i] for i in idx], Y[idx], C=self.C, loss=self.loss,
+        tfidf = MultilingualTfidf(**self._vectorizer_params(), n_jobs=self.n_jobs)
+        matrices = tfidf.fit_transform(texts, langs)
+        languages = list(matrices)
+        groups = {lang: rows for lang, (rows, _) in matrices.items()}
+        jobs = (delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows], C=self.C, loss=self.loss,
                                        class_weight=self.class_weight, cv=self.cv,
-                                       train_posteriors=self.train_posteriors,
-                                       vectorizer_params=self._vectorizer_params(),
-                                       random_state=self.random_state)
-                for lang, idx in groups.items())
+                                       train_posteriors=self.train_posteriors, random_state=self.random_state)
+                for lang, (rows, X) in matrices.items())
         results = run_parallel(jobs, self.n_jobs)
         self.languages_ = languages
         self.n_classes_ = Y.shape[1]
@@ -175,9 +174,7 @@ class PosteriorsView(ViewGenerator):
                       "vectorizers": {}}
         arrays: dict[str, np.ndarray] = {}
         for lang, m in self.models_.items():
-            vmeta, varrays = m.vectorizer.get_state()
-            meta["vectorizers"][lang] = vmeta
-            arrays.update({f"{lang}/vec/{k}": v for k, v in varrays.items()})
+            meta["vectorizers"][lang] = put_state(m.vectorizer, f"{lang}/vec/", arrays)
             arrays[f"{lang}/coef"] = m.svm.coef
             arrays[f"{lang}/intercept"] = m.svm.intercept
             arrays[f"{lang}/platt_A"] = m.platt_A
@@ -191,9 +188,7 @@ class PosteriorsView(ViewGenerator):
         obj.n_classes_ = int(meta["n_classes_"])
         obj.models_ = {}
         for lang in obj.languages_:
-            prefix = f"{lang}/vec/"
-            varrays = sub_arrays(arrays, prefix)
-            vec = TfidfVectorizer.from_state(meta["vectorizers"][lang], varrays)
+            vec = load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
             obj.models_[lang] = _LanguageModel(vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]),
                                                arrays[f"{lang}/platt_A"], arrays[f"{lang}/platt_B"])
         return obj

@@ -31,7 +31,6 @@ fine-tuned; zero WCE part), and the unknown-word row otherwise. The view covers 
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import os
@@ -42,19 +41,24 @@ from typing import Any
 import numpy as np
 
 from gfun._optional import import_optional
+from gfun.analysis import Analyzer
 from gfun.neural import (
+    batched_inference,
+    bce_epoch,
+    check_texts,
     device_preset,
+    lazy_classes,
     resolve_device,
     resolve_preset,
     split_holdout,
     state_from_arrays,
     state_to_arrays,
+    torch_module_class,
     torch_seed,
     train_early_stopping,
 )
-from gfun.progress import progress_bar
-from gfun.state import sub_arrays
-from gfun.text import Analyzer, TfidfVectorizer
+from gfun.state import load_state, prefixed, put_states, sub_arrays
+from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.embeddings import _encoder_source, build_source, source_covers
 from gfun.views.wce import word_class_embeddings
@@ -75,9 +79,9 @@ _SETTINGS = tuple(RECURRENT_PRESETS["paper"])
 PAD, UNK = 0, 1
 
 
-@functools.cache
-def _net_class() -> type:
-    torch = import_optional("torch", purpose="the recurrent view")
+@torch_module_class(__name__, purpose="the recurrent view")
+def _net_class(torch: Any) -> type:
+    """The torch module (embedding table -> GRU -> dropout -> linear), built on first use."""
 
     class RecurrentNet(torch.nn.Module):
         def __init__(self, n_rows: int, dim: int, hidden: int, n_classes: int, dropout: float) -> None:
@@ -98,16 +102,11 @@ def _net_class() -> type:
         def forward(self, ids: Any, lengths: Any) -> Any:
             return self.head(self.dropout(self.features(ids, lengths)))
 
-    RecurrentNet.__module__ = __name__
-    RecurrentNet.__qualname__ = "RecurrentNet"  # pickled by reference: module-level ``__getattr__`` below finds it
     return RecurrentNet
 
 
-def __getattr__(name: str) -> type:
-    """``RecurrentNet`` (the torch module class) is built on first access, so that importing needs no torch."""
-    if name == "RecurrentNet":
-        return _net_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``RecurrentNet`` (the torch module class) is built on first access, so that importing needs no torch.
+__getattr__ = lazy_classes(__name__, {"RecurrentNet": _net_class})
 
 
 class RecurrentView(ViewGenerator):
@@ -208,9 +207,6 @@ class RecurrentView(ViewGenerator):
             self.source_ = build_source(self.source)
         return self.source_
 
-    def _vectorizer(self, lang: str) -> TfidfVectorizer:
-        return TfidfVectorizer(lang, min_df=self.min_df, stopwords=self.stopwords, stem=self.stem)
-
     def _ids(self, texts: Sequence[str], langs: np.ndarray) -> tuple[list[np.ndarray], np.ndarray | None]:
         """Row ids of each document's terms; rows past the trained table come with their vectors (``extra``)."""
         out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(texts)
@@ -276,33 +272,17 @@ class RecurrentView(ViewGenerator):
         torch = self._torch()
         net = self.net_
         dim = net.head.out_features if what == "logits" else net.head.in_features
-        out = np.zeros((len(idx), dim), dtype=np.float32)
-        if not len(idx):
-            return out
-        order = np.argsort([len(ids[i]) for i in idx], kind="stable")
         extra_t = None if extra is None else torch.from_numpy(extra).to(self.device_)
-        was_training = net.training
-        net.eval()
-        bs = int(self.eval_batch_size)
-        try:
-            with torch.inference_mode():
-                for start in range(0, len(order), bs):
-                    pos = order[start:start + bs]
-                    x, lengths = self._collate(ids, idx[pos], int(self.max_length))
-                    feats = net.features(x, lengths, extra_t)
-                    vec = net.head(feats) if what == "logits" else feats
-                    out[pos] = vec.float().cpu().numpy()
-        finally:
-            net.train(was_training)
-        return out
+
+        def forward(pos: np.ndarray) -> Any:
+            x, lengths = self._collate(ids, idx[pos], int(self.max_length))
+            feats = net.features(x, lengths, extra_t)
+            return net.head(feats) if what == "logits" else feats
+
+        return batched_inference(net, np.asarray([len(ids[i]) for i in idx]), dim, int(self.eval_batch_size), forward)
 
     def _check(self, texts: Sequence[str], langs: Any) -> tuple[list[str], np.ndarray]:
-        if isinstance(texts, str):
-            raise TypeError("R view: expected a list of texts, got a single string")
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"R view: text {i} is a {type(t).__name__}, expected str")
+        texts = check_texts(texts, "R view")
         langs = np.asarray(langs, dtype=object)
         if len(texts) != len(langs):
             raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
@@ -328,10 +308,9 @@ class RecurrentView(ViewGenerator):
         self.offsets_: dict[str, int] = {}
         blocks: list[np.ndarray] = []
         row = 2
-        for lang in self.languages_:
-            idx = np.flatnonzero(langs == lang)
-            vec = self._vectorizer(lang)
-            X = vec.fit_transform([texts[i] for i in idx])
+        tfidf = MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem)
+        for lang, (idx, X) in tfidf.fit_transform(texts, langs).items():
+            vec = tfidf.vectorizers_[lang]
             terms = vec.get_feature_names_out().tolist()
             wv = np.asarray(source.vectors(lang, terms), dtype=np.float32)
             if wv.shape[0] != len(terms):
@@ -361,25 +340,17 @@ class RecurrentView(ViewGenerator):
             scheduler = torch.optim.lr_scheduler.StepLR(opt, step_size=int(s["step_size"]), gamma=float(s["gamma"]))
             Yt = torch.from_numpy(Y).to(self.device_)
             rng = np.random.RandomState(self.random_state)
-            loss_fn = torch.nn.BCEWithLogitsLoss()
             lengths = np.asarray([len(x) for x in ids])
 
+            def logits_of(batch: np.ndarray) -> Any:
+                cap = max(1, math.ceil(lengths[batch].mean()))  # the batch's average length
+                return self.net_(*self._collate(ids, batch, cap))
+
             def run_epoch(idx: np.ndarray, epoch: int) -> float:
-                self.net_.train()
                 perm = rng.permutation(idx)
                 bs = int(s["batch_size"])
-                total = 0.0
-                starts = range(0, len(perm), bs)
-                for start in progress_bar(starts, enabled=self.progress, desc=f"R epoch {epoch}", total=len(starts)):
-                    batch = perm[start:start + bs]
-                    cap = max(1, math.ceil(lengths[batch].mean()))  # the batch's average length
-                    x, lens = self._collate(ids, batch, cap)
-                    loss = loss_fn(self.net_(x, lens), Yt[torch.from_numpy(batch).to(self.device_)])
-                    opt.zero_grad(set_to_none=True)
-                    loss.backward()
-                    opt.step()
-                    total += float(loss.detach()) * len(batch)
-                return total / max(len(perm), 1)
+                return bce_epoch(self.net_, [perm[start:start + bs] for start in range(0, len(perm), bs)], logits_of,
+                                 Yt, opt, progress=self.progress, desc=f"R epoch {epoch}")
 
             train_idx, val_idx = split_holdout(len(texts), float(s["val_size"]), self.random_state)
             logger.info("R view: GRU %d -> %d over %d embedding rows on %s; %d training + %d held-out documents",
@@ -442,11 +413,8 @@ class RecurrentView(ViewGenerator):
                       "n_rows": int(self.net_.embedding.num_embeddings), "n_classes": int(self.net_.head.out_features),
                       "history_": self.history_, "best_epoch_": self.best_epoch_, "fit_seconds_": self.fit_seconds_,
                       "vectorizers": {}}
-        arrays = {f"net/{k}": v for k, v in state_to_arrays(self.net_).items()}
-        for lang, vec in self.vectorizers_.items():
-            vmeta, varr = vec.get_state()
-            meta["vectorizers"][lang] = vmeta
-            arrays.update({f"{lang}/vec/{k}": v for k, v in varr.items()})
+        arrays = prefixed(state_to_arrays(self.net_), "net/")
+        meta["vectorizers"] = put_states(self.vectorizers_, "{}/vec/", arrays)
         return meta, arrays
 
     @classmethod
@@ -459,8 +427,7 @@ class RecurrentView(ViewGenerator):
         obj.history_ = list(meta["history_"])
         obj.best_epoch_ = int(meta["best_epoch_"])
         obj.fit_seconds_ = float(meta["fit_seconds_"])
-        obj.vectorizers_ = {lang: TfidfVectorizer.from_state(meta["vectorizers"][lang],
-                                                             sub_arrays(arrays, f"{lang}/vec/"))
+        obj.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
                             for lang in obj.languages_}
         obj.device_ = resolve_device(obj.device)
         net = _net_class()(int(meta["n_rows"]), obj.embedding_dim_, int(obj.hidden_size), int(meta["n_classes"]),

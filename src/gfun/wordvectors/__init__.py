@@ -6,6 +6,7 @@
 * :class:`ProcrustesAligned`: optional orthogonal refinement of each language onto English with a
   bilingual dictionary (FreeDict databases: :func:`freedict_pairs`);
 * :func:`evaluate_alignment`: word-translation precision@1 with cosine and CSLS.
+* :func:`make_source`: a source from a short spec (``"e5"``, ``"e5-subword"``, ``"vec:DIR"``, ...).
 
 Every source answers ``source.vectors(lang, vocabulary)`` with a ``(len(vocabulary), dim)``
 float32 matrix, zero rows for out-of-vocabulary words.  Importing this package does not import
@@ -15,11 +16,14 @@ torch.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # ``procrustes`` is also the name of a submodule: importing that submodule anywhere would rebind the
 # package attribute to the module, so the function is bound here (this imports numpy, nothing heavier).
 from gfun.wordvectors.procrustes import ProcrustesAligned, procrustes
+
+if TYPE_CHECKING:
+    from gfun.wordvectors.base import WordVectorSource
 
 # Imported on first use, so that ``gfun --help`` (which registers ``gfun embeddings``) stays fast.
 _LAZY = {
@@ -39,6 +43,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "SOURCE_HELP",
     "AlignmentReport",
     "EncoderWordVectors",
     "ProcrustesAligned",
@@ -47,6 +52,7 @@ __all__ = [
     "evaluate_alignment",
     "find_freedict",
     "freedict_pairs",
+    "make_source",
     "procrustes",
     "read_dictd",
     "read_pairs",
@@ -55,6 +61,46 @@ __all__ = [
     "translation_precision",
     "vocabulary_hash",
 ]
+
+
+SOURCE_HELP = (
+    "word-vector source: 'e5' (multilingual-e5-small, each word encoded in isolation), 'e5-subword' "
+    "(mean of its sub-word input embeddings), 'encoder:SPEC' / 'encoder-subword:SPEC' (any encoder spec: "
+    "folder or cached HF id), 'vec:PATH' (a folder of <lang>.vec / wiki.multi.<lang>.vec files, or a "
+    "template with {lang})"
+)
+
+
+def make_source(spec: str, *, cache_dir: str | None = None, **options: Any) -> WordVectorSource:
+    """Build a word-vector source from a short spec (see ``SOURCE_HELP``).
+
+    Parameters
+    ----------
+    spec : str
+        ``"e5"``, ``"e5-subword"``, ``"encoder:<model spec>"``, ``"encoder-subword:<model spec>"``
+        or ``"vec:<folder or template>"``.
+    cache_dir : str, optional
+        gfun cache root.
+    **options
+        Passed to the source's constructor.
+
+    Returns
+    -------
+    WordVectorSource
+    """
+    from gfun.wordvectors.encoder import EncoderWordVectors
+    from gfun.wordvectors.vecfile import VecFileSource
+
+    kind, _, arg = spec.partition(":")
+    if kind in ("e5", "encoder") and (arg or kind == "e5"):
+        return EncoderWordVectors(arg or "multilingual-e5-small", cache_dir=cache_dir, **options)
+    if kind in ("e5-subword", "encoder-subword") and (arg or kind == "e5-subword"):
+        return EncoderWordVectors(
+            arg or "multilingual-e5-small", method="subword-mean", cache_dir=cache_dir, **options
+        )
+    if kind == "vec" and arg:
+        return VecFileSource(arg, cache_dir=cache_dir, **options)
+    raise ValueError(f"unknown word-vector source {spec!r}; {SOURCE_HELP}")
 
 
 def __getattr__(name: str) -> Any:

@@ -11,54 +11,13 @@ import json
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
-if TYPE_CHECKING:
-    from gfun.wordvectors.base import WordVectorSource
+from gfun.wordvectors import SOURCE_HELP, make_source
 
-__all__ = ["add_embeddings_parser", "main", "make_source"]
+__all__ = ["add_embeddings_parser", "main"]
 
 logger = logging.getLogger(__name__)
-
-SOURCE_HELP = (
-    "word-vector source: 'e5' (multilingual-e5-small, each word encoded in isolation), 'e5-subword' "
-    "(mean of its sub-word input embeddings), 'encoder:SPEC' / 'encoder-subword:SPEC' (any encoder spec: "
-    "folder or cached HF id), 'vec:PATH' (a folder of <lang>.vec / wiki.multi.<lang>.vec files, or a "
-    "template with {lang})"
-)
-
-
-def make_source(spec: str, *, cache_dir: str | None = None, **options: Any) -> WordVectorSource:
-    """Build a word-vector source from a short spec (see ``SOURCE_HELP``).
-
-    Parameters
-    ----------
-    spec : str
-        ``"e5"``, ``"e5-subword"``, ``"encoder:<model spec>"``, ``"encoder-subword:<model spec>"``
-        or ``"vec:<folder or template>"``.
-    cache_dir : str, optional
-        gfun cache root.
-    **options
-        Passed to the source's constructor.
-
-    Returns
-    -------
-    WordVectorSource
-    """
-    from gfun.wordvectors.encoder import EncoderWordVectors
-    from gfun.wordvectors.vecfile import VecFileSource
-
-    kind, _, arg = spec.partition(":")
-    if kind in ("e5", "encoder") and (arg or kind == "e5"):
-        return EncoderWordVectors(arg or "multilingual-e5-small", cache_dir=cache_dir, **options)
-    if kind in ("e5-subword", "encoder-subword") and (arg or kind == "e5-subword"):
-        return EncoderWordVectors(
-            arg or "multilingual-e5-small", method="subword-mean", cache_dir=cache_dir, **options
-        )
-    if kind == "vec" and arg:
-        return VecFileSource(arg, cache_dir=cache_dir, **options)
-    raise ValueError(f"unknown word-vector source {spec!r}; {SOURCE_HELP}")
-
 
 def _load_pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
     from gfun.wordvectors.dictionaries import freedict_pairs, read_pairs

@@ -1,0 +1,379 @@
+"""Configurations: a name (``naive``, ``fun``, ``xmw``, ``r_mw-concat``, ...) plus overrides -> an unfitted estimator.
+
+The one place where ``gfun train`` and every ``gfun experiment`` turn what the user asked for into an estimator.
+
+A configuration name is ``naive``, ``fun``, ``bert`` (the fine-tuned transformer baseline, the paper's mBERT
+row), ``upper`` (alias ``upperbound``: the paper's UpperBound, parallel datasets only, see
+:class:`gfun.baselines.UpperBoundClassifier`), ``lri``, ``clesa``, ``kcca``, ``dci`` (the cross-lingual baselines
+of :mod:`gfun.crosslingual`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``, ``xmb``, ...)
+optionally followed by ``-mean``, ``-concat``, ``-stack``, ``-wmean`` or ``-select`` (the aggregation, see
+:mod:`gfun.aggregation`; without a suffix, the estimator's default). With the recurrent view ``r`` the letters end
+in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors + WCEs), e.g. ``r_mw``,
+``xbr_m``, as in the paper's section 5. The letters are read by :func:`gfun.funnelling.parse_views`, as the
+estimator reads them.
+
+* :func:`parse_config` / :func:`parse_configs` read names (a whole list is checked at once: every bad name in one
+  error, with the valid ones; every name that is canonicalised is logged: ``mx`` runs and is reported as ``xm``,
+  ``r`` as ``r_m``, ``upperbound`` as ``upper``, never silently another);
+* :func:`method_config` is the configuration of ``gfun train``'s ``--method`` / ``--views`` / ``--aggregation``;
+* :func:`build_estimator` makes the unfitted estimator of a configuration with overrides (meta C, view
+  parameters, the options of the neural views through :func:`neural_view_params`, n_jobs, random_state, ...).
+
+Defaults belong to the commands: :func:`build_estimator`'s ``meta_C=None`` is ``gfun train``'s default (C by
+cross-validation for the SVM baselines, 1 for gFun and Fun); the experiments pass their own (``cv``, 1 with
+``--quick``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
+
+__all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "METHODS", "PARALLEL_DATASETS", "UNAVAILABLE_VIEWS", "Config",
+           "build_estimator", "check_configs_for_dataset", "config_names_help", "method_config",
+           "neural_view_params", "parse_config", "parse_configs"]
+
+logger = logging.getLogger(__name__)
+
+#: View letters of the paper that gfun does not implement yet, with the reason shown to the user (none left).
+UNAVAILABLE_VIEWS: dict[str, str] = {}
+
+#: The baselines by configuration name, with the name printed in tables.
+BASELINES: dict[str, str] = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)", "upper": "UpperBound",
+                             "lri": "LRI", "clesa": "CLESA", "kcca": "KCCA", "dci": "DCI"}
+#: The baselines of :mod:`gfun.crosslingual`; their parameters are ``view_params[name]``.
+CROSSLINGUAL_BASELINES: tuple[str, ...] = ("lri", "clesa", "kcca", "dci")
+#: ``gfun train --method``: Generalized Funnelling and every baseline.
+METHODS: tuple[str, ...] = ("gfun", "fun", "naive", "bert", "upper", *CROSSLINGUAL_BASELINES)
+#: The methods whose ``meta_C`` is the C of linear SVMs, cross-validated by default (``gfun train``).
+_SVM_BASELINES = ("naive", "upper", *CROSSLINGUAL_BASELINES)
+#: Other spellings of configuration names -> the canonical name.
+_ALIASES = {"upperbound": "upper", "upper-bound": "upper", "gfun": "x", "gfun-x": "x"}
+#: Datasets whose every document has an English version (``extra["text_en"]``), which ``upper`` needs.
+PARALLEL_DATASETS: tuple[str, ...] = ("debtags", "sib200")
+#: Variants of the recurrent view: suffix -> whether WCEs are concatenated to the word vectors.
+_R_VARIANTS = {"m": False, "mw": True}
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name (``"naive"``, ``"fun"``, ``"xmw"``, ``"xm-concat"``); used in file names.
+    method : {"naive", "fun", "bert", "upper", "lri", "clesa", "kcca", "dci", "gfun"}
+    views : str
+        gFun view letters (in canonical, paper order when read by :func:`parse_config`), ``""`` for the baselines.
+    aggregation : {"select", "mean", "concat", "stack", "wmean"}
+    r_wce : bool
+        With the R view: R_MW (word vectors + WCEs) rather than R_M.
+    """
+
+    name: str
+    method: str
+    views: str = ""
+    aggregation: str = DEFAULT_AGGREGATION
+    r_wce: bool = False
+
+    @property
+    def display(self) -> str:
+        """Name as printed in tables: ``Naive``, ``Fun``, ``gFun-XMW``, ``gFun-XM (concat)``."""
+        if self.method in BASELINES:
+            return BASELINES[self.method]
+        label = f"gFun-{self.views.upper()}" + (("_MW" if self.r_wce else "_M") if "r" in self.views else "")
+        return f"{label} ({self.aggregation})" if self.name.endswith(tuple(f"-{a}" for a in AGGREGATIONS)) else label
+
+    @property
+    def group(self) -> str:
+        """Group of the paper's tables: ``baselines`` or ``gFun, k view(s)``."""
+        if self.method in BASELINES:
+            return "baselines"
+        k = len(self.views)
+        return f"gFun, {k} view{'s' if k > 1 else ''}"
+
+    @property
+    def serves_unseen(self) -> bool:
+        """Whether the configuration can classify documents of a language absent from training.
+
+        Naive and gFun configurations made of views that need training documents of the language (X, W)
+        cannot; a gFun configuration with M (aligned word embeddings), B (multilingual transformer) or
+        R (recurrent network over aligned word vectors) can, with any aggregation but ``concat``; so can the fine-tuned
+        transformer baseline, and Fun in the zero-shot experiment, through its auxiliary M classifier
+        (``build_estimator(zero_shot=True)``).
+        """
+        # clesa, kcca: the languages of their parallel collection
+        if self.method in ("bert", "fun", "upper", "clesa", "kcca"):
+            return True
+        zero_shot = set(self.views) & set("mbr")
+        return self.method == "gfun" and bool(zero_shot) and (self.aggregation != "concat"
+                                                              or set(self.views) <= set("mbr"))
+
+
+def _view_order() -> str:
+    """The one-letter view names in canonical (paper, then registration) order: ``"xmwbr"``."""
+    from gfun.views import VIEW_CLASSES
+
+    return "".join(n for n in VIEW_CLASSES if len(n) == 1)
+
+
+def parse_config(spec: str) -> Config:
+    """A :class:`Config` from its name.
+
+    Raises
+    ------
+    ValueError
+        On an unknown name, an unknown or repeated view letter, or a view not available.
+    """
+    from gfun.funnelling import parse_views
+
+    text = spec.strip().lower()
+    if not text:
+        raise ValueError("empty configuration name")
+    text = _ALIASES.get(text, text)
+    if text in BASELINES:
+        return Config(text, text)
+    views, _, aggregation = text.partition("-")
+    if views.startswith("gfun"):
+        views = views[4:]
+    views, underscore, variant = views.partition("_")
+    if underscore and variant not in _R_VARIANTS:
+        raise ValueError(f"configuration {spec!r}: the recurrent view's variant must be _m or _mw, got _{variant}")
+    if underscore and "r" not in views:
+        raise ValueError(f"configuration {spec!r}: _{variant} names a variant of the recurrent view r, absent here")
+    explicit = bool(aggregation)
+    aggregation = aggregation or DEFAULT_AGGREGATION
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"configuration {spec!r}: aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+    for letter in views:
+        if letter in UNAVAILABLE_VIEWS:
+            raise ValueError(f"configuration {spec!r}: {UNAVAILABLE_VIEWS[letter]}; drop it from --configs")
+    order = _view_order()
+    try:
+        if not views or any(c.isspace() for c in views):
+            raise ValueError(views)
+        letters = parse_views(views)  # the estimator's own reading of the letters
+    except ValueError:
+        if views and all(c in order for c in views):  # known letters: the error was a repeat
+            raise ValueError(f"configuration {spec!r}: view letters repeat") from None
+        raise ValueError(f"unknown configuration {spec!r}: expected {', '.join(BASELINES)}, or gFun view letters "
+                         f"from {order!r} (e.g. x, xm, xmw), optionally with -{' / -'.join(AGGREGATIONS)}") from None
+    views = "".join(c for c in order if c in letters)
+    r_wce = _R_VARIANTS[variant or "m"]
+    stem = f"{views}_{'mw' if r_wce else 'm'}" if "r" in views else views
+    name = f"{stem}-{aggregation}" if explicit else stem
+    return Config(name, "gfun", views, aggregation, r_wce)
+
+
+def config_names_help() -> str:
+    """The valid configuration names, in words (for error messages and ``--help``)."""
+    order = _view_order()
+    return (f"{', '.join(BASELINES)} (alias {', '.join(k for k, v in _ALIASES.items() if v in BASELINES)}), or "
+            f"gFun view letters from {order!r} in any order without repeats (x, m, w, xm, xmw, xmb, ...; with r: "
+            f"r_m, r_mw, xr_mw, xbr_m, ...), optionally followed by -{', -'.join(AGGREGATIONS)}")
+
+
+def parse_configs(specs: str | Sequence[str]) -> list[Config]:
+    """Configurations from a comma-separated list (or a sequence of names), duplicates removed.
+
+    Every name is checked before any is returned (also that it can name an experiment cell's file); names that
+    are canonicalised (``mx`` -> ``xm``) are logged.
+
+    Raises
+    ------
+    ValueError
+        Listing every bad name of the list with the reason, and the valid names.
+    """
+    from gfun.experiments.keys import check_key_value
+
+    items = specs.split(",") if isinstance(specs, str) else list(specs)
+    out: list[Config] = []
+    errors: list[str] = []
+    for item in items:
+        if not item.strip():
+            continue
+        try:
+            cfg = parse_config(item)
+            check_key_value("config", cfg.name)
+        except ValueError as exc:
+            errors.append(str(exc))
+            continue
+        if cfg.name != item.strip().lower():
+            logger.info("configuration %r is run and reported as %r (%s)", item.strip(), cfg.name, cfg.display)
+        if cfg.name not in {c.name for c in out}:
+            out.append(cfg)
+    if errors:
+        raise ValueError(f"{len(errors)} bad configuration name(s): " + "; ".join(errors)
+                         + f". Valid names: {config_names_help()}")
+    if not out:
+        raise ValueError("no configuration given")
+    return out
+
+
+def check_configs_for_dataset(configs: Sequence[Config], dataset: str, view_params: dict | None = None) -> None:
+    """Refuse, before anything runs, configurations the dataset cannot serve: ``upper`` needs a parallel corpus,
+    and so do ``clesa`` and ``kcca`` unless ``view_params`` names their parallel collection
+    (``{"kcca": {"parallel": path}}``).
+
+    Raises
+    ------
+    ValueError
+    """
+    if any(c.method == "upper" for c in configs) and dataset not in PARALLEL_DATASETS:
+        raise ValueError(f"configuration 'upper' (UpperBound) needs the English version of every document, which "
+                         f"only the parallel datasets {', '.join(PARALLEL_DATASETS)} provide; {dataset!r} does not: "
+                         "drop 'upper' from --configs")
+    if dataset in PARALLEL_DATASETS:
+        return
+    for c in configs:
+        if c.method in ("clesa", "kcca") and (view_params or {}).get(c.method, {}).get("parallel", "auto") == "auto":
+            raise ValueError(f"configuration {c.name!r} ({c.display}) needs a parallel collection: by default the "
+                             f"translations of the training documents, which only the parallel datasets "
+                             f"{', '.join(PARALLEL_DATASETS)} provide; for {dataset!r} pass one "
+                             f"(--view-param {c.method}.parallel=PATH, a JSONL file of "
+                             "gfun.crosslingual.ParallelCollection.to_jsonl) or drop it from --configs")
+
+
+def method_config(method: str, *, views: str = "x", aggregation: str = DEFAULT_AGGREGATION,
+                  r_wce: bool = False) -> Config:
+    """The configuration of ``gfun train --method METHOD --views VIEWS --aggregation AGG [--r-wce]``.
+
+    ``views`` is kept as given (letters in the user's order, checked by the estimator when it is fitted, as the
+    Python API does); it matters only for ``method="gfun"``.
+
+    Raises
+    ------
+    ValueError
+        On a method outside :data:`METHODS`.
+    """
+    if method in BASELINES:
+        return Config(method, method)
+    if method != "gfun":
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    name = f"{views}_{'mw' if r_wce else 'm'}" if "r" in views.lower() else views
+    return Config(f"{name}-{aggregation}", "gfun", views, aggregation, r_wce)
+
+
+def neural_view_params(word_vectors: str | None = None, encoder: str | None = None, neural_preset: str | None = None,
+                       device: str | None = None, recurrent_wce: bool = False, *, trainable_layers: int | None = None,
+                       save_dtype: str | None = None, self_contained: bool = False,
+                       progress: bool = False) -> dict | None:
+    """``view_params`` of the options ``--word-vectors``, ``--encoder``, ``--neural-preset``, ``--device``, ``--r-wce``,
+    ``--trainable-layers``, ``--save-dtype``, ``--self-contained`` (and progress bars).
+
+    The word vectors go to the M and R views, the encoder, the trainable layers and how the weights are saved to the
+    B view (and the ``bert`` baseline), the preset, the device and progress bars to B and R; ``self_contained`` also
+    makes M store its word vectors.
+    """
+    out: dict[str, dict] = {}
+    if word_vectors:
+        out["m"] = {"source": word_vectors}
+        out["r"] = {"source": word_vectors}
+    if self_contained:  # M's sub-word vectors are otherwise recomputed from the local encoder at load time
+        out.setdefault("m", {})["store_vectors"] = True
+    b = {"model": encoder, "trainable_layers": trainable_layers, "save_dtype": save_dtype,
+         "self_contained": self_contained or None}
+    if any(v is not None for v in b.values()):
+        out["b"] = {k: v for k, v in b.items() if v is not None}
+    for letter in ("b", "r"):
+        if neural_preset:
+            out.setdefault(letter, {})["preset"] = neural_preset
+        if device:
+            out.setdefault(letter, {})["device"] = device
+        if progress:
+            out.setdefault(letter, {})["progress"] = True
+    if recurrent_wce:
+        out.setdefault("r", {})["wce"] = True
+    return out or None
+
+
+def build_estimator(config: Config | str, *, meta_C: float | str | None = None, random_state: Any = 0,
+                    n_jobs: int | None = None, view_params: dict | None = None, memory: Any = None,
+                    zero_shot: bool = False, zero_shot_views: str | None = None, first_tier_C: float | None = None,
+                    train_posteriors: str | None = None, normalize: bool | None = None,
+                    meta_class_weight: str | None = None, verbose: bool | None = None) -> Any:
+    """The unfitted estimator of a configuration, with overrides.
+
+    Parameters
+    ----------
+    config : Config or str
+        A configuration, or its name (read by :func:`parse_config`).
+    meta_C : float or "cv", optional
+        C of the meta-classifier (of the linear SVMs for Naive, UpperBound and the cross-lingual baselines);
+        ``None``: ``"cv"`` for those SVM baselines, 1 for gFun and Fun (``gfun train``'s default).
+    random_state : int, optional
+    n_jobs : int, optional
+    view_params : dict, optional
+        Extra parameters per view letter (e.g. ``{"m": {"source": "vec:DIR"}}``); only those of the views the
+        estimator has are passed on. The ``bert`` baseline takes the B view's (``{"b": {"model": ...,
+        "preset": "cpu"}}``), a cross-lingual baseline those under its name (``{"kcca": {"parallel": path}}``).
+    memory : path or joblib.Memory, optional
+        Cache of fitted views shared by the configurations of a run (see ``GeneralizedFunnelling``); the B view
+        and ``bert`` keep their frozen transformer pass there too.
+    zero_shot : bool
+        Build Fun as in the zero-shot experiments of Esuli et al. (2019), which the paper compares with: an
+        auxiliary classifier on the M view (``view_params["m"]``) serves the languages without training data
+        (other configurations are unchanged).
+    zero_shot_views : str, optional
+        Fallback view letters of gFun or Fun (``gfun train --zero-shot-views``); ``zero_shot`` sets ``"m"``.
+    first_tier_C, train_posteriors, normalize, meta_class_weight, verbose : optional
+        Parameters of :class:`~gfun.funnelling.GeneralizedFunnelling` (``normalize`` of gFun only: Fun never
+        normalises); ``None`` keeps the estimator's default.
+
+    Raises
+    ------
+    ValueError
+        On a bad configuration name.
+    """
+    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, UpperBoundClassifier, make_fun
+    from gfun.funnelling import GeneralizedFunnelling
+
+    config = parse_config(config) if isinstance(config, str) else config
+    view_params = view_params or {}
+    if meta_C is None:
+        meta_C = "cv" if config.method in _SVM_BASELINES else 1.0
+    if config.method == "naive":
+        return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+    if config.method == "upper":
+        return UpperBoundClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+    if config.method in CROSSLINGUAL_BASELINES:
+        from gfun.crosslingual import make_crosslingual
+
+        return make_crosslingual(config.method, C=meta_C, n_jobs=n_jobs, random_state=random_state,
+                                 **view_params.get(config.method, {}))
+    frozen_cache = getattr(memory, "location", memory)  # the B view and bert share their frozen pass there
+    if config.method == "bert":
+        bparams = dict(view_params.get("b", {}))
+        bparams.setdefault("random_state", random_state)
+        if frozen_cache:
+            bparams.setdefault("frozen_cache", str(frozen_cache))
+        return FineTunedTransformerClassifier(**bparams)
+    if zero_shot and config.method == "fun":
+        zero_shot_views = zero_shot_views or "m"
+    gf = {k: v for k, v in {"first_tier_C": first_tier_C, "train_posteriors": train_posteriors,
+                            "meta_class_weight": meta_class_weight, "zero_shot_views": zero_shot_views,
+                            "verbose": verbose}.items() if v is not None}
+    used = set((zero_shot_views or "").lower())  # the letters are checked by the estimator, at fit
+    if config.method == "fun":
+        params = {k: dict(v) for k, v in view_params.items() if k in used}
+        return make_fun(meta_C=meta_C, n_jobs=n_jobs, random_state=random_state, memory=memory,
+                        view_params=params or None, **gf)
+    if config.method != "gfun":
+        raise ValueError(f"unknown method {config.method!r}; choose one of {METHODS}")
+    letters = set(config.views.lower())  # as given to gfun train (checked by the estimator at fit)
+    used |= letters
+    params = {k: dict(v) for k, v in view_params.items() if k in used}
+    if "b" in letters and frozen_cache:
+        params.setdefault("b", {}).setdefault("frozen_cache", str(frozen_cache))
+    if "r" in letters:
+        params["r"] = {"wce": config.r_wce, **params.get("r", {})}
+    if normalize is not None:
+        gf["normalize"] = normalize
+    return GeneralizedFunnelling(views=config.views, aggregation=config.aggregation, meta_C=meta_C,
+                                 view_params=params or None, n_jobs=n_jobs, random_state=random_state,
+                                 memory=memory, **gf)

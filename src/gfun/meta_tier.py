@@ -1,0 +1,215 @@
+"""The meta tier of Generalized Funnelling: the meta-classifier, and ``aggregation="select"``'s choice of its input.
+
+:class:`MetaTierMixin` is mixed into :class:`~gfun.funnelling.GeneralizedFunnelling`: it trains the
+meta-classifier (:meth:`~MetaTierMixin._fit_meta`), chooses the views and normalisation ``select`` keeps by
+validated F1 (:meth:`~MetaTierMixin._fit_select`), drops the views no document can need, and anchors the
+Platt sigmoids so that ``predict_proba > 0.5`` is ``predict``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from gfun.aggregation import aggregate
+from gfun.kernel_svm import RBFSVMOvR
+from gfun.metrics import f1_from_counts
+from gfun.normalization import ZScore, l2_normalize
+from gfun.view_spec import label
+
+__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_SCORES", "MetaTierMixin"]
+
+logger = logging.getLogger("gfun.funnelling")
+
+#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 candidates, plus
+#: the raw version of all views); beyond, all views and every set that leaves one out.
+SELECT_ALL_SUBSETS_UP_TO = 4
+#: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
+#: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
+SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
+
+
+def _selection_score(name: str) -> Any:
+    """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
+    from gfun.metrics import k_from_counts
+
+    if name not in SELECT_SCORES:
+        raise ValueError(f"select_score must be one of {SELECT_SCORES}, got {name!r}")
+
+    def score(pred: np.ndarray, y: np.ndarray) -> float:
+        tp, fp, fn, tn = (pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0), (~pred & ~y).sum(0)
+        parts = [float(np.mean(f1_from_counts(tp, fp, fn, tn)))]
+        if name != "macro-f1":
+            parts.append(float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())))
+        if name == "f1k":
+            parts += [float(np.mean(k_from_counts(tp, fp, fn, tn))),
+                      float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum()))]
+        return float(np.mean(parts))
+
+    return score
+
+
+
+class MetaTierMixin:
+    """The meta-classifier of :class:`~gfun.funnelling.GeneralizedFunnelling` (its parameters ``meta_*``,
+    ``select_*``, ``aggregation``, ``normalize``; and ``_seed()``, ``groups_``, ``branches_``)."""
+
+    aggregation: str
+    normalize: bool
+    meta_validation: str
+    meta_threshold: str
+    meta_zscore: bool | None
+    groups_: np.ndarray | None
+
+    def _meta_validation(self) -> str:
+        """``meta_validation`` resolved: ``"auto"`` is ``"same"`` for the paper's policies, else ``"oof"``."""
+        if self.meta_validation == "auto":
+            return "same" if self.aggregation in ("mean", "concat") else "oof"
+        return self.meta_validation
+
+    def _meta_threshold(self) -> str:
+        """``meta_threshold`` resolved: ``"auto"`` is ``"validated"`` when validating on out-of-fold inputs."""
+        if self.meta_threshold == "auto":
+            return "validated" if self._meta_validation() == "oof" else "zero"
+        return self.meta_threshold
+
+    def _zscore_meta(self) -> bool:
+        """Whether the meta-classifier's input is z-scored (``meta_zscore``; ``None`` follows ``normalize``)."""
+        return self.normalize if self.meta_zscore is None else bool(self.meta_zscore)
+
+    def _anchor_probabilities(self, Y: np.ndarray) -> None:
+        """Refit the meta-classifier's Platt sigmoids through 0.5 at decision 0 (``B = 0``).
+
+        :meth:`predict` thresholds the decision scores at 0 (the paper's rule); with free sigmoids a
+        probability could fall on the other side of 0.5 (152 of 22,500 document-class pairs of gFun-X on
+        the demo). Anchored, ``predict_proba > 0.5`` equals :meth:`predict` by construction; the
+        predicted labels, hence every score, are unchanged.
+        """
+        meta = self.meta_
+        if getattr(meta, "platt_A_", None) is None:
+            return
+        from gfun.calibration import fit_platt
+
+        oof = getattr(meta, "oof_decision_", None)
+        if oof is not None:
+            meta.platt_A_, meta.platt_B_ = fit_platt(oof, Y, fit_intercept=False)
+        else:  # no held-out scores (too few documents): the logistic of the decision score
+            meta.platt_A_, meta.platt_B_ = np.full(Y.shape[1], -1.0), np.zeros(Y.shape[1])
+
+    def _fit_meta(self, Zmeta: np.ndarray, Zval: np.ndarray | None, Y: np.ndarray, zscore: bool,
+                  cv: int, final: bool = True) -> tuple[RBFSVMOvR, ZScore | None]:
+        """The meta-classifier (and its input scaler) trained on ``Zmeta``, validated on ``Zval`` if given.
+
+        ``final=False``: cross-validated only (:meth:`gfun.kernel_svm.RBFSVMOvR.validate`), no final models.
+        """
+        scaler = ZScore.fit(Zmeta) if zscore else None
+        if scaler is not None:
+            Zmeta = scaler.transform(Zmeta)
+            Zval = scaler.transform(Zval) if Zval is not None else None
+        meta = RBFSVMOvR(C=self.meta_C, C_grid=self.meta_C_grid, C_selection=self.meta_C_selection, cv=cv,
+                         gamma=self.gamma, probability=self.probability, class_weight=self.meta_class_weight,
+                         threshold=self._meta_threshold(), approximation=self.kernel_approximation,
+                         n_components=self.n_components, max_memory=self.max_memory, n_jobs=self.n_jobs,
+                         random_state=self._seed(),
+                         verbose=self.verbose)
+        (meta.fit if final else meta.validate)(Zmeta, Y, X_val=Zval, groups=self.groups_)
+        return meta, scaler
+
+    def _fit_select(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray) -> np.ndarray:
+        """``aggregation="select"``: choose the meta-level input by the meta-classifier's validated F1.
+
+        Candidates, each the mean of the posteriors of a set of views: all views with the paper's
+        normalisation (L2 per view, z-scored columns) and without any (Funnelling's raw posteriors); then,
+        with the better of the two, every other non-empty set of views when there are at most
+        :data:`SELECT_ALL_SUBSETS_UP_TO` views (a single view included: gFun-XMW can fall back to X alone),
+        every set that leaves one view out beyond that. Each candidate's meta-classifier is trained on the
+        training inputs (``train``: in-sample, as the paper's) and cross-validated with ``select_cv`` folds (one
+        split shared by every candidate) on the out-of-fold inputs (``val``); its per-class thresholds are
+        chosen by ``meta_threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the
+        others, :func:`gfun.kernel_svm.validated_thresholds`). A candidate is scored by ``select_score`` of
+        those predictions. The kept candidate follows the one-standard-error rule (Breiman et al., 1984): the
+        fewest views whose score is within one standard error (over folds) of the best candidate's, the best of
+        those, so that a view must earn its place by more than the noise of the estimate. Only the kept
+        candidate's final models are trained (the others stop after cross-validation). Returns the kept
+        meta-classifier's training input.
+        """
+        from itertools import combinations
+
+        from gfun.linear_svm import make_folds
+
+        letters = self.view_names_
+        everyone = np.ones(train[0].shape[0], dtype=bool)
+        Yb = np.asarray(Y, dtype=bool)
+        folds = make_folds(len(Yb), self.select_cv, self._seed(), self.groups_)  # the meta-classifier's
+        score_of = _selection_score(self.select_score)
+        candidates: list[tuple] = []
+        tried: dict[str, float] = {}
+
+        def attempt(subset: tuple[int, ...], l2: bool) -> None:
+            norm = l2_normalize if l2 else (lambda z: z)
+            tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
+            va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
+            meta, scaler = self._fit_meta(tr, va, Y, l2, self.select_cv, final=False)
+            if meta.validated_decision_ is None:  # too few documents to cross-validate
+                score, se = 0.0, 0.0
+            else:
+                pred = meta.validated_decision_ > 0
+                per_fold = [score_of(pred[te], Yb[te]) for _, te in folds]
+                score = score_of(pred, Yb)
+                se = float(np.std(per_fold, ddof=1) / np.sqrt(len(per_fold))) if len(per_fold) > 1 else 0.0
+            meta.validated_decision_ = None  # free what the comparison no longer needs
+            tried[label([letters[i] for i in subset]) + ("" if l2 else " (raw)")] = score
+            candidates.append((score, se, subset, l2, meta, scaler, tr))
+
+        full = tuple(range(len(letters)))
+        if self.normalize:
+            attempt(full, True)
+        attempt(full, False)
+        l2 = max(candidates, key=lambda c: c[0])[3]
+        if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
+            subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
+        else:
+            subsets = [tuple(i for i in full if i != drop) for drop in full]
+        for subset in subsets:
+            attempt(subset, l2)
+        # one-standard-error rule: the fewest views whose validated score is within one standard error (over
+        # folds) of the best candidate's; among those, the best
+        top = max(candidates, key=lambda c: c[0])
+        near = [c for c in candidates if c[0] >= top[0] - top[1]]
+        best = min(near, key=lambda c: (len(c[2]), -c[0]))
+        _, _, subset, l2, meta, self.scaler_, Zmeta = best
+        self.meta_ = meta.finish(self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta, Y)
+        self.selected_views_ = [letters[i] for i in subset]
+        self.selected_l2_ = bool(l2)
+        self.selection_scores_ = tried
+        if self.verbose:
+            logger.info("select: validated %s %s; kept %s", self.select_score,
+                        {k: round(v, 4) for k, v in tried.items()},
+                        label(self.selected_views_) + ("" if l2 else " (raw)"))
+        return Zmeta
+
+    def _drop_unused_views(self) -> None:
+        """``select``: drop the views it did not keep that no document can ever need (with their mappers).
+
+        :meth:`transform` gives a view that ``select`` did not keep only the documents of languages no kept
+        view covers. Such a view is dropped when that cannot happen: when a kept view serves any language
+        (B; M with an encoder's word vectors), or when it serves only its training languages (X, W), which
+        the kept views cover. An unselected M with word vectors for languages without training documents is
+        kept when only X (or W) was: it is then the only way to serve them. Predictions are unchanged.
+        """
+        selected = set(self.selected_views_)
+        kept = [b.view for b in self.branches_ if b.name in selected]
+        serves_any = any(v.language_reach() == "any" for v in kept)
+        dropped = [b.name for b in self.branches_ if b.name not in selected and (serves_any or (
+            b.view.language_reach() == "training"
+            and all(any(k.covers(lang) for k in kept) for lang in self.languages_)))]
+        if not dropped:
+            return
+        self.branches_ = [b for b in self.branches_ if b.name not in dropped]
+        self.views_ = [b.view for b in self.branches_]
+        self.dropped_views_ = dropped
+        logger.info("select: dropped view(s) %s from the model (not kept, and every language they serve is "
+                    "served by %s)", label(dropped).upper(), label(self.selected_views_).upper())
+
