@@ -106,7 +106,7 @@ class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin
         Decision threshold of the meta-classifier's SVMs: their own (``"zero"``, the paper's), per class the
         one that maximises F1 on the meta-classifier's out-of-fold scores (``"f1"``), or per class whichever of
         the two raises the mean of macro- and micro-F1 of cross-fitted predictions (``"validated"``; see
-        :func:`gfun.kernel_svm.validated_thresholds`). ``"auto"``: ``"validated"`` when ``meta_validation`` is
+        :func:`gfun.thresholds.validated_thresholds`). ``"auto"``: ``"validated"`` when ``meta_validation`` is
         ``"oof"``, else ``"zero"``.
     meta_validation : {"auto", "same", "oof"}
         What the meta-classifier's cross-validation (C selection, Platt sigmoids, thresholds)

@@ -14,6 +14,11 @@ The method follows a memory budget (``max_memory``): exact while the Gram matrix
 it (``approximation="auto"``) regularised least squares on Nystroem features of the same kernel,
 which solves every class, fold and C value from one pass over the data (memory and time linear in
 the number of training vectors). The switch is logged.
+
+The pieces it is built from have their own modules: the memory budget (:mod:`gfun.memory_budget`), the RBF kernel
+(:mod:`gfun.rbf_kernel`), the decision thresholds (:mod:`gfun.thresholds`), the Nystroem landmarks and least-squares
+path (:mod:`gfun.nystroem`), Platt sigmoids (:mod:`gfun.calibration`), folds and class weights
+(:mod:`gfun.linear_svm`).
 """
 
 from __future__ import annotations
@@ -34,14 +39,20 @@ from sklearn.utils.validation import check_is_fitted
 from gfun.calibration import fit_platt, platt_posteriors
 from gfun.inputs import check_C
 from gfun.linear_svm import CONSTANT_SCORE, binary_class_weights, make_folds
+from gfun.memory_budget import DEFAULT_MAX_MEMORY, LIBSVM_CACHE_MB, exact_memory, parse_memory
 from gfun.metrics import f1_from_counts
+from gfun.nystroem import nystroem_landmarks, ridge_path
 from gfun.parallel import run_parallel
 from gfun.progress import format_duration
+from gfun.rbf_kernel import rbf_kernel_inplace
 from gfun.sklearn_private import libsvm as _libsvm  # None when unusable: SVC is the fallback
 from gfun.sklearn_private import libsvm_binary
+from gfun.thresholds import MIN_POSITIVES_FOR_THRESHOLD, THRESHOLD_SHRINKAGE, f1_thresholds, validated_thresholds
 
-__all__ = ["APPROXIMATIONS", "DEFAULT_C_GRID", "DEFAULT_MAX_MEMORY", "THRESHOLD_SHRINKAGE", "RBFSVMOvR",
-           "exact_memory", "f1_thresholds", "parse_memory", "rbf_kernel_inplace", "validated_thresholds"]
+# Re-exported from their own modules (memory_budget, rbf_kernel, thresholds), where they were defined until split.
+__all__ = ["APPROXIMATIONS", "DEFAULT_C_GRID", "DEFAULT_MAX_MEMORY", "MIN_POSITIVES_FOR_THRESHOLD", "RBFSVMOvR",
+           "THRESHOLD_SHRINKAGE", "exact_memory", "f1_thresholds", "parse_memory", "rbf_kernel_inplace",
+           "validated_thresholds"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,67 +64,7 @@ DEFAULT_C_GRID: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0)
 #: Values of ``approximation``: ``None`` (exact), ``"auto"`` (exact within ``max_memory``, else ``"nystroem-ls"``),
 #: ``"nystroem"`` (linear SVMs on Nystroem features), ``"nystroem-ls"`` (least squares on Nystroem features).
 APPROXIMATIONS: tuple[str | None, ...] = (None, "auto", "nystroem", "nystroem-ls")
-#: Default memory budget of one exact kernel SVM: what a 2-core, 8 GB machine can give the meta-classifier
-#: besides the rest of a fit (exact up to ~14,000 training vectors).
-DEFAULT_MAX_MEMORY = "2GB"
-#: Cache of libsvm per binary problem (MB) on a precomputed kernel.
-_LIBSVM_CACHE_MB = 200.0
-_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "M": 2**20, "MB": 2**20, "G": 2**30, "GB": 2**30, "T": 2**40,
-          "TB": 2**40}
 
-
-def parse_memory(value: int | float | str) -> float:
-    """Bytes of a memory size: a number of bytes, or a string such as ``"2GB"``, ``"512M"`` (powers of 1024)."""
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        if value <= 0:
-            raise ValueError(f"memory size must be positive, got {value!r}")
-        return float(value)
-    if isinstance(value, str):
-        import re
-
-        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?B?)\s*", value.upper())
-        if m and float(m.group(1)) > 0:
-            return float(m.group(1)) * _UNITS[m.group(2)]
-    raise ValueError(f"memory size must be a positive number of bytes or a string like '2GB', got {value!r}")
-
-
-def exact_memory(n_samples: int, n_classes: int, n_grid: int = 1, n_jobs: int | None = 1) -> float:
-    """Bytes the exact path of :class:`RBFSVMOvR` holds at its peak for ``n_samples`` training vectors.
-
-    The Gram matrix of the final fit (``8 n^2``: larger than a fold's blocks, ``8 n^2 (1 - 1/cv)``), the
-    out-of-fold scores of every C (``8 n_grid n n_classes``) and libsvm's kernel cache in each thread.
-    """
-    threads = max(1, n_jobs if n_jobs is not None and n_jobs > 0 else 1)
-    return 8.0 * n_samples * n_samples + 8.0 * n_grid * n_samples * n_classes + threads * _LIBSVM_CACHE_MB * 2**20
-
-
-def rbf_kernel_inplace(X: np.ndarray, Y: np.ndarray | None, gamma: float, *,
-                       Y_norms: np.ndarray | None = None) -> np.ndarray:
-    """``sklearn.metrics.pairwise.rbf_kernel(X, Y)`` (``Y=None``: of ``X`` with itself) for float64 arrays, bit for
-    bit, computed inside the one ``(len(X), len(Y))`` array it returns.
-
-    scikit-learn's version holds two such arrays at its peak (``-2 * X @ Y.T`` is a second one): 340 MB more for
-    the Gram matrix of 6,500 documents. The same operations in the same order, done in place, give the same bits.
-    ``Y_norms``: the squared row norms of ``Y`` (``row_norms(Y, squared=True)``) when already known.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    XX = row_norms(X, squared=True)[:, None]
-    if Y is None:
-        K = X @ X.T  # what rbf_kernel(X, X) computes too (numpy's symmetric product)
-        YY = XX.T
-    else:
-        Y = np.asarray(Y, dtype=np.float64)
-        K = X @ Y.T
-        YY = (row_norms(Y, squared=True) if Y_norms is None else Y_norms)[None, :]
-    K *= -2.0
-    K += XX
-    K += YY
-    np.maximum(K, 0.0, out=K)
-    if Y is None:
-        np.fill_diagonal(K, 0.0)
-    K *= -gamma
-    np.exp(K, out=K)
-    return K
 
 
 def _as_dense_labels(Y: object) -> np.ndarray:
@@ -155,139 +106,6 @@ def _decision_from(K_te: np.ndarray, support: np.ndarray, dual: np.ndarray, inte
     return K_te[:, support] @ dual + intercept
 
 
-def _ridge_path(G: np.ndarray, B: np.ndarray, Cs: Sequence[float]) -> list[np.ndarray]:
-    """Least-squares weights ``(m + 1, k)`` for each C (ridge ``1 / (2 C)``, last feature the unpenalised
-    intercept column of ones), from ``G = F'F`` and ``B = F'T`` of the features with that column appended.
-
-    The intercept is eliminated by centring (``G`` and ``B`` minus their means' outer products); one
-    eigendecomposition of the centred ``G`` then serves every C (``O(m^2 k)`` each instead of a solve).
-    """
-    m = G.shape[0] - 1
-    n_rows = G[m, m]
-    s, b0 = G[:m, m], B[m]
-    Gc = G[:m, :m] - np.outer(s, s) / n_rows
-    Bc = B[:m] - np.outer(s, b0) / n_rows
-    evals, Q = np.linalg.eigh(Gc)
-    evals = np.maximum(evals, 0.0)
-    P = Q.T @ Bc
-    out = []
-    for C in Cs:
-        W = np.empty((m + 1, B.shape[1]))
-        W[:m] = Q @ (P / (evals + 1.0 / (2.0 * C))[:, None])
-        W[m] = (b0 - s @ W[:m]) / n_rows
-        out.append(W)
-    return out
-
-
-#: Fewest positive training samples a class needs before ``threshold="f1"`` moves its threshold: with fewer,
-#: the F1-optimal cut of the out-of-fold scores is mostly noise (the bundled demo sample, 40 documents per
-#: language and 30 classes: F1M .354 with the SVMs' thresholds, .21 with every class's F1-optimal one).
-MIN_POSITIVES_FOR_THRESHOLD = 10
-
-
-def f1_thresholds(scores: np.ndarray, Y: np.ndarray, min_positives: int = MIN_POSITIVES_FOR_THRESHOLD
-                  ) -> np.ndarray:
-    """Per column, the threshold on ``scores`` that maximises F1 against the binary ``Y``.
-
-    The threshold lies halfway between the lowest score predicted positive and the next one (0 for a column
-    with fewer than ``min_positives`` positives, or where no threshold reaches an F1 above 0); among equally
-    good cuts, the one closest to 0 wins.
-    """
-    n, k = scores.shape
-    out = np.zeros(k)
-    for j in range(k):
-        y = Y[:, j].astype(bool)
-        n_pos = int(y.sum())
-        if n_pos < max(min_positives, 1) or n_pos == n:
-            continue
-        order = np.argsort(-scores[:, j], kind="stable")
-        s = scores[order, j]
-        tp = np.cumsum(y[order])
-        f1 = 2.0 * tp / (np.arange(1, n + 1) + n_pos)  # predicting the top i+1 documents positive
-        cut = np.append((s[:-1] + s[1:]) / 2.0, s[-1] - 1.0)
-        valid = np.append(s[:-1] > s[1:], True)  # a cut must fall between two different scores
-        f1 = np.where(valid, f1, -1.0)
-        best = f1.max()
-        if best <= 0:
-            continue
-        ties = np.flatnonzero(f1 >= best - 1e-12)
-        out[j] = cut[ties[np.argmin(np.abs(cut[ties]))]]
-    return out
-
-
-#: Fractions of the F1-optimal threshold that ``threshold="validated"`` chooses from, per class (0 is the
-#: SVM's own threshold).
-THRESHOLD_SHRINKAGE: tuple[float, ...] = (0.0, 1.0)
-
-
-def validated_thresholds(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
-                         rule: str = "validated", shrinkage: Sequence[float] = THRESHOLD_SHRINKAGE,
-                         min_positives: int = MIN_POSITIVES_FOR_THRESHOLD) -> tuple[np.ndarray, np.ndarray]:
-    """Per-class decision thresholds on out-of-fold ``scores`` and their honest (cross-fitted) validation.
-
-    The F1-optimal threshold of a class fitted on the very scores it is judged on always looks better than
-    the SVM's own (0). Here each fold's documents are judged with the thresholds fitted on the other folds'
-    scores, which is what a threshold does to new documents.
-
-    Parameters
-    ----------
-    scores : ndarray (n_samples, n_classes)
-        Out-of-fold decision scores.
-    Y : ndarray (n_samples, n_classes) binary
-    folds : sequence of (train, test) index arrays
-        The folds that produced ``scores``.
-    rule : {"zero", "f1", "validated"}
-        ``"zero"``: every threshold 0. ``"f1"``: every class's F1-optimal threshold (:func:`f1_thresholds`).
-        ``"validated"``: per class, the fraction of its F1-optimal threshold (among ``shrinkage``; 0 keeps the
-        SVM's own) that most raises the mean of macro-F1 and micro-F1 of the cross-fitted predictions, the
-        other classes kept at 0: a class moves its threshold only when the validated gain is real, and a move
-        that buys one class's F1 with many false positives (micro-F1) does not pass.
-    shrinkage : sequence of float
-        The fractions ``"validated"`` chooses from.
-    min_positives : int
-        See :func:`f1_thresholds`.
-
-    Returns
-    -------
-    thresholds : ndarray (n_classes,)
-        Fitted on all of ``scores``.
-    validated : ndarray (n_samples, n_classes)
-        ``scores`` minus the threshold each document's class would get without the document's fold
-        (positive: predicted): the predictions to validate the rule (and the model) with.
-    """
-    Y = np.asarray(Y, dtype=bool)
-    n, k = scores.shape
-    if rule == "zero" or not len(folds):
-        return np.zeros(k), scores.copy()
-    if rule not in ("f1", "validated"):
-        raise ValueError(f"threshold rule must be 'zero', 'f1' or 'validated', got {rule!r}")
-    full = f1_thresholds(scores, Y, min_positives)
-    crossed = np.zeros_like(scores)  # per document, the F1-optimal threshold fitted without its fold
-    for tr, te in folds:
-        crossed[te] = f1_thresholds(scores[tr], Y[tr], min_positives)
-    if rule == "f1":
-        return full, scores - crossed
-
-    def counts(pred: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return (pred & Y).sum(0), (pred & ~Y).sum(0), (~pred & Y).sum(0)
-
-    tp0, fp0, fn0 = counts(scores > 0)
-    f10 = f1_from_counts(tp0, fp0, fn0)
-    TP, FP, FN = tp0.sum(), fp0.sum(), fn0.sum()
-    micro0 = f1_from_counts(TP, FP, FN)
-    best_gain, best_frac = np.zeros(k), np.zeros(k)
-    for frac in shrinkage:
-        if frac == 0:
-            continue
-        tp, fp, fn = counts(scores > frac * crossed)
-        macro_gain = (f1_from_counts(tp, fp, fn) - f10) / k
-        micro_gain = f1_from_counts(TP - tp0 + tp, FP - fp0 + fp, FN - fn0 + fn) - micro0
-        gain = (macro_gain + micro_gain) / 2
-        better = gain > best_gain + 1e-12
-        best_gain[better], best_frac[better] = gain[better], frac
-    return best_frac * full, scores - best_frac * crossed
-
-
 class RBFSVMOvR(BaseEstimator):
     """One-vs-rest RBF-kernel SVMs for multilabel data, sharing one kernel matrix.
 
@@ -313,15 +131,15 @@ class RBFSVMOvR(BaseEstimator):
         cross-validation (free: those scores are computed anyway), folded into the intercept, so that
         :meth:`decision_function`, :meth:`predict` and the Platt posteriors all use it. ``"validated"``: per
         class, 0 or the F1-optimal threshold, whichever raises the mean of macro- and micro-F1 of cross-fitted
-        predictions (see :func:`validated_thresholds`). Meaningful only when the training vectors look like the
-        test vectors (out-of-fold first-tier outputs).
+        predictions (see :func:`gfun.thresholds.validated_thresholds`). Meaningful only when the training vectors
+        look like the test vectors (out-of-fold first-tier outputs).
     tol : float
         libsvm stopping tolerance.
     max_gram_samples : int
         Exact path: largest training set for which the Gram matrix is precomputed (above it libsvm evaluates
         the kernel itself, slower but in little memory).
     approximation : {"auto", None, "nystroem", "nystroem-ls"}
-        ``None``: exact. ``"auto"``: exact while :func:`exact_memory` fits in ``max_memory``, else
+        ``None``: exact. ``"auto"``: exact while :func:`gfun.memory_budget.exact_memory` fits in ``max_memory``, else
         ``"nystroem-ls"`` (logged). ``"nystroem-ls"``: one-vs-rest regularised least squares (targets +-1,
         ridge ``1 / (2 C)``, unpenalised intercept) on ``n_components`` Nystroem features of the same RBF
         kernel: the normal equations of every class, fold and C come from one pass over the training vectors
@@ -430,7 +248,7 @@ class RBFSVMOvR(BaseEstimator):
         raise ValueError(f"gamma must be a positive number or 'scale', got {self.gamma!r}")
 
     def _fit_many(self, Kx: np.ndarray, Y: np.ndarray, Cs: np.ndarray, precomputed: bool) -> list:
-        cache = _LIBSVM_CACHE_MB if precomputed else 500.0
+        cache = LIBSVM_CACHE_MB if precomputed else 500.0
         jobs = (delayed(_fit_binary)(Kx, Y[:, j], float(Cs[j]), self.gamma_, precomputed, self.class_weight,
                                      self.tol, cache) for j in range(Y.shape[1]))
         return run_parallel(jobs, self.n_jobs)
@@ -446,7 +264,7 @@ class RBFSVMOvR(BaseEstimator):
         out = np.zeros((len(grid), n_te))
         for g, c in enumerate(grid):
             sup, dual, b = _fit_binary(Ktr, y, c, self.gamma_, precomputed, self.class_weight, self.tol,
-                                       _LIBSVM_CACHE_MB if precomputed else 500.0)
+                                       LIBSVM_CACHE_MB if precomputed else 500.0)
             if Kte is not None:
                 out[g] = _decision_from(Kte, sup, dual, b)
             elif sup.size:
@@ -648,16 +466,7 @@ class RBFSVMOvR(BaseEstimator):
 
     def _landmarks(self, X: np.ndarray) -> np.ndarray:
         """``n_components`` landmarks for the Nystroem features (``landmarks``): k-means centres or a sample."""
-        n = X.shape[0]
-        m = min(int(self.n_components), n)
-        rng = np.random.RandomState(self.random_state)
-        if self.landmarks == "random" or m == n:
-            return X[np.sort(rng.choice(n, m, replace=False))]
-        from sklearn.cluster import KMeans
-
-        sample = X[np.sort(rng.choice(n, min(n, 8 * m), replace=False))]
-        km = KMeans(n_clusters=m, n_init=1, max_iter=10, random_state=self.random_state).fit(sample)
-        return km.cluster_centers_
+        return nystroem_landmarks(X, self.n_components, self.landmarks, self.random_state)
 
     def _fit_nystroem_ls(self, X: np.ndarray, Y: np.ndarray, grid: list[float], X_val: np.ndarray | None = None,
                          groups: np.ndarray | None = None, chunk: int = 8192) -> RBFSVMOvR:
@@ -667,7 +476,7 @@ class RBFSVMOvR(BaseEstimator):
         every class for ridge ``lambda = 1 / (2 C)`` solve ``(F'F + lambda I) W = F'T``. ``F'F`` and ``F'T``
         are summed over chunks of rows, per fold; a fold's training system is the sum of the other folds' parts,
         so the cross-validation of every C costs one pass over the data and one eigendecomposition per fold
-        (:func:`_ridge_path`). The held-out scores (on ``X_val`` if given) come from a second pass.
+        (:func:`gfun.nystroem.ridge_path`). The held-out scores (on ``X_val`` if given) come from a second pass.
         """
         n, k = Y.shape
         L = self._landmarks(X)
@@ -705,7 +514,7 @@ class RBFSVMOvR(BaseEstimator):
         scores = None
         if folds:
             # the other folds' parts summed (not the whole minus the fold's: no cancellation)
-            W = [_ridge_path(G.sum(axis=0, where=others[:, None, None]), B.sum(axis=0, where=others[:, None, None]),
+            W = [ridge_path(G.sum(axis=0, where=others[:, None, None]), B.sum(axis=0, where=others[:, None, None]),
                              grid) for others in (np.arange(len(folds)) != f for f in range(len(folds)))]
             X_te = X if X_val is None else X_val
             oof = np.zeros((len(grid), n, k), dtype=np.float32)
@@ -729,7 +538,7 @@ class RBFSVMOvR(BaseEstimator):
         self.cv_scores_ = scores
         self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
         coef = np.zeros((m + 1, k))
-        final = _ridge_path(G_all, B_all, [grid[g] for g in np.unique(best)])
+        final = ridge_path(G_all, B_all, [grid[g] for g in np.unique(best)])
         for g, W_g in zip(np.unique(best), final, strict=True):
             cols = np.flatnonzero(best == g)
             coef[:, cols] = W_g[:, cols]

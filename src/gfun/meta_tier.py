@@ -128,7 +128,7 @@ class MetaTierMixin:
         training inputs (``train``: in-sample, as the paper's) and cross-validated with ``select_cv`` folds (one
         split shared by every candidate) on the out-of-fold inputs (``val``); its per-class thresholds are
         chosen by ``meta_threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the
-        others, :func:`gfun.kernel_svm.validated_thresholds`). A candidate is scored by ``select_score`` of
+        others, :func:`gfun.thresholds.validated_thresholds`). A candidate is scored by ``select_score`` of
         those predictions. The kept candidate follows the one-standard-error rule (Breiman et al., 1984): the
         fewest views whose score is within one standard error (over folds) of the best candidate's, the best of
         those, so that a view must earn its place by more than the noise of the estimate. Only the kept
