@@ -441,11 +441,11 @@ def test_a_legacy_flat_model_loads_but_is_not_replaced(demo, models, saved: Path
 
 def test_a_reader_always_finds_a_complete_model_when_a_save_replaces_the_one_it_reads(
         demo, models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gfun.persistence as persistence
+    import gfun.model_loading as model_loading
 
     path = save_model(models["naive"], tmp_path / "m")
     first_version = _version(path).name
-    real_read_state = persistence._read_state
+    real_read_state = model_loading._read_state
     calls = []
 
     def read_state_during_a_save(dir_fd, where, manifest):
@@ -455,7 +455,7 @@ def test_a_reader_always_finds_a_complete_model_when_a_save_replaces_the_one_it_
             assert not (path / first_version).exists()
         return real_read_state(dir_fd, where, manifest)
 
-    monkeypatch.setattr(persistence, "_read_state", read_state_during_a_save)
+    monkeypatch.setattr(model_loading, "_read_state", read_state_during_a_save)
     loaded = load_model(path)
     assert calls[0] == first_version and calls[1] == _version(path).name
     np.testing.assert_array_equal(loaded.predict(demo[1]), models["fun"].predict(demo[1]))
@@ -463,7 +463,7 @@ def test_a_reader_always_finds_a_complete_model_when_a_save_replaces_the_one_it_
 
 def test_a_save_that_dies_before_the_swap_leaves_the_old_model(demo, models, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import gfun.persistence as persistence
+    import gfun.model_saving as model_saving
 
     path = save_model(models["naive"], tmp_path / "m")
     old = _version(path).name
@@ -471,7 +471,7 @@ def test_a_save_that_dies_before_the_swap_leaves_the_old_model(demo, models, tmp
     def crash(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(persistence, "write_bytes_atomic", crash)
+    monkeypatch.setattr(model_saving, "write_bytes_atomic", crash)
     with pytest.raises(KeyboardInterrupt):
         save_model(models["fun"], path)
     monkeypatch.undo()
