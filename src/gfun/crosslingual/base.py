@@ -23,8 +23,8 @@ from sklearn.utils.validation import check_is_fitted
 from gfun.estimator import LabelPredictionsMixin
 from gfun.inputs import check_C, training_data, unpack
 from gfun.linear_svm import LinearOvR, fit_linear_ovr, make_folds, select_C
-from gfun.persistence import sub_arrays
 from gfun.scoring import MacroF1ScoreMixin
+from gfun.state import load_state, load_states, prefixed, put_state, put_states, sub_arrays
 from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import UnseenLanguageError
 
@@ -183,21 +183,16 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
         for name in self._resource_params:  # a collection object is not saved: the fitted space replaces it
             if not isinstance(params[name], str):
                 params[name] = None
-        smeta, arrays = self._space_state()
+        smeta, sarrays = self._space_state()
+        arrays = prefixed(sarrays, "space/")
         meta: dict = {"params": params, "classes_": self.classes_, "languages_": self.languages_,
-                      "vectorizers": {}, "space": smeta}
-        arrays = {f"space/{k}": v for k, v in arrays.items()}
-        for lang, vec in self.vectorizers_.items():
-            vmeta, varr = vec.get_state()
-            meta["vectorizers"][lang] = vmeta
-            arrays.update({f"vec/{lang}/{k}": v for k, v in varr.items()})
+                      "vectorizers": put_states(self.vectorizers_, "vec/{}/", arrays), "space": smeta}
         arrays["svm/C"] = self.C_
         if isinstance(self.svm_, LinearOvR):
             arrays["svm/coef"] = self.svm_.coef
             arrays["svm/intercept"] = self.svm_.intercept
         else:
-            meta["rbf_svm"], rarr = self.svm_.get_state()
-            arrays.update({f"svm/rbf/{k}": v for k, v in rarr.items()})
+            meta["rbf_svm"] = put_state(self.svm_, "svm/rbf/", arrays)
         return meta, arrays
 
     @classmethod
@@ -207,13 +202,12 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
         obj = cls(**params)
         obj.classes_ = list(meta["classes_"])
         obj.languages_ = list(meta["languages_"])
-        obj.vectorizers_ = {lang: TfidfVectorizer.from_state(vmeta, sub_arrays(arrays, f"vec/{lang}/"))
-                            for lang, vmeta in meta["vectorizers"].items()}
+        obj.vectorizers_ = load_states(TfidfVectorizer, meta["vectorizers"], arrays, "vec/{}/")
         obj._load_space(meta["space"], sub_arrays(arrays, "space/"))
         if "rbf_svm" in meta:
             from gfun.kernel_svm import RBFSVMOvR
 
-            obj.svm_ = RBFSVMOvR.from_state(meta["rbf_svm"], sub_arrays(arrays, "svm/rbf/"))
+            obj.svm_ = load_state(RBFSVMOvR, meta["rbf_svm"], arrays, "svm/rbf/")
         else:
             obj.svm_ = LinearOvR(np.asarray(arrays["svm/coef"]), np.asarray(arrays["svm/intercept"]))
         obj.C_ = np.asarray(arrays["svm/C"])
