@@ -39,8 +39,8 @@ from sklearn.utils.validation import check_is_fitted
 from gfun.calibration import fit_platt, platt_posteriors
 from gfun.inputs import check_C
 from gfun.linear_svm import CONSTANT_SCORE, binary_class_weights, make_folds
+from gfun.measures import f1_from_counts
 from gfun.memory_budget import DEFAULT_MAX_MEMORY, LIBSVM_CACHE_MB, exact_memory, parse_memory
-from gfun.metrics import f1_from_counts
 from gfun.nystroem import nystroem_landmarks, ridge_path
 from gfun.parallel import run_parallel
 from gfun.progress import format_duration

@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 from sklearn.svm import LinearSVC
 
-from gfun.metrics import f1_from_counts
+from gfun.measures import f1_from_counts
 from gfun.parallel import run_parallel
 from gfun.sklearn_private import liblinear as _liblinear  # None when unusable: LinearSVC is the fallback
 from gfun.sklearn_private import liblinear_binary

@@ -15,7 +15,7 @@ import numpy as np
 
 from gfun.aggregation import aggregate
 from gfun.kernel_svm import RBFSVMOvR
-from gfun.metrics import f1_from_counts
+from gfun.measures import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
 from gfun.view_spec import label
 
@@ -33,7 +33,7 @@ SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
 
 def _selection_score(name: str) -> Any:
     """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
-    from gfun.metrics import k_from_counts
+    from gfun.measures import k_from_counts
 
     if name not in SELECT_SCORES:
         raise ValueError(f"select_score must be one of {SELECT_SCORES}, got {name!r}")

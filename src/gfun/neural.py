@@ -139,7 +139,7 @@ def split_holdout(n: int, val_size: float, random_state: int | None, *, min_val:
 
 def macro_f1(Y: np.ndarray, logits: np.ndarray) -> float:
     """Macro-F1 (equation 4) of the predictions ``logits > 0`` (sigmoid > 0.5)."""
-    from gfun.metrics import f1_score
+    from gfun.measures import f1_score
 
     return float(f1_score(np.asarray(Y, dtype=np.int8), (logits > 0).astype(np.int8), average="macro"))
 

@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 
 from gfun.inputs import as_label_matrix, unpack
-from gfun.metrics import f1_from_counts
+from gfun.measures import f1_from_counts
 
 __all__ = ["MacroF1ScoreMixin", "macro_f1"]
 
 
 def macro_f1(Y_true: np.ndarray, Y_pred: np.ndarray) -> float:
-    """Mean over classes of F1 (1 for a class with no positive and none predicted, as in :mod:`gfun.metrics`)."""
+    """Mean over classes of F1 (1 for a class with no positive and none predicted, as in :mod:`gfun.measures`)."""
     t, p = np.asarray(Y_true, dtype=bool), np.asarray(Y_pred, dtype=bool)
     return float(np.mean(f1_from_counts((t & p).sum(0), (~t & p).sum(0), (t & ~p).sum(0))))
 

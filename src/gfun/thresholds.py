@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gfun.metrics import f1_from_counts
+from gfun.measures import f1_from_counts
 
 __all__ = ["MIN_POSITIVES_FOR_THRESHOLD", "THRESHOLD_SHRINKAGE", "f1_thresholds", "validated_thresholds"]
 
