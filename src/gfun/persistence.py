@@ -58,20 +58,7 @@ face of the three, and re-exports the state flattening helpers of :mod:`gfun.sta
 from __future__ import annotations
 
 from gfun.errors import DamagedModelError, ModelFormatError, ReferenceMismatchError, UnregisteredViewError
-from gfun.model_directory import (  # noqa: F401 - the directory's constants, used by tests and tools
-    ARRAYS,
-    CURRENT,
-    ESTIMATOR_MODULES,
-    FORMAT,
-    FORMAT_VERSION,
-    LAYOUT_VERSION,
-    MANIFEST,
-    MARKER,
-    MARKER_MAGIC,
-    STATE,
-    _estimators,
-    model_directory_of,
-)
+from gfun.model_directory import ESTIMATOR_MODULES, FORMAT_VERSION, _estimators, model_directory_of  # noqa: F401
 from gfun.model_loading import load_model, model_description, read_manifest
 from gfun.model_saving import check_model_destination, save_model
 from gfun.state import (  # noqa: F401 - the state flattening helpers are re-exported
