@@ -416,3 +416,23 @@ def test_sib200_experiments_run_with_no_extra_option(sib200: Path, tmp_path: Pat
     zs = run_zero_shot(settings, configs, tmp_path / "zs", plots=False)["scores"]
     first = zs[(zs["iteration"] == 0) & (zs["lang"] == "it")].set_index("config")["F1_micro"]  # trained on en only
     assert first[["clesa", "kcca"]].gt(0.5).all() and first[["lri", "dci"]].isna().all(), first
+
+
+def test_auto_collection_reads_the_given_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``parallel="auto"`` reads ``data_dir`` (the experiments' --data-dir), not only ``$GFUN_DATA/<dataset>``."""
+    from gfun.datasets.sib200 import SIB200_LANGS, load_sib200
+    from gfun.experiments.runner import ExperimentSettings, experiment_estimator
+
+    folder = _write_sib200(tmp_path / "elsewhere" / "my-sib")  # not $GFUN_DATA/sib200
+    monkeypatch.setenv("GFUN_DATA", str(tmp_path / "nowhere"))
+    s = load_sib200(folder, ["en", "it", "fr"], train_langs=["en", "it"])
+    assert resolve_parallel("auto", s.train).languages == ["en", "it"]  # fallback: the training sentences
+    assert resolve_parallel("auto", s.train, folder).languages == sorted(SIB200_LANGS)
+    model = CROSSLINGUAL["clesa"](C=1.0, random_state=0, data_dir=str(folder)).fit(s.train)
+    assert "fr" in model.languages_  # the collection's languages: served without training documents
+    settings = ExperimentSettings(dataset="sib200", data_dir=str(folder), runs=1, meta_C=1.0, view_cache="")
+    assert experiment_estimator(settings, "kcca", 0).data_dir == str(folder)
+    assert experiment_estimator(settings, "lri", 0).get_params().get("data_dir") is None
+    given = {"clesa": {"data_dir": "/given"}}
+    assert experiment_estimator(ExperimentSettings(dataset="sib200", data_dir=str(folder), view_params=given),
+                                "clesa", 0).data_dir == "/given"

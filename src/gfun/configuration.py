@@ -33,7 +33,8 @@ from typing import Any
 
 from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
 
-__all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "METHODS", "PARALLEL_DATASETS", "UNAVAILABLE_VIEWS", "Config",
+__all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "METHODS", "PARALLEL_DATASETS", "PARALLEL_READERS",
+           "UNAVAILABLE_VIEWS", "Config",
            "build_estimator", "check_configs_for_dataset", "config_names_help", "method_config",
            "neural_view_params", "parse_config", "parse_configs"]
 
@@ -55,6 +56,8 @@ _SVM_BASELINES = ("naive", "upper", *CROSSLINGUAL_BASELINES)
 _ALIASES = {"upperbound": "upper", "upper-bound": "upper", "gfun": "x", "gfun-x": "x"}
 #: Datasets whose every document has an English version (``extra["text_en"]``), which ``upper`` needs.
 PARALLEL_DATASETS: tuple[str, ...] = ("debtags", "sib200")
+#: The baselines that read a parallel collection (``parallel="auto"``: from the dataset's folder, ``data_dir``).
+PARALLEL_READERS: tuple[str, ...] = ("clesa", "kcca")
 #: Variants of the recurrent view: suffix -> whether WCEs are concatenated to the word vectors.
 _R_VARIANTS = {"m": False, "mw": True}
 
@@ -231,7 +234,7 @@ def check_configs_for_dataset(configs: Sequence[Config], dataset: str, view_para
     if dataset in PARALLEL_DATASETS:
         return
     for c in configs:
-        if c.method in ("clesa", "kcca") and (view_params or {}).get(c.method, {}).get("parallel", "auto") == "auto":
+        if c.method in PARALLEL_READERS and (view_params or {}).get(c.method, {}).get("parallel", "auto") == "auto":
             raise ValueError(f"configuration {c.name!r} ({c.display}) needs a parallel collection: by default the "
                              f"translations of the training documents, which only the parallel datasets "
                              f"{', '.join(PARALLEL_DATASETS)} provide; for {dataset!r} pass one "

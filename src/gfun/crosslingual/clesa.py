@@ -60,6 +60,9 @@ class CLESAClassifier(CrossLingualClassifier):
     ----------
     parallel : ParallelCollection, mapping, path or "auto"
         The concepts (see :func:`gfun.crosslingual.resources.resolve_parallel`).
+    data_dir : str, optional
+        The dataset folder that ``parallel="auto"`` reads (the ``debtags`` or ``sib200`` folder the training
+        corpus was built from); default ``$GFUN_DATA/<dataset>``. The experiments pass their ``--data-dir``.
     max_concepts : int, optional
         Number of concepts (dimensions); ``None``: every item with ``min_languages`` languages.
     min_languages : int
@@ -81,8 +84,10 @@ class CLESAClassifier(CrossLingualClassifier):
                  C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID, cv: int = 5,
                  loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 1,
                  stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
-                 random_state: int | None = None, kernel: str = "linear") -> None:
+                 random_state: int | None = None, kernel: str = "linear",
+                 data_dir: str | None = None) -> None:
         self.parallel = parallel
+        self.data_dir = data_dir
         self.max_concepts = max_concepts
         self.min_languages = min_languages
         self.C = C
@@ -98,7 +103,7 @@ class CLESAClassifier(CrossLingualClassifier):
         self.kernel = kernel
 
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
-        coll = resolve_parallel(self.parallel, X)
+        coll = resolve_parallel(self.parallel, X, self.data_dir)
         langs = sorted(set(texts) | set(coll.languages))
         idx = select_items(coll, langs, self.max_concepts, self.min_languages, self.random_state)
         if not len(idx):

@@ -196,6 +196,9 @@ class KCCAClassifier(CrossLingualClassifier):
     ----------
     parallel : ParallelCollection, mapping, path or "auto"
         The paired documents (see :func:`gfun.crosslingual.resources.resolve_parallel`).
+    data_dir : str, optional
+        The dataset folder that ``parallel="auto"`` reads (the ``debtags`` or ``sib200`` folder the training
+        corpus was built from); default ``$GFUN_DATA/<dataset>``. The experiments pass their ``--data-dir``.
     n_components : int
         Dimensions of the shared space (canonical variates).
     rank : int
@@ -223,8 +226,10 @@ class KCCAClassifier(CrossLingualClassifier):
                  max_items: int | None = None, C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID,
                  cv: int = 5, loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 2,
                  stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
-                 random_state: int | None = None, kernel: str = "linear") -> None:
+                 random_state: int | None = None, kernel: str = "linear",
+                 data_dir: str | None = None) -> None:
         self.parallel = parallel
+        self.data_dir = data_dir
         self.n_components = n_components
         self.rank = rank
         self.reg = reg
@@ -242,7 +247,7 @@ class KCCAClassifier(CrossLingualClassifier):
         self.kernel = kernel
 
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
-        coll = resolve_parallel(self.parallel, X)
+        coll = resolve_parallel(self.parallel, X, self.data_dir)
         langs = sorted(set(texts) | set(coll.languages))
         cover = np.sum([coll.present(lang) for lang in langs], axis=0)
         keep = np.flatnonzero(cover >= 2)

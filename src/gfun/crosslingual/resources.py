@@ -207,7 +207,8 @@ def _natural(key: str) -> tuple[int, str]:
     return (int(key), "") if key.isdigit() else (1 << 62, key)
 
 
-def resolve_parallel(parallel: Any, X: Any = None) -> ParallelCollection:
+def resolve_parallel(parallel: Any, X: Any = None,
+                     data_dir: str | os.PathLike[str] | None = None) -> ParallelCollection:
     """The collection a ``parallel`` parameter names.
 
     ``parallel`` is a :class:`ParallelCollection`, a mapping ``{lang: aligned texts}``, the path of a JSONL
@@ -221,6 +222,9 @@ def resolve_parallel(parallel: Any, X: Any = None) -> ParallelCollection:
       ``X`` and the paper's eleven, read from the ``train.tsv`` files of ``$GFUN_DATA/sib200``
       (:func:`sib200_parallel`); without that folder, the training documents themselves (the languages of
       ``X`` only).
+
+    ``data_dir`` is the dataset's folder that ``"auto"`` reads (the ``debtags`` or ``sib200`` folder the corpus
+    was built from); by default ``$GFUN_DATA/<dataset>``.
 
     Raises
     ------
@@ -236,11 +240,11 @@ def resolve_parallel(parallel: Any, X: Any = None) -> ParallelCollection:
     if isinstance(parallel, str) and parallel == AUTO:
         extra = getattr(X, "extra", None) or {}
         if extra.get("source"):
-            coll = debtags_parallel(sources=set(extra["source"]))
+            coll = debtags_parallel(data_dir, sources=set(extra["source"]))
             _check_matches(coll, X.ids, X)
             return coll
         if extra.get("index_id"):
-            return _sib200_auto(X)
+            return _sib200_auto(X, data_dir)
         raise ValueError("parallel='auto' builds the collection from the translations of the training documents, "
                          "which only the parallel corpora provide (debtags: a 'source' field; SIB-200: an 'index_id' "
                          "field), and this training corpus has neither; pass parallel=ParallelCollection(...), "
@@ -251,7 +255,7 @@ def resolve_parallel(parallel: Any, X: Any = None) -> ParallelCollection:
     raise TypeError(f"parallel must be a ParallelCollection, a mapping, a JSONL path or 'auto', got {parallel!r}")
 
 
-def _sib200_auto(X: Any) -> ParallelCollection:
+def _sib200_auto(X: Any, data_dir: str | os.PathLike[str] | None = None) -> ParallelCollection:
     """``parallel="auto"`` on a SIB-200 training corpus (see :func:`resolve_parallel`)."""
     from gfun.datasets import dataset_dir
     from gfun.datasets.sib200 import SIB200_LANGS, resolve_sib200_dir
@@ -259,7 +263,7 @@ def _sib200_auto(X: Any) -> ParallelCollection:
     index_ids = [str(i) for i in X.extra["index_id"]]
     coll = None
     try:
-        root = dataset_dir("sib200")
+        root = dataset_dir("sib200", data_dir)
         langs = []
         for lang in dict.fromkeys([*SIB200_LANGS, *sorted(set(X.langs))]):
             try:

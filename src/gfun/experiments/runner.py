@@ -104,10 +104,15 @@ def view_memory(settings: ExperimentSettings, run: int) -> Path | None:
 def experiment_estimator(settings: ExperimentSettings, config: Any, run: int, *, zero_shot: bool = False) -> Any:
     """The unfitted estimator of ``config`` in run ``run``: :func:`gfun.configuration.build_estimator` with the
     settings' meta C, view parameters and jobs, seeded ``seed + run``, sharing the run's view cache."""
-    from gfun.configuration import build_estimator
+    from gfun.configuration import PARALLEL_READERS, build_estimator, parse_config
 
+    view_params = settings.view_params
+    method = (parse_config(config) if isinstance(config, str) else config).method
+    if settings.data_dir and method in PARALLEL_READERS:  # parallel="auto" reads the experiment's data folder
+        view_params = {**(view_params or {})}
+        view_params[method] = {"data_dir": settings.data_dir, **view_params.get(method, {})}
     return build_estimator(config, meta_C=settings.meta_C, random_state=settings.seed + run, n_jobs=settings.n_jobs,
-                           view_params=settings.view_params, memory=view_memory(settings, run), zero_shot=zero_shot)
+                           view_params=view_params, memory=view_memory(settings, run), zero_shot=zero_shot)
 
 
 def drop_view_cache(settings: ExperimentSettings, keep_run: int | None = None) -> None:
