@@ -1,20 +1,42 @@
-"""gFun with saved B-view vectors on debtags: B alone against X+M+B, under chosen aggregation policies.
+"""gFun with saved B-view vectors on debtags: B alone against X+M+B, under chosen aggregation settings, over runs.
 
-The B vectors are those another run saved (``benchmarks/bench_b_cpu.py vectors --save-bvectors DIR``):
-``DIR/{train,test}.npy`` with ``DIR/{train,test}.ids.jsonl`` (id and language of each row, the run's order).
-Every configuration is fitted on the run's training documents (views cached in ``--cache``, meta C = 1) and
-scored on its test documents (per-language averages)::
+The B view is fine-tuned once per run and its vectors saved; then any number of gFun configurations read them
+(the X and M views come from a joblib cache per run), so that comparing aggregation policies over 10 runs costs
+the meta level only. Two steps, both resumable:
 
-    python benchmarks/bench_saved_b.py --bvectors /work/notes/bvectors/run0 \
-        --configs b-select,xmb-select,b-mean,xmb-mean
+``fit``
+    Fine-tune the B view of each run exactly as ``gfun experiment many-shot`` does (seed = run, the run's
+    training documents, ``--b-param`` overrides) and save ``DIR/run=R/{train,test}.npy`` with
+    ``{train,test}.ids.jsonl`` (id and language of each row; test = the run's test documents followed by its
+    zero-shot ones). With ``--frozen-cache`` the fine-tuned network is kept there too, so that an experiment
+    given ``--view-param b.frozen_cache=<same folder>`` reuses it.
+``score``
+    Fit each configuration of ``--configs`` on the run's training documents with the saved B vectors (meta C = 1)
+    and score it on the test documents: one row per run, configuration and setting (``many``: the training
+    languages, ``zero``: the zero-shot ones), per-language averages as in ``gfun evaluate``. A configuration is
+    view letters, a policy and ``GeneralizedFunnelling`` parameters: ``xmb-select``,
+    ``xmb-select:select_average=pooled``, ``xmb-stack``. Rows already in ``--out`` are kept.
+
+Example (issue 14, the 10-run comparison of gFun-XMB and gFun-B)::
+
+    python benchmarks/bench_saved_b.py fit --runs 0-9 --bvectors .scratch/bvec --frozen-cache .scratch/fc
+    python benchmarks/bench_saved_b.py score --runs 0-9 --bvectors .scratch/bvec \\
+        --configs b-select,xmb-select,xmb-select:select_average=pooled --out results/saved-b.csv \\
+        --pairs xmb-select:b-select,xmb-select:select_average=pooled:b-select
+
+A folder made by ``bench_b_cpu.py vectors --save-bvectors DIR`` (one run: ``train``, ``test`` and ``zeroshot``
+files, no ``run=R``) is read as run ``--runs``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,56 +44,178 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_neural import _B_CACHE, PrecomputedB  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
+ZERO_SHOT = ("fi", "hu", "nl", "sv")
+MEASURES = ("F1_macro", "F1_micro", "K_macro", "K_micro")
+logger = logging.getLogger("bench_saved_b")
 
-def main() -> int:
-    from gfun.datasets.registry import load_dataset
+
+def _runs(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
+    return out
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _load_run(data_dir: str, run: int) -> tuple[Any, Any]:
+    from gfun.experiments.runner import ExperimentSettings, load_run
+
+    return load_run(ExperimentSettings(dataset="debtags", data_dir=data_dir, view_cache=""), run)
+
+
+def _run_dir(base: Path, run: int) -> Path:
+    return base / f"run={run}" if (base / f"run={run}").is_dir() or not (base / "train.npy").is_file() else base
+
+
+def fit(args: argparse.Namespace) -> None:
+    from gfun.views.transformer import TransformerView
+
+    params = {k: _value(v) for k, v in (p.split("=", 1) for p in args.b_param)}
+    for run in _runs(args.runs):
+        out = Path(args.bvectors) / f"run={run}"
+        if (out / "info.json").is_file():
+            continue
+        train, test = _load_run(args.data_dir, run)
+        view = TransformerView(random_state=run, frozen_cache=args.frozen_cache, **params)
+        t0 = time.perf_counter()
+        Z = view.fit_transform(list(train.texts), train.lang_array, train.Y)
+        fit_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        Zt = view.transform(list(test.texts), test.lang_array)
+        extract_s = time.perf_counter() - t0
+        out.mkdir(parents=True, exist_ok=True)
+        for name, corpus, M in (("train", train, Z), ("test", test, Zt)):
+            np.save(out / f"{name}.npy", np.asarray(M, dtype=np.float32))
+            (out / f"{name}.ids.jsonl").write_text("".join(json.dumps({"id": i, "lang": lang}) + "\n"
+                                                           for i, lang in zip(corpus.ids, corpus.langs, strict=True)))
+        info = {"run": run, "b_params": params, "settings": view.training_settings(), "fit_s": round(fit_s, 1),
+                "extract_s": round(extract_s, 1)}
+        (out / "info.json").write_text(json.dumps(info, indent=1))
+        logger.info("run %d: B fitted in %.1f s, test extracted in %.1f s", run, fit_s, extract_s)
+
+
+def _index(folder: Path, train: Any, test: Any) -> dict[str, Any]:
+    """The saved vectors of a run, by (language, text), for PrecomputedB."""
+    corpora = {"train": train, "test": test}
+    index: dict[tuple[str, str], int] = {}
+    blocks = []
+    parts = ["train", "test"] + (["zeroshot"] if (folder / "zeroshot.npy").is_file() else [])
+    by_id = {(lang, i): t for c in corpora.values() for i, lang, t in zip(c.ids, c.langs, c.texts, strict=True)}
+    offset = 0
+    for part in parts:
+        rows = [json.loads(line) for line in (folder / f"{part}.ids.jsonl").read_text().splitlines()]
+        Z = np.load(folder / f"{part}.npy")
+        if len(rows) != len(Z):
+            raise ValueError(f"{folder}/{part}: {len(rows)} ids but {len(Z)} vectors")
+        for r, d in enumerate(rows):
+            index[(d["lang"], by_id[(d["lang"], d["id"])])] = offset + r
+        blocks.append(Z)
+        offset += len(Z)
+    return {"index": index, "Z": np.vstack(blocks)}
+
+
+def score(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from gfun.experiments.many_shot import language_average
     from gfun.experiments.runner import cell_scores, evaluate_cell
     from gfun.funnelling import GeneralizedFunnelling
     from gfun.views import make_view
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bvectors", required=True)
-    ap.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "debtags"))
-    ap.add_argument("--run", type=int, default=0)
-    ap.add_argument("--configs", default="b-select,xmb-select,b-mean,xmb-mean",
-                    help="view letters (x, m, b) and an aggregation policy, e.g. xmb-select")
-    ap.add_argument("--word-vectors", default="e5-subword")
-    ap.add_argument("--cache", default=None, help="view cache folder")
-    ap.add_argument("--out", default=None, help="CSV of the scores")
-    ap.add_argument("--n-jobs", type=int, default=2)
-    args = ap.parse_args()
-    splits = load_dataset("debtags", data_dir=args.data_dir, run=args.run)
-    text_of = {(c.langs[i], c.ids[i]): c.texts[i] for c in (splits.train, splits.test) for i in range(len(c))}
-    index, blocks = {}, []
-    for part in ("train", "test"):
-        rows = [json.loads(line) for line in Path(args.bvectors, f"{part}.ids.jsonl").read_text().splitlines()]
-        offset = sum(len(b) for b in blocks)
-        index.update({(d["lang"], text_of[(d["lang"], d["id"])]): offset + r for r, d in enumerate(rows)})
-        blocks.append(np.load(Path(args.bvectors, f"{part}.npy")))
-    _B_CACHE["b"] = {"index": index, "Z": np.vstack(blocks)}
-    out = []
-    for spec in args.configs.split(","):
-        letters, policy = spec.split("-")
-        views = [PrecomputedB() if v == "b" else
-                 make_view(v, defaults={"n_jobs": args.n_jobs, "random_state": args.run},
-                           **({"source": args.word_vectors} if v == "m" else {})) for v in letters]
-        est = GeneralizedFunnelling(views=views, aggregation=policy, meta_C=1.0, random_state=args.run,
-                                    n_jobs=args.n_jobs, memory=args.cache)
-        frame = evaluate_cell(est, splits.train, splits.test)
-        frame["run"], frame["config"] = args.run, spec
-        row = language_average(cell_scores(frame, ["run", "config"]), ["run", "config"]).iloc[0].to_dict()
-        row.update(fit_s=float(frame.fit_s.iloc[0]), selected="".join(getattr(est, "selected_views_", None) or []),
-                   selected_l2=getattr(est, "selected_l2_", None))
-        out.append(row)
-        print(f"{spec:12s} F1M {row['F1_macro']:.3f} F1µ {row['F1_micro']:.3f} KM {row['K_macro']:.3f} "
-              f"Kµ {row['K_micro']:.3f} fit {row['fit_s']:.1f} s"
-              + (f" kept {row['selected']}{'' if row['selected_l2'] else ' (raw)'}" if policy == "select" else ""),
-              flush=True)
-    if args.out:
-        import pandas as pd
+    out = Path(args.out) if args.out else None
+    rows = pd.read_csv(out).to_dict("records") if out is not None and out.is_file() else []
+    done = {(r["run"], r["config"]) for r in rows}
+    for run in _runs(args.runs):
+        todo = [c for c in args.configs.split(",") if (run, c) not in done]
+        if not todo:
+            continue
+        train, test = _load_run(args.data_dir, run)
+        _B_CACHE["b"] = _index(_run_dir(Path(args.bvectors), run), train, test)
+        for spec in todo:
+            head, *overrides = spec.split(":")
+            letters, policy = head.split("-")
+            params = {k: _value(v) for k, v in (o.split("=", 1) for o in overrides)}
+            views = [PrecomputedB() if v == "b" else
+                     make_view(v, defaults={"n_jobs": args.n_jobs, "random_state": run},
+                               **({"source": args.word_vectors} if v == "m" else {})) for v in letters]
+            cache = args.cache.format(run=run) if args.cache else None
+            est = GeneralizedFunnelling(views=views, aggregation=policy, meta_C=1.0, random_state=run,
+                                        n_jobs=args.n_jobs, memory=cache, **params)
+            frame = evaluate_cell(est, train, test)
+            frame["run"], frame["config"] = run, spec
+            scores = cell_scores(frame, ["run", "config"])
+            zero = scores["lang"].isin(ZERO_SHOT)
+            kept = "".join(getattr(est, "selected_views_", None) or [])
+            for setting, mask in (("many", ~zero), ("zero", zero)):
+                if not mask.any():
+                    continue
+                row = language_average(scores[mask], ["run", "config"]).iloc[0].to_dict()
+                row.update(setting=setting, fit_s=round(float(frame.fit_s.iloc[0]), 1), selected=kept,
+                           selected_l2=getattr(est, "selected_l2_", None),
+                           validated=json.dumps({k: round(v, 4) for k, v in
+                                                 (getattr(est, "selection_scores_", None) or {}).items()}))
+                rows.append(row)
+                print(f"run {run} {spec:40s} {setting:4s} " + " ".join(f"{m} {row[m]:.3f}" for m in MEASURES)
+                      + f" fit {row['fit_s']:.0f} s" + (f" kept {kept}" if policy == "select" else ""), flush=True)
+            if out is not None:
+                pd.DataFrame(rows).to_csv(out, index=False)
+    if args.pairs and out is not None:
+        print(paired(pd.DataFrame(rows), args.pairs))
 
-        pd.DataFrame(out).to_csv(args.out, index=False)
+
+def paired(frame: Any, pairs: str) -> str:
+    """Paired t-tests over runs, ``a:b`` pairs (a configuration may itself hold ``:``; split at ``:`` before
+    the second configuration's letters)."""
+    from scipy.stats import ttest_rel
+
+    configs = sorted(set(frame["config"]), key=len, reverse=True)
+    lines = []
+    for pair in pairs.split(","):
+        a = next((c for c in configs if pair.startswith(c + ":") and pair[len(c) + 1:] in configs), None)
+        if a is None:
+            raise ValueError(f"pair {pair!r}: not two configurations of the scores")
+        b = pair[len(a) + 1:]
+        for setting in ("many", "zero"):
+            s = frame[frame.setting == setting]
+            A, B = (s[s.config == c].set_index("run") for c in (a, b))
+            common = A.index.intersection(B.index)
+            if len(common) < 2:
+                continue
+            parts = []
+            for m in MEASURES:
+                diff = float((A.loc[common, m] - B.loc[common, m]).mean())
+                p = float(ttest_rel(A.loc[common, m], B.loc[common, m]).pvalue) if diff else 1.0
+                parts.append(f"{m} {diff:+.3f} (p={p:.3g})")
+            lines.append(f"{a} vs {b}, {setting}, {len(common)} runs: " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step", choices=("fit", "score"))
+    ap.add_argument("--bvectors", required=True, help="folder of the saved vectors (run=R subfolders)")
+    ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data" / "debtags"))
+    ap.add_argument("--runs", default="0", help="e.g. 0-9 or 0,3,5")
+    ap.add_argument("--frozen-cache", default=None, help="fit: cache of the frozen pass and fine-tuned network")
+    ap.add_argument("--b-param", action="append", default=[], help="fit: a B view parameter, NAME=VALUE")
+    ap.add_argument("--configs", default="b-select,xmb-select",
+                    help="score: letters-policy[:param=value...], comma-separated")
+    ap.add_argument("--word-vectors", default="e5-subword")
+    ap.add_argument("--cache", default=None, help="score: view cache folder; {run} is replaced by the run")
+    ap.add_argument("--out", default=None, help="score: CSV of the scores (resumed)")
+    ap.add_argument("--pairs", default=None, help="score: paired t-tests, a:b,...")
+    ap.add_argument("--n-jobs", type=int, default=2)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    (fit if args.step == "fit" else score)(args)
     return 0
 
 

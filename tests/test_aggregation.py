@@ -251,3 +251,55 @@ def test_meta_f1_threshold_raises_training_f1_of_its_own_out_of_fold_scores(demo
     tuned = RBFSVMOvR(C=1.0, threshold="f1", random_state=0).fit(Z, Y)
     assert oof_f1(tuned) > oof_f1(plain)
     np.testing.assert_allclose(tuned.decision_function(Z), plain.decision_function(Z) - tuned.threshold_)
+
+
+# ------------------------------------------------------------------------- select's per-language score
+def test_select_scores_each_training_language_then_averages(demo, monkeypatch) -> None:
+    """``select_average="language"`` (the default) judges a candidate on each language's documents apart and
+    averages over languages, as gFun is evaluated; ``"pooled"`` judges all documents at once."""
+    import gfun.meta_tier as meta_tier
+
+    train, _ = demo
+    sizes: dict[str, list[int]] = {}
+    real = meta_tier._selection_score
+
+    def recording(name: str):
+        score = real(name)
+
+        def wrapped(pred, y):
+            sizes.setdefault(current, []).append(len(y))
+            return score(pred, y)
+        return wrapped
+
+    monkeypatch.setattr(meta_tier, "_selection_score", recording)
+    views = [PosteriorsView(random_state=0), NoiseView()]
+    models = {}
+    for current in ("language", "pooled"):
+        models[current] = GeneralizedFunnelling(views=views, meta_C=1.0, random_state=0,
+                                                select_average=current).fit(train)
+    n_candidates = len(models["pooled"].selection_scores_)
+    folds = models["pooled"].select_cv
+    # pooled: the whole training set once per candidate, plus one call per fold
+    assert len(sizes["pooled"]) == n_candidates * (folds + 1)
+    assert sizes["pooled"].count(len(train)) == n_candidates
+    # per language: one call per language for the whole set and for each fold, never a mixed-language call
+    assert len(sizes["language"]) == n_candidates * (folds + 1) * len(LANGS)
+    per_language = set(np.bincount(np.unique(train.lang_array, return_inverse=True)[1]).tolist())
+    assert per_language <= set(sizes["language"]) and max(sizes["language"]) < len(train)
+    assert models["language"].selected_views_ == ["x"]  # the noise view is still left out
+    assert models["language"].get_params()["select_average"] == "language"
+    assert GeneralizedFunnelling().get_params()["select_average"] == "language"
+
+
+def test_select_average_is_the_same_on_one_language(demo) -> None:
+    train, _ = demo
+    one = train.select(["en"])
+    scores = [GeneralizedFunnelling(views="x", meta_C=1.0, random_state=0, select_average=avg).fit(one)
+              .selection_scores_ for avg in ("language", "pooled")]
+    assert scores[0] == scores[1]
+
+
+def test_select_average_typo_is_refused_with_the_choices(demo) -> None:
+    train, _ = demo
+    with pytest.raises(ValueError, match=r"select_average must be one of \('pooled', 'language'\), got 'languages'"):
+        GeneralizedFunnelling(views="x", meta_C=1.0, select_average="languages").fit(train)

@@ -6,17 +6,30 @@ leave the heap of a B view fit on debtags run 0 holding ~1 GB that no live objec
 long-lived blocks allocated in between. The next phase (the kernel SVMs' Gram matrices, allocated with
 ``mmap``) cannot reuse it, so it stays in the resident set until the process ends. :func:`release_free_memory`
 returns such free pages (``malloc_trim``) at the end of each heavy phase; it costs milliseconds.
+
+During fine-tuning itself the heap grows the same way, epoch after epoch: batches of different lengths free and
+allocate tensors of every size between 1 and 32 MB (glibc's dynamic mmap threshold rises to the largest block
+freed so far, so all of them end up in the heap). :func:`large_blocks_mapped` maps every block from 1 MB up
+with ``mmap`` while it is active, so that a freed tensor goes back to the system at once: on debtags run 0
+(length 256, 6 epochs, 2 cores) one epoch's peak drops from 4.2 to 2.6 GB, for about a third more time per
+epoch (the pages of each new block are zeroed by the kernel).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-__all__ = ["release_free_memory"]
+__all__ = ["large_blocks_mapped", "release_free_memory"]
+
+#: ``mallopt`` parameter number of the mmap threshold (glibc's ``malloc.h``).
+_M_MMAP_THRESHOLD = -3
+#: glibc's largest dynamic mmap threshold on 64-bit systems, set back when :func:`large_blocks_mapped` exits.
+_DYNAMIC_MAX = 32 * 1024 * 1024
 
 logger = logging.getLogger(__name__)
 
@@ -47,3 +60,35 @@ def release_free_memory() -> bool:
     released = bool(trim(0))
     logger.debug("malloc_trim: %s", "memory returned to the system" if released else "nothing to return")
     return True
+
+
+@functools.cache
+def _mallopt() -> Callable[[int, int], int] | None:
+    """glibc's ``mallopt``, or ``None`` on another C library or platform."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+@contextlib.contextmanager
+def large_blocks_mapped(threshold: int = 1 << 20) -> Iterator[bool]:
+    """Within the block, allocate every C heap block of ``threshold`` bytes or more with ``mmap``.
+
+    Yields whether this is in effect (glibc only). On exit the threshold is set to glibc's dynamic maximum
+    (32 MB), which is where it stands in a process that has freed a large block. Numerics are unchanged: only
+    where the memory comes from.
+    """
+    mallopt = _mallopt()
+    if mallopt is None or not mallopt(_M_MMAP_THRESHOLD, int(threshold)):
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        mallopt(_M_MMAP_THRESHOLD, _DYNAMIC_MAX)

@@ -106,7 +106,7 @@ def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) ->
                    help="training settings of the b and r views (default: gpu on a CUDA device, cpu otherwise): "
                    "paper (section 4.3/5 settings: batch 4, length 512, up to 50 epochs), gpu (10 epochs, length "
                    "256, head lr 1e-3), cpu (b: only the top layer fine-tuned on a frozen pass computed once per "
-                   "document, int8 frozen layers, length 128, 3 epochs)")
+                   "document, int8 frozen layers, length 256, 6 epochs)")
     p.add_argument("--trainable-layers", type=int, default=None,
                    help="b view: fine-tune only the top K transformer layers (and the output layer) on a frozen pass "
                    "computed once per document; 0: the frozen encoder's vector (default: the preset's)")

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gfun._memory import release_free_memory
+from gfun._memory import large_blocks_mapped, release_free_memory
 from gfun._optional import import_optional
 from gfun.neural import (
     batched_inference,
@@ -259,10 +259,11 @@ class TransformerFineTuner:
             logger.info("%s: fine-tuning %s (%s pooling, %d trainable weights) on %s, %d training + %d held-out "
                         "documents, %d classes", self.name, self.model, self.pooling, n_trainable, self.device_,
                         len(train_idx), len(val_idx), Y.shape[1])
-            self.history_, self.best_epoch_ = train_early_stopping(
-                self.net_, run_epoch=run_epoch, predict_logits=lambda idx: self._run(ids, idx, "logits", states), Y=Y,
-                train_idx=train_idx, val_idx=val_idx, scheduler=scheduler, max_epochs=int(s["max_epochs"]),
-                patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name=self.name)
+            with large_blocks_mapped():  # the epochs' transient tensors go back to the system when freed
+                self.history_, self.best_epoch_ = train_early_stopping(
+                    self.net_, run_epoch=run_epoch, predict_logits=lambda idx: self._run(ids, idx, "logits", states),
+                    Y=Y, train_idx=train_idx, val_idx=val_idx, scheduler=scheduler, max_epochs=int(s["max_epochs"]),
+                    patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name=self.name)
         del self.optimizer_
         # training's transient tensors (autograd's) leave free heap that extraction's larger batches do not fit in
         release_free_memory()

@@ -120,6 +120,12 @@ class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin
         What ``aggregation="select"`` compares its candidates by, on their validated predictions: the mean of
         macro-F1 and micro-F1 (``"f1"``, the default: a candidate may not buy macro-F1 with micro-F1),
         macro-F1 alone, or the mean of F1M, F1µ, KM and Kµ.
+    select_average : {"language", "pooled"}
+        How ``aggregation="select"`` averages ``select_score`` over the training documents: per training language,
+        then the mean over languages (``"language"``, the default: as gFun is evaluated, each language's F1
+        counted once), or over all documents at once (``"pooled"``, before issue 14's third version). Pooled
+        scores favour the views that do well on the languages and classes with the most documents: on debtags
+        they rated X + B above B alone, which then scored lower on every language's test documents.
     cv_groups : str or None
         Extra field of the training corpus whose value groups documents that cross-validation must keep in
         the same fold (the mappers', the meta-classifier's, ``select``'s): the translations of one text in a
@@ -211,7 +217,7 @@ class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin
                  meta_C_grid: Sequence[float] = DEFAULT_C_GRID, meta_C_selection: str = "per-class",
                  meta_cv: int = 5, meta_class_weight: str | None = None, meta_zscore: bool | None = None,
                  meta_threshold: str = "auto", meta_validation: str = "auto", select_cv: int = 3,
-                 select_score: str = "f1", cv_groups: str | None = "auto",
+                 select_score: str = "f1", select_average: str = "language", cv_groups: str | None = "auto",
                  block_l2: bool | None = None,
                  mapper_C: float | str = 1.0,
                  gamma: float | str = "scale", kernel_approximation: str | None = "auto", n_components: int = 1000,
@@ -237,6 +243,7 @@ class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin
         self.meta_validation = meta_validation
         self.select_cv = select_cv
         self.select_score = select_score
+        self.select_average = select_average
         self.cv_groups = cv_groups
         self.mapper_C = mapper_C
         self.gamma = gamma
@@ -402,7 +409,7 @@ class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin
         t0 = time.perf_counter()
         self.dropped_views_: list[str] = []
         if self.aggregation == "select":
-            Zmeta = self._fit_select(train_mapped, val_mapped, Y)
+            Zmeta = self._fit_select(train_mapped, val_mapped, Y, lang_arr)
             self._drop_unused_views()
         else:
             everyone = [np.ones(len(texts), dtype=bool)] * len(train_mapped)

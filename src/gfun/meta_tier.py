@@ -19,7 +19,7 @@ from gfun.measures import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
 from gfun.view_spec import label
 
-__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_SCORES", "MetaTierMixin"]
+__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_SCORES", "MetaTierMixin"]
 
 logger = logging.getLogger("gfun.funnelling")
 
@@ -29,6 +29,9 @@ SELECT_ALL_SUBSETS_UP_TO = 4
 #: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
 #: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
 SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
+#: How ``aggregation="select"`` averages its score: over all training documents at once (``"pooled"``), or per
+#: training language, then over languages (``"language"``: as gFun is evaluated, :func:`gfun.metrics.evaluate`).
+SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
 
 
 def _selection_score(name: str) -> Any:
@@ -117,7 +120,8 @@ class MetaTierMixin:
         (meta.fit if final else meta.validate)(Zmeta, Y, X_val=Zval, groups=self.groups_)
         return meta, scaler
 
-    def _fit_select(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray) -> np.ndarray:
+    def _fit_select(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray,
+                    langs: np.ndarray | None = None) -> np.ndarray:
         """``aggregation="select"``: choose the meta-level input by the meta-classifier's validated F1.
 
         Candidates, each the mean of the posteriors of a set of views: all views with the paper's
@@ -129,7 +133,9 @@ class MetaTierMixin:
         split shared by every candidate) on the out-of-fold inputs (``val``); its per-class thresholds are
         chosen by ``meta_threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the
         others, :func:`gfun.thresholds.validated_thresholds`). A candidate is scored by ``select_score`` of
-        those predictions. The kept candidate follows the one-standard-error rule (Breiman et al., 1984): the
+        those predictions, per training language and averaged over the languages (``select_average="language"``,
+        the way gFun is evaluated; ``langs`` gives each training document's language) or pooled over all
+        documents (``"pooled"``). The kept candidate follows the one-standard-error rule (Breiman et al., 1984): the
         fewest views whose score is within one standard error (over folds) of the best candidate's, the best of
         those, so that a view must earn its place by more than the noise of the estimate. Only the kept
         candidate's final models are trained (the others stop after cross-validation). Returns the kept
@@ -144,6 +150,20 @@ class MetaTierMixin:
         Yb = np.asarray(Y, dtype=bool)
         folds = make_folds(len(Yb), self.select_cv, self._seed(), self.groups_)  # the meta-classifier's
         score_of = _selection_score(self.select_score)
+        if self.select_average not in SELECT_AVERAGES:
+            raise ValueError(f"select_average must be one of {SELECT_AVERAGES}, got {self.select_average!r}")
+        by_language = self.select_average == "language" and langs is not None
+        groups = [np.flatnonzero(langs == lang) for lang in np.unique(langs)] if by_language else None
+
+        def judged(pred: np.ndarray, idx: np.ndarray) -> float:
+            if groups is None:
+                return score_of(pred[idx], Yb[idx])
+            member = np.zeros(len(Yb), dtype=bool)
+            member[idx] = True
+            parts = [score_of(pred[g[member[g]]], Yb[g[member[g]]]) for g in groups if member[g].any()]
+            return float(np.mean(parts))
+
+        everything = np.arange(len(Yb))
         candidates: list[tuple] = []
         tried: dict[str, float] = {}
 
@@ -156,8 +176,8 @@ class MetaTierMixin:
                 score, se = 0.0, 0.0
             else:
                 pred = meta.validated_decision_ > 0
-                per_fold = [score_of(pred[te], Yb[te]) for _, te in folds]
-                score = score_of(pred, Yb)
+                per_fold = [judged(pred, te) for _, te in folds]
+                score = judged(pred, everything)
                 se = float(np.std(per_fold, ddof=1) / np.sqrt(len(per_fold))) if len(per_fold) > 1 else 0.0
             meta.validated_decision_ = None  # free what the comparison no longer needs
             tried[label([letters[i] for i in subset]) + ("" if l2 else " (raw)")] = score

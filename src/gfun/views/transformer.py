@@ -26,7 +26,7 @@ Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides t
     embeddings and the lower 11 layers are frozen and computed ONCE per document (token states kept in float16,
     unpadded; :class:`gfun.encoders.frozen.FrozenPass`), their Linear layers dynamically quantised to int8;
     only the top ``trainable_layers=1`` layer and the output layer train (encoder learning rate 5e-5, output
-    layer 1e-3), batch 32, maximum length 128, length-bucketed batches, 3 epochs, no held-out split, then 30
+    layer 1e-3), batch 32, maximum length 256, length-bucketed batches, 6 epochs, no held-out split, then 30
     epochs of the output layer alone on the final vectors (for the ``bert`` baseline's classifier). Test-time
     extraction runs the same two halves. ``trainable_layers=0`` is the frozen encoder's pooled vector.
 
@@ -72,7 +72,7 @@ TRANSFORMER_PRESETS: dict[str, dict[str, Any]] = {
             "freeze_embeddings": False, "bucket": True, "max_grad_norm": 1.0, "trainable_layers": None,
             "quantize": False, "head_epochs": 0},
     "cpu": {"lr": 5e-5, "head_lr": 1e-3, "weight_decay": 0.01, "step_size": 25, "gamma": 0.1, "batch_size": 32,
-            "max_length": 128, "max_epochs": 3, "patience": 1, "val_size": 0.0, "final_val_epoch": False,
+            "max_length": 256, "max_epochs": 6, "patience": 1, "val_size": 0.0, "final_val_epoch": False,
             "freeze_embeddings": True, "bucket": True, "max_grad_norm": 1.0, "trainable_layers": 1,
             "quantize": True, "head_epochs": 30},
 }
