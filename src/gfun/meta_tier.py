@@ -64,6 +64,8 @@ class MetaTierMixin:
     meta_validation: str
     meta_threshold: str
     meta_zscore: bool | None
+    select_score: str
+    select_average: str
     groups_: np.ndarray | None
 
     def _meta_validation(self) -> str:
