@@ -45,7 +45,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_neural import _B_CACHE, PrecomputedB  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-ZERO_SHOT = ("fi", "hu", "nl", "sv")
 MEASURES = ("F1_macro", "F1_micro", "K_macro", "K_micro")
 logger = logging.getLogger("bench_saved_b")
 
@@ -65,10 +64,10 @@ def _value(text: str) -> Any:
         return text
 
 
-def _load_run(data_dir: str, run: int) -> tuple[Any, Any]:
+def _load_run(data_dir: str | None, run: int, dataset: str = "debtags") -> tuple[Any, Any]:
     from gfun.experiments.runner import ExperimentSettings, load_run
 
-    return load_run(ExperimentSettings(dataset="debtags", data_dir=data_dir, view_cache=""), run)
+    return load_run(ExperimentSettings(dataset=dataset, data_dir=data_dir, view_cache=""), run)
 
 
 def _run_dir(base: Path, run: int) -> Path:
@@ -128,7 +127,6 @@ def score(args: argparse.Namespace) -> None:
     from gfun.experiments.many_shot import language_average
     from gfun.experiments.runner import cell_scores, evaluate_cell
     from gfun.funnelling import GeneralizedFunnelling
-    from gfun.views import make_view
 
     out = Path(args.out) if args.out else None
     rows = pd.read_csv(out).to_dict("records") if out is not None and out.is_file() else []
@@ -137,22 +135,31 @@ def score(args: argparse.Namespace) -> None:
         todo = [c for c in args.configs.split(",") if (run, c) not in done]
         if not todo:
             continue
-        train, test = _load_run(args.data_dir, run)
-        _B_CACHE["b"] = _index(_run_dir(Path(args.bvectors), run), train, test)
+        train, test = _load_run(args.data_dir, run, args.dataset)
+        if args.bvectors:
+            _B_CACHE["b"] = _index(_run_dir(Path(args.bvectors), run), train, test)
         for spec in todo:
             head, *overrides = spec.split(":")
-            letters, policy = head.split("-")
+            letters, _, policy = head.partition("-")
             params = {k: _value(v) for k, v in (o.split("=", 1) for o in overrides)}
-            views = [PrecomputedB() if v == "b" else
-                     make_view(v, defaults={"n_jobs": args.n_jobs, "random_state": run},
-                               **({"source": args.word_vectors} if v == "m" else {})) for v in letters]
             cache = args.cache.format(run=run) if args.cache else None
-            est = GeneralizedFunnelling(views=views, aggregation=policy, meta_C=1.0, random_state=run,
-                                        n_jobs=args.n_jobs, memory=cache, **params)
+            if letters == "fun":  # Funnelling (the X view's posteriors, raw, to the meta-classifier)
+                from gfun.baselines import make_fun
+
+                est = make_fun(meta_C=1.0, n_jobs=args.n_jobs, random_state=run, memory=cache)
+                est.set_params(**params)
+            else:
+                if "b" in letters and not args.bvectors:
+                    raise SystemExit(f"{spec}: a configuration with the B view needs --bvectors")
+                # letters, so that each view gets what a letters configuration hands it (W: out-of-fold WCEs)
+                views = [PrecomputedB() if v == "b" else v for v in letters]
+                est = GeneralizedFunnelling(views=views, aggregation=policy or "mean", meta_C=1.0,
+                                            view_params={"m": {"source": args.word_vectors}} if "m" in letters
+                                            else None, random_state=run, n_jobs=args.n_jobs, memory=cache, **params)
             frame = evaluate_cell(est, train, test)
             frame["run"], frame["config"] = run, spec
             scores = cell_scores(frame, ["run", "config"])
-            zero = scores["lang"].isin(ZERO_SHOT)
+            zero = ~scores["lang"].isin(set(train.langs))  # languages without training documents
             kept = "".join(getattr(est, "selected_views_", None) or [])
             for setting, mask in (("many", ~zero), ("zero", zero)):
                 if not mask.any():
@@ -201,8 +208,10 @@ def paired(frame: Any, pairs: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("step", choices=("fit", "score"))
-    ap.add_argument("--bvectors", required=True, help="folder of the saved vectors (run=R subfolders)")
-    ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data" / "debtags"))
+    ap.add_argument("--bvectors", default=None,
+                    help="folder of the saved vectors (run=R subfolders); needed by fit and by configurations with b")
+    ap.add_argument("--dataset", default="debtags", help="score: any dataset of gfun experiment (fit: debtags)")
+    ap.add_argument("--data-dir", default=None, help="the dataset's folder (default: GFUN_DATA's)")
     ap.add_argument("--runs", default="0", help="e.g. 0-9 or 0,3,5")
     ap.add_argument("--frozen-cache", default=None, help="fit: cache of the frozen pass and fine-tuned network")
     ap.add_argument("--b-param", action="append", default=[], help="fit: a B view parameter, NAME=VALUE")
@@ -215,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-jobs", type=int, default=2)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    if args.step == "fit" and not args.bvectors:
+        ap.error("fit needs --bvectors")
+    if args.data_dir is None and args.dataset == "debtags":
+        args.data_dir = str(ROOT.parent / "shared" / "data" / "debtags")
     (fit if args.step == "fit" else score)(args)
     return 0
 

@@ -127,13 +127,12 @@ class OtherNoiseView(NoiseView):
 
 
 def test_select_tries_every_subset_and_can_fall_back_to_one_view(demo) -> None:
-    """With three views, select tries all 7 sets (and the raw version of all three): X + two noise views is X."""
+    """With three views, select tries all 7 sets, each normalised and raw: X + two noise views is X."""
     train, test = demo
     views = [PosteriorsView(random_state=0), NoiseView(random_state=1), OtherNoiseView(random_state=2)]
     model = GeneralizedFunnelling(views=views, meta_C=1.0, random_state=0).fit(train)
-    suffix, other = ("", " (raw)") if model.selected_l2_ else (" (raw)", "")
-    assert set(model.selection_scores_) == {s + suffix for s in ("xno", "xn", "xo", "no", "x", "n", "o")} | {
-        "xno" + other}
+    sets = ("xno", "xn", "xo", "no", "x", "n", "o")
+    assert set(model.selection_scores_) == {s + suffix for s in sets for suffix in ("", " (raw)")}
     assert model.selected_views_ == ["x"] and model.n_meta_features_ == len(model.classes_)
     # the kept model is the X-alone model: its predictions do not read the noise views
     assert _f1_macro(model, test) > 0.2
@@ -303,3 +302,29 @@ def test_select_average_typo_is_refused_with_the_choices(demo) -> None:
     train, _ = demo
     with pytest.raises(ValueError, match=r"select_average must be one of \('pooled', 'language'\), got 'languages'"):
         GeneralizedFunnelling(views="x", meta_C=1.0, select_average="languages").fit(train)
+
+
+def test_one_standard_error_rule_uses_the_paired_fold_differences() -> None:
+    from gfun.meta_tier import one_standard_error_choice
+
+    # folds differ a lot in difficulty, the same for both candidates: the smaller candidate is always .02
+    # below the larger one, a real difference although it is smaller than either candidate's fold spread
+    big = np.array([0.50, 0.70, 0.90])
+    small = big - 0.02
+    assert one_standard_error_choice([big.mean(), small.mean()], [big, small], [2, 1]) == 0
+    # the same means, but the difference flips sign from fold to fold: within noise, the smaller one is kept
+    noisy = big + np.array([0.08, -0.07, -0.07])
+    assert one_standard_error_choice([big.mean(), noisy.mean()], [big, noisy], [2, 1]) == 1
+    # among the candidates within noise, the fewest views first, then the best score
+    third = big + np.array([0.07, -0.08, -0.05])
+    scores = [big.mean(), noisy.mean(), third.mean()]
+    assert one_standard_error_choice(scores, [big, noisy, third], [3, 2, 1]) == 2
+    assert one_standard_error_choice(scores, [big, noisy, third], [2, 1, 1]) == 1
+
+
+def test_select_without_normalisation_tries_raw_candidates_only(demo) -> None:
+    train, _ = demo
+    views = [PosteriorsView(random_state=0), NoiseView(random_state=1)]
+    model = GeneralizedFunnelling(views=views, meta_C=1.0, random_state=0, normalize=False).fit(train)
+    assert set(model.selection_scores_) == {"xn (raw)", "x (raw)", "n (raw)"}
+    assert model.selected_l2_ is False

@@ -9,6 +9,7 @@ Platt sigmoids so that ``predict_proba > 0.5`` is ``predict``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,12 +20,13 @@ from gfun.measures import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
 from gfun.view_spec import label
 
-__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_SCORES", "MetaTierMixin"]
+__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_SCORES", "MetaTierMixin",
+           "one_standard_error_choice"]
 
 logger = logging.getLogger("gfun.funnelling")
 
-#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 candidates, plus
-#: the raw version of all views); beyond, all views and every set that leaves one out.
+#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 sets, each
+#: normalised and raw); beyond, all views and every set that leaves one out.
 SELECT_ALL_SUBSETS_UP_TO = 4
 #: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
 #: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
@@ -53,6 +55,39 @@ def _selection_score(name: str) -> Any:
 
     return score
 
+
+
+def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequence[int]) -> int:
+    """The candidate ``select`` keeps: the one-standard-error rule (Breiman et al., 1984) on paired folds.
+
+    Among the candidates whose score is within one standard error of the best one's, the smallest (fewest
+    views), the best-scoring of those. The standard error is that of the difference between the candidate's
+    and the best one's per-fold scores (the candidates share the folds): the noise a fold puts into every
+    candidate cancels, and only a view that adds nothing beyond that noise is left out.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        Each candidate's validated score.
+    per_fold : sequence of ndarray
+        Each candidate's score on each fold (same folds, same order, for every candidate).
+    sizes : sequence of int
+        Each candidate's number of views.
+
+    Returns
+    -------
+    int
+        The index of the kept candidate.
+    """
+    scores = np.asarray(scores, dtype=float)
+    top = int(np.argmax(scores))
+    near = []
+    for i, folds in enumerate(per_fold):
+        diff = np.asarray(per_fold[top], dtype=float) - np.asarray(folds, dtype=float)
+        se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if scores[i] >= scores[top] - se:
+            near.append(i)
+    return min(near, key=lambda i: (sizes[i], -scores[i]))
 
 
 class MetaTierMixin:
@@ -126,21 +161,24 @@ class MetaTierMixin:
                     langs: np.ndarray | None = None) -> np.ndarray:
         """``aggregation="select"``: choose the meta-level input by the meta-classifier's validated F1.
 
-        Candidates, each the mean of the posteriors of a set of views: all views with the paper's
-        normalisation (L2 per view, z-scored columns) and without any (Funnelling's raw posteriors); then,
-        with the better of the two, every other non-empty set of views when there are at most
-        :data:`SELECT_ALL_SUBSETS_UP_TO` views (a single view included: gFun-XMW can fall back to X alone),
-        every set that leaves one view out beyond that. Each candidate's meta-classifier is trained on the
-        training inputs (``train``: in-sample, as the paper's) and cross-validated with ``select_cv`` folds (one
-        split shared by every candidate) on the out-of-fold inputs (``val``); its per-class thresholds are
-        chosen by ``meta_threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the
-        others, :func:`gfun.thresholds.validated_thresholds`). A candidate is scored by ``select_score`` of
-        those predictions, per training language and averaged over the languages (``select_average="language"``,
-        the way gFun is evaluated; ``langs`` gives each training document's language) or pooled over all
-        documents (``"pooled"``). The kept candidate follows the one-standard-error rule (Breiman et al., 1984): the
-        fewest views whose score is within one standard error (over folds) of the best candidate's, the best of
-        those, so that a view must earn its place by more than the noise of the estimate. Only the kept
-        candidate's final models are trained (the others stop after cross-validation). Returns the kept
+        Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per
+        view, z-scored columns) and without any (Funnelling's raw posteriors; only this one with
+        ``normalize=False``): every non-empty set of views when there are at most :data:`SELECT_ALL_SUBSETS_UP_TO`
+        views (a single view included: gFun-XMW can fall back to X alone), beyond that all views and every set
+        that leaves one out. Each set is tried both ways because the better form differs between views: on
+        EXCEPTIUS, X is better raw and X + M + W normalised, and choosing the form on all views first then
+        forced it on X. Each candidate's meta-classifier is trained on the training inputs (``train``:
+        in-sample, as the paper's) and cross-validated with ``select_cv`` folds (one split shared by every
+        candidate) on the out-of-fold inputs (``val``); its per-class thresholds are chosen by
+        ``meta_threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the others,
+        :func:`gfun.thresholds.validated_thresholds`). A candidate is scored by ``select_score`` of those
+        predictions, per training language and averaged over the languages (``select_average="language"``, the
+        way gFun is evaluated; ``langs`` gives each training document's language) or pooled over all documents
+        (``"pooled"``). The kept candidate follows the one-standard-error rule (Breiman et al., 1984): the fewest
+        views whose score is within one standard error of the best candidate's, the best of those, so that a view
+        must earn its place by more than the noise of the estimate; the error is that of the paired difference
+        of the two candidates' scores over the folds, which leaves out the noise the folds put into both. Only
+        the kept candidate's final models are trained (the others stop after cross-validation). Returns the kept
         meta-classifier's training input.
         """
         from itertools import combinations
@@ -175,32 +213,25 @@ class MetaTierMixin:
             va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
             meta, scaler = self._fit_meta(tr, va, Y, l2, self.select_cv, final=False)
             if meta.validated_decision_ is None:  # too few documents to cross-validate
-                score, se = 0.0, 0.0
+                score, per_fold = 0.0, np.zeros(len(folds))
             else:
                 pred = meta.validated_decision_ > 0
-                per_fold = [judged(pred, te) for _, te in folds]
+                per_fold = np.array([judged(pred, te) for _, te in folds])
                 score = judged(pred, everything)
-                se = float(np.std(per_fold, ddof=1) / np.sqrt(len(per_fold))) if len(per_fold) > 1 else 0.0
             meta.validated_decision_ = None  # free what the comparison no longer needs
             tried[label([letters[i] for i in subset]) + ("" if l2 else " (raw)")] = score
-            candidates.append((score, se, subset, l2, meta, scaler, tr))
+            candidates.append((score, per_fold, subset, l2, meta, scaler, tr))
 
         full = tuple(range(len(letters)))
-        if self.normalize:
-            attempt(full, True)
-        attempt(full, False)
-        l2 = max(candidates, key=lambda c: c[0])[3]
         if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
-            subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
+            subsets = [c for size in range(len(full), 0, -1) for c in combinations(full, size)]
         else:
-            subsets = [tuple(i for i in full if i != drop) for drop in full]
-        for subset in subsets:
-            attempt(subset, l2)
-        # one-standard-error rule: the fewest views whose validated score is within one standard error (over
-        # folds) of the best candidate's; among those, the best
-        top = max(candidates, key=lambda c: c[0])
-        near = [c for c in candidates if c[0] >= top[0] - top[1]]
-        best = min(near, key=lambda c: (len(c[2]), -c[0]))
+            subsets = [full] + [tuple(i for i in full if i != drop) for drop in full]
+        for subset in subsets:  # each set of views with the paper's normalisation and without any
+            for l2 in ((True, False) if self.normalize else (False,)):
+                attempt(subset, l2)
+        best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
+                                                    [len(c[2]) for c in candidates])]
         _, _, subset, l2, meta, self.scaler_, Zmeta = best
         self.meta_ = meta.finish(self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta, Y)
         self.selected_views_ = [letters[i] for i in subset]
