@@ -25,8 +25,8 @@ __all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_SCORES", "Meta
 
 logger = logging.getLogger("gfun.funnelling")
 
-#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 sets, each
-#: normalised and raw); beyond, all views and every set that leaves one out.
+#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 sets; all views
+#: and single views both normalised and raw); beyond, all views and every set that leaves one out.
 SELECT_ALL_SUBSETS_UP_TO = 4
 #: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
 #: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
@@ -162,14 +162,15 @@ class MetaTierMixin:
         """``aggregation="select"``: choose the meta-level input by the meta-classifier's validated F1.
 
         Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per
-        view, z-scored columns) and without any (Funnelling's raw posteriors; only this one with
-        ``normalize=False``): every non-empty set of views when there are at most :data:`SELECT_ALL_SUBSETS_UP_TO`
-        views (a single view included: gFun-XMW can fall back to X alone), beyond that all views and every set
-        that leaves one out. Each set is tried both ways because the better form differs between views: on
-        EXCEPTIUS, X is better raw and X + M + W normalised, and choosing the form on all views first then
-        forced it on X. Each candidate's meta-classifier is trained on the training inputs (``train``:
-        in-sample, as the paper's) and cross-validated with ``select_cv`` folds (one split shared by every
-        candidate) on the out-of-fold inputs (``val``); its per-class thresholds are chosen by
+        view, z-scored columns) or without any (Funnelling's raw posteriors; only this form with
+        ``normalize=False``): all views and each single view in both forms, then every other non-empty set of
+        views when there are at most :data:`SELECT_ALL_SUBSETS_UP_TO` views (every set that leaves one view out
+        beyond that) in the form all views validated better in. Single views are tried both ways because their
+        better form can differ from that of all views: on EXCEPTIUS X is better raw and X + M + W normalised,
+        and the form of all views, forced on X, cost gFun-XMW .04 micro-K against gFun-X. Each candidate's
+        meta-classifier is trained on the training inputs (``train``: in-sample, as the paper's) and
+        cross-validated with ``select_cv`` folds (one split shared by every candidate) on the out-of-fold
+        inputs (``val``); its per-class thresholds are chosen by
         ``meta_threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the others,
         :func:`gfun.thresholds.validated_thresholds`). A candidate is scored by ``select_score`` of those
         predictions, per training language and averaged over the languages (``select_average="language"``, the
@@ -227,8 +228,12 @@ class MetaTierMixin:
             subsets = [c for size in range(len(full), 0, -1) for c in combinations(full, size)]
         else:
             subsets = [full] + [tuple(i for i in full if i != drop) for drop in full]
-        for subset in subsets:  # each set of views with the paper's normalisation and without any
-            for l2 in ((True, False) if self.normalize else (False,)):
+        forms = (True, False) if self.normalize else (False,)
+        for l2 in forms:
+            attempt(full, l2)
+        preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
+        for subset in subsets[1:]:  # single views both ways, the other sets in the preferred form
+            for l2 in (forms if len(subset) == 1 else (preferred,)):
                 attempt(subset, l2)
         best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
                                                     [len(c[2]) for c in candidates])]
