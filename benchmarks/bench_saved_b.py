@@ -15,7 +15,10 @@ the meta level only. Two steps, both resumable:
     and score it on the test documents: one row per run, configuration and setting (``many``: the training
     languages, ``zero``: the zero-shot ones), per-language averages as in ``gfun evaluate``. A configuration is
     view letters, a policy and ``GeneralizedFunnelling`` parameters: ``xmb-select``,
-    ``xmb-select:select_average=pooled``, ``xmb-stack``. Rows already in ``--out`` are kept.
+    ``xmb-select:select_average=pooled``, ``xmb-stack``; ``fun`` is Funnelling. Rows already in ``--out`` are
+    kept. ``--dataset`` scores any dataset of ``gfun experiment`` (configurations without ``b`` need no
+    ``--bvectors``); the views are built from their letters, so each gets what ``gfun train`` hands it (W its
+    out-of-fold word-class embeddings).
 
 Example (issue 14, the 10-run comparison of gFun-XMB and gFun-B)::
 
