@@ -56,7 +56,6 @@ def _selection_score(name: str) -> Any:
     return score
 
 
-
 def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequence[int]) -> int:
     """The candidate ``select`` keeps: the one-standard-error rule (Breiman et al., 1984) on paired folds.
 
@@ -82,8 +81,9 @@ def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.nda
     scores = np.asarray(scores, dtype=float)
     top = int(np.argmax(scores))
     near = []
+    best = np.asarray(per_fold[top], dtype=float)
     for i, folds in enumerate(per_fold):
-        diff = np.asarray(per_fold[top], dtype=float) - np.asarray(folds, dtype=float)
+        diff = best - np.asarray(folds, dtype=float)
         se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
         if scores[i] >= scores[top] - se:
             near.append(i)
@@ -224,15 +224,15 @@ class MetaTierMixin:
             candidates.append((score, per_fold, subset, l2, meta, scaler, tr))
 
         full = tuple(range(len(letters)))
-        if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
-            subsets = [c for size in range(len(full), 0, -1) for c in combinations(full, size)]
-        else:
-            subsets = [full] + [tuple(i for i in full if i != drop) for drop in full]
         forms = (True, False) if self.normalize else (False,)
         for l2 in forms:
             attempt(full, l2)
         preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
-        for subset in subsets[1:]:  # single views both ways, the other sets in the preferred form
+        if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
+            subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
+        else:
+            subsets = [tuple(i for i in full if i != drop) for drop in full]
+        for subset in subsets:  # single views both ways, the other sets in the preferred form
             for l2 in (forms if len(subset) == 1 else (preferred,)):
                 attempt(subset, l2)
         best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
