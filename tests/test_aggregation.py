@@ -11,6 +11,7 @@ from gfun.aggregation import aggregate, fit_view_weights
 from gfun.corpus import MultilingualCorpus
 from gfun.datasets.demo import load_demo
 from gfun.funnelling import GeneralizedFunnelling
+from gfun.kernel_svm import RBFSVMOvR
 from gfun.metrics import evaluate
 from gfun.views.base import ViewGenerator
 from gfun.views.posteriors import PosteriorsView
@@ -330,3 +331,23 @@ def test_select_without_normalisation_tries_raw_candidates_only(demo) -> None:
     model = GeneralizedFunnelling(views=views, meta_C=1.0, random_state=0, normalize=False).fit(train)
     assert set(model.selection_scores_) == {"xn (raw)", "x (raw)", "n (raw)"}
     assert model.selected_l2_ is False
+
+
+def test_select_compares_at_a_coarse_tolerance_but_keeps_a_full_precision_model(demo, monkeypatch) -> None:
+    """The candidates are compared with libsvm's tolerance at ``SELECT_TOL``; the kept one is validated again and
+    trained at libsvm's default, so that with the same choice the model is the one a full-precision comparison
+    gives (same thresholds, sigmoids and predictions)."""
+    import gfun.meta_tier as meta_tier
+    from gfun.configuration import build_estimator
+
+    train, test = demo
+    coarse = build_estimator("xw", meta_C=1.0, random_state=0).fit(train)
+    monkeypatch.setattr(meta_tier, "SELECT_TOL", RBFSVMOvR().tol)
+    precise = build_estimator("xw", meta_C=1.0, random_state=0).fit(train)
+    assert coarse.selected_views_ == precise.selected_views_ and coarse.selected_l2_ == precise.selected_l2_
+    assert coarse.meta_.tol == precise.meta_.tol == RBFSVMOvR().tol and coarse.meta_.probability
+    assert coarse.selection_scores_ != precise.selection_scores_  # the comparison itself did change
+    drift = [abs(coarse.selection_scores_[k] - precise.selection_scores_[k]) for k in precise.selection_scores_]
+    assert max(drift) < 0.02
+    np.testing.assert_array_equal(coarse.meta_.threshold_, precise.meta_.threshold_)
+    np.testing.assert_array_equal(coarse.predict_proba(test), precise.predict_proba(test))
