@@ -351,3 +351,53 @@ def test_select_compares_at_a_coarse_tolerance_but_keeps_a_full_precision_model(
     assert max(drift) < 0.02
     np.testing.assert_array_equal(coarse.meta_.threshold_, precise.meta_.threshold_)
     np.testing.assert_array_equal(coarse.predict_proba(test), precise.predict_proba(test))
+
+
+class MemorisingView(NoiseView):
+    """A network that learned its training documents by heart: their labels (plus noise) for the documents it
+    trained on, noise for any other, as for new documents. With ``hold_out`` it keeps a fifth of the training
+    documents out of its training, as the recurrent view's early-stopping split, and says which (``heldout_idx_``)."""
+
+    letter = "q"
+
+    def __init__(self, dim: int = 16, random_state: int | None = 0, hold_out: bool = True) -> None:
+        super().__init__(dim, random_state)
+        self.hold_out = hold_out
+
+    def fit_transform(self, texts, langs, Y):
+        self.rng_ = np.random.RandomState(self.random_state)
+        Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=float)
+        self.n_classes_out_ = Y.shape[1]
+        Z = self.rng_.normal(size=(len(texts), Y.shape[1]))
+        held = np.sort(self.rng_.permutation(len(texts))[: len(texts) // 5])
+        trained = np.setdiff1d(np.arange(len(texts)), held)
+        Z[trained] += 4 * Y[trained]
+        self.heldout_idx_ = held if self.hold_out else None
+        return Z
+
+    def transform(self, texts, langs):
+        return self.rng_.normal(size=(len(texts), self.n_classes_out_))
+
+    def covers(self, lang):
+        return True
+
+
+def test_select_judges_a_view_that_trained_on_its_documents_where_it_did_not(demo, caplog) -> None:
+    """Judged on the documents it trained on, a memorising view wins (and the model is useless on new documents);
+    judged on those it held out, it is seen for what it is, and X alone is kept."""
+    train, test = demo
+
+    def fit(hold_out: bool) -> GeneralizedFunnelling:
+        memoriser = MemorisingView(random_state=1, hold_out=hold_out)
+        return GeneralizedFunnelling(views=[PosteriorsView(random_state=0), memoriser], meta_C=1.0,
+                                     random_state=0).fit(train)
+
+    fooled = fit(hold_out=False)
+    assert "q" in fooled.selected_views_
+    with caplog.at_level("INFO", logger="gfun.funnelling"):
+        wary = fit(hold_out=True)
+    assert wary.selected_views_ == ["x"]
+    assert any("judged on the 90 training documents view(s) Q did not train on" in r.getMessage()
+               for r in caplog.records)
+    assert wary.selection_scores_["x"] > wary.selection_scores_["q"] + 0.2
+    assert _f1_macro(wary, test) > _f1_macro(fooled, test) + 0.1

@@ -409,7 +409,7 @@ class GeneralizedFunnelling(NamedViewsMixin, MetaTierMixin, FunnellingStateMixin
         t0 = time.perf_counter()
         self.dropped_views_: list[str] = []
         if self.aggregation == "select":
-            Zmeta = self._fit_select(train_mapped, val_mapped, Y, lang_arr)
+            Zmeta = self._fit_select(train_mapped, val_mapped, Y, lang_arr, self._judged_documents(len(texts)))
             self._drop_unused_views()
         else:
             everyone = [np.ones(len(texts), dtype=bool)] * len(train_mapped)

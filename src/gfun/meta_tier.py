@@ -20,8 +20,8 @@ from gfun.measures import f1_from_counts
 from gfun.normalization import ZScore, l2_normalize
 from gfun.view_spec import label
 
-__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_SCORES", "SELECT_TOL", "MetaTierMixin",
-           "one_standard_error_choice"]
+__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_MIN_JUDGED", "SELECT_SCORES", "SELECT_TOL",
+           "MetaTierMixin", "one_standard_error_choice"]
 
 logger = logging.getLogger("gfun.funnelling")
 
@@ -39,6 +39,9 @@ SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
 #: 0 (6,491 documents, 73 classes, 11 candidates) it takes the comparison from 27 s to 16 s and moves the validated
 #: scores by at most .002, against differences of about .01 between the folds.
 SELECT_TOL = 0.1
+#: ``select`` judges its candidates on the documents a neural view held out of its training only when there are at
+#: least this many per cross-validation fold (else on all training documents, with a warning).
+SELECT_MIN_JUDGED = 20
 
 
 def _selection_score(name: str) -> Any:
@@ -164,8 +167,36 @@ class MetaTierMixin:
         (meta.fit if final else meta.validate)(Zmeta, Y, X_val=Zval, groups=self.groups_)
         return meta, scaler
 
+    def _judged_documents(self, n: int) -> np.ndarray | None:
+        """The training documents ``select`` judges its candidates on (a boolean mask), or ``None`` for all.
+
+        A view that trains a network on the training documents gives them outputs far better than a new
+        document's (the recurrent view's GRU: held-out macro-F1 .29, its training loss near 0), out-of-fold
+        mappers or not; judged on them, such a view wins every comparison. A view that keeps a part of the training
+        set out of its training (``heldout_idx_``, the recurrent view's early-stopping split) is judged there: the
+        documents every such view held out. With fewer than :data:`SELECT_MIN_JUDGED` of them (per fold), all.
+        """
+        mask = None
+        held = [(b.name, getattr(b.view, "heldout_idx_", None)) for b in self.branches_]
+        held = [(name, idx) for name, idx in held if idx is not None]
+        for _, idx in held:
+            own = np.zeros(n, dtype=bool)
+            own[np.asarray(idx, dtype=np.int64)] = True
+            mask = own if mask is None else mask & own
+        if mask is None:
+            return None
+        names = label([name for name, _ in held]).upper()
+        if mask.sum() < SELECT_MIN_JUDGED * self.select_cv:
+            logger.warning("select: view(s) %s held out only %d training documents: the candidates are judged on all "
+                           "%d, including those %s trained on (optimistic for %s)", names, int(mask.sum()), n, names,
+                           names)
+            return None
+        logger.info("select: candidates judged on the %d training documents view(s) %s did not train on",
+                    int(mask.sum()), names)
+        return mask
+
     def _fit_select(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray,
-                    langs: np.ndarray | None = None) -> np.ndarray:
+                    langs: np.ndarray | None = None, judged_on: np.ndarray | None = None) -> np.ndarray:
         """``aggregation="select"``: choose the meta-level input by the meta-classifier's validated F1.
 
         Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per
@@ -182,7 +213,8 @@ class MetaTierMixin:
         :func:`gfun.thresholds.validated_thresholds`). A candidate is scored by ``select_score`` of those
         predictions, per training language and averaged over the languages (``select_average="language"``, the
         way gFun is evaluated; ``langs`` gives each training document's language) or pooled over all documents
-        (``"pooled"``). The kept candidate follows the one-standard-error rule (Breiman et al., 1984): the fewest
+        (``"pooled"``), on the documents ``judged_on`` (a boolean mask, :meth:`_judged_documents`) or all. The kept
+        candidate follows the one-standard-error rule (Breiman et al., 1984): the fewest
         views whose score is within one standard error of the best candidate's, the best of those, so that a view
         must earn its place by more than the noise of the estimate; the error is that of the paired difference
         of the two candidates' scores over the folds, which leaves out the noise the folds put into both. Only
@@ -204,6 +236,8 @@ class MetaTierMixin:
         groups = [np.flatnonzero(langs == lang) for lang in np.unique(langs)] if by_language else None
 
         def judged(pred: np.ndarray, idx: np.ndarray) -> float:
+            if judged_on is not None:
+                idx = idx[judged_on[idx]]
             if groups is None:
                 return score_of(pred[idx], Yb[idx])
             member = np.zeros(len(Yb), dtype=bool)
@@ -211,7 +245,7 @@ class MetaTierMixin:
             parts = [score_of(pred[g[member[g]]], Yb[g[member[g]]]) for g in groups if member[g].any()]
             return float(np.mean(parts))
 
-        everything = np.arange(len(Yb))
+        everything = np.arange(len(Yb)) if judged_on is None else np.flatnonzero(judged_on)
         candidates: list[tuple] = []
         tried: dict[str, float] = {}
 

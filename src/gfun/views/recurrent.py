@@ -13,12 +13,21 @@ R_M (``wce=False``) and R_MW (``wce=True``).
 Presets (:data:`RECURRENT_PRESETS`; explicit parameters override them):
 
 ``"paper"``
-    Adam, learning rate 1e-3, no weight decay, StepLR(step 25, gamma 0.5), batch 256, up to 250 epochs, early
-    stopping after 25 epochs without macro-F1 improvement on a 20% held-out split, best epoch restored.
+    GRU of 512 units, Adam, learning rate 1e-3, no weight decay, StepLR(step 25, gamma 0.5), batch 256, up to 250
+    epochs, early stopping after 25 epochs without macro-F1 improvement on a 20% held-out split, best epoch
+    restored.
 ``"gpu"``
     Same as ``"paper"``.
 ``"cpu"``
-    The same with up to 30 epochs and patience 5.
+    GRU of 256 units, batches of 32 at learning rate 2e-3, up to 30 epochs, patience 5 (the rest as ``"paper"``).
+    Measured on debtags run 0 (2 cores, results/README.md): the paper's settings cost 100 s an epoch and 6
+    epochs leave gFun-R_M at F1M .122 (21 updates an epoch: too few); 256 units cost 24 s an epoch and learn as
+    slowly at batch 256; at batch 32 and 2e-3 (162 updates an epoch, 27 s) the held-out macro-F1 is .29 after 8
+    epochs and gFun-R_M scores F1M .287 / F1µ .492 after 12.
+
+The held-out split is the one part of the training set the network never trains on (``heldout_idx_``); ``select``
+judges its candidates there (:meth:`gfun.meta_tier.MetaTierMixin._fit_select`), since the GRU's outputs for the
+documents it trained on are far better than for new ones.
 
 Training batches are cut to the average length of their documents (longer documents truncated, shorter padded:
 the paper's per-batch maximum length). Views are extracted with a fixed maximum length (``max_length``) and
@@ -69,10 +78,10 @@ logger = logging.getLogger(__name__)
 
 #: Training settings by preset name (see the module docstring).
 RECURRENT_PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"lr": 1e-3, "step_size": 25, "gamma": 0.5, "batch_size": 256, "max_epochs": 250, "patience": 25,
-              "val_size": 0.2, "final_val_epoch": False},
-    "cpu": {"lr": 1e-3, "step_size": 25, "gamma": 0.5, "batch_size": 256, "max_epochs": 30, "patience": 5,
-            "val_size": 0.2, "final_val_epoch": False},
+    "paper": {"hidden_size": 512, "lr": 1e-3, "step_size": 25, "gamma": 0.5, "batch_size": 256, "max_epochs": 250,
+              "patience": 25, "val_size": 0.2, "final_val_epoch": False},
+    "cpu": {"hidden_size": 256, "lr": 2e-3, "step_size": 25, "gamma": 0.5, "batch_size": 32, "max_epochs": 30,
+            "patience": 5, "val_size": 0.2, "final_val_epoch": False},
 }
 RECURRENT_PRESETS["gpu"] = dict(RECURRENT_PRESETS["paper"])  # the paper's settings are affordable on a GPU
 _SETTINGS = tuple(RECURRENT_PRESETS["paper"])
@@ -119,8 +128,8 @@ class RecurrentView(ViewGenerator):
         ``"vec:/data/muse"``, ``{"spec": ..., **options}``.
     wce : bool
         Concatenate word-class embeddings to the word vectors (R_MW); ``False`` gives R_M.
-    hidden_size : int
-        GRU hidden size = the view's dimensionality.
+    hidden_size : int, optional
+        GRU hidden size = the view's dimensionality (``None``: the preset's, 512 or 256 on a CPU).
     dropout : float
         Dropout before the output layer during training.
     min_df : int
@@ -152,6 +161,11 @@ class RecurrentView(ViewGenerator):
     offsets_ : dict of str to int
         First embedding row of each training language's vocabulary.
     n_features_out_ : int
+    hidden_size_ : int
+        The GRU's hidden size used (``hidden_size`` or the preset's).
+    heldout_idx_ : ndarray or None
+        Training documents the network never trained on (the early-stopping split; ``None`` when there is none or
+        ``final_val_epoch`` trained on it too).
     word_dim_ : int
         Dimensionality of the word vectors (the WCE part, if any, follows).
     history_ : list of dict
@@ -163,7 +177,7 @@ class RecurrentView(ViewGenerator):
     letter = "r"
     output = "features"
 
-    def __init__(self, source: Any = "e5", wce: bool = False, hidden_size: int = 512, dropout: float = 0.2,
+    def __init__(self, source: Any = "e5", wce: bool = False, hidden_size: int | None = None, dropout: float = 0.2,
                  min_df: int = 1, stopwords: bool = False, stem: bool = False, preset: str = "auto",
                  lr: float | None = None, step_size: int | None = None, gamma: float | None = None,
                  batch_size: int | None = None, max_epochs: int | None = None, patience: int | None = None,
@@ -330,7 +344,8 @@ class RecurrentView(ViewGenerator):
         self.device_ = resolve_device(self.device)
         ids, _ = self._ids_training(texts, langs)
         with torch_seed(self.random_state, self.device_):
-            net = _net_class()(table.shape[0], self.embedding_dim_, int(self.hidden_size), Y.shape[1],
+            self.hidden_size_ = int(s["hidden_size"])
+            net = _net_class()(table.shape[0], self.embedding_dim_, self.hidden_size_, Y.shape[1],
                                float(self.dropout))
             with torch.no_grad():
                 net.embedding.weight.copy_(torch.from_numpy(table))
@@ -354,13 +369,14 @@ class RecurrentView(ViewGenerator):
 
             train_idx, val_idx = split_holdout(len(texts), float(s["val_size"]), self.random_state)
             logger.info("R view: GRU %d -> %d over %d embedding rows on %s; %d training + %d held-out documents",
-                        self.embedding_dim_, self.hidden_size, self.net_.embedding.num_embeddings, self.device_,
+                        self.embedding_dim_, self.hidden_size_, self.net_.embedding.num_embeddings, self.device_,
                         len(train_idx), len(val_idx))
             self.history_, self.best_epoch_ = train_early_stopping(
                 self.net_, run_epoch=run_epoch, predict_logits=lambda idx: self._run(ids, idx, "logits"), Y=Y,
                 train_idx=train_idx, val_idx=val_idx, scheduler=scheduler, max_epochs=int(s["max_epochs"]),
                 patience=int(s["patience"]), final_val_epoch=bool(s["final_val_epoch"]), name="R view")
         self.net_.eval()
+        self.heldout_idx_ = val_idx if val_idx.size and not bool(s["final_val_epoch"]) else None
         self.fit_seconds_ = time.perf_counter() - t_start
         self._set_fitted()
         return self._run(ids, np.arange(len(ids)), "features")
@@ -376,7 +392,7 @@ class RecurrentView(ViewGenerator):
         return out, None
 
     def _set_fitted(self) -> None:
-        self.n_features_out_ = int(self.hidden_size)
+        self.n_features_out_ = int(self.hidden_size_)
         self.epoch_seconds_ = [float(h["seconds"]) for h in self.history_]
 
     def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
@@ -410,6 +426,7 @@ class RecurrentView(ViewGenerator):
             params["source"] = os.fspath(params["source"])
         meta: dict = {"params": params, "languages_": self.languages_, "offsets_": self.offsets_,
                       "word_dim_": self.word_dim_, "embedding_dim_": self.embedding_dim_,
+                      "hidden_size_": self.hidden_size_,
                       "n_rows": int(self.net_.embedding.num_embeddings), "n_classes": int(self.net_.head.out_features),
                       "history_": self.history_, "best_epoch_": self.best_epoch_, "fit_seconds_": self.fit_seconds_,
                       "vectorizers": {}}
@@ -430,7 +447,10 @@ class RecurrentView(ViewGenerator):
         obj.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
                             for lang in obj.languages_}
         obj.device_ = resolve_device(obj.device)
-        net = _net_class()(int(meta["n_rows"]), obj.embedding_dim_, int(obj.hidden_size), int(meta["n_classes"]),
+        # models saved before hidden_size followed the preset hold it in their parameters
+        obj.hidden_size_ = int(meta.get("hidden_size_", obj.hidden_size))
+        obj.heldout_idx_ = None  # only the fit needs it
+        net = _net_class()(int(meta["n_rows"]), obj.embedding_dim_, obj.hidden_size_, int(meta["n_classes"]),
                            float(obj.dropout))
         state_from_arrays(net, sub_arrays(arrays, "net/"))
         obj.net_ = net.to(obj.device_).eval()
