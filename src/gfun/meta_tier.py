@@ -36,8 +36,9 @@ SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
 SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
 #: libsvm stopping tolerance of the cross-validation models with which ``aggregation="select"`` compares its
 #: candidates (libsvm's default is 1e-3; the kept candidate is validated again and trained with it). On debtags run
-#: 0 (6,491 documents, 73 classes, 11 candidates) it takes the comparison from 27 s to 16 s and moves the validated
-#: scores by at most .002, against differences of about .01 between the folds.
+#: 0 (6,491 documents, 73 classes, 11 candidates) it takes the comparison from 28.6 s to 17.3 s (20.5 s with the
+#: kept candidate's second validation) and moves the validated scores by at most .0015, against differences of
+#: about .01 between the folds.
 SELECT_TOL = 0.1
 #: ``select`` judges its candidates on the documents a neural view held out of its training only when there are at
 #: least this many per cross-validation fold (else on all training documents, with a warning).
