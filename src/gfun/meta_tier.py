@@ -189,8 +189,7 @@ class MetaTierMixin:
         names = label([name for name, _ in held]).upper()
         if mask.sum() < SELECT_MIN_JUDGED * self.select_cv:
             logger.warning("select: view(s) %s held out only %d training documents: the candidates are judged on all "
-                           "%d, including those %s trained on (optimistic for %s)", names, int(mask.sum()), n, names,
-                           names)
+                           "%d (optimistic for %s)", names, int(mask.sum()), n, names)
             return None
         logger.info("select: candidates judged on the %d training documents view(s) %s did not train on",
                     int(mask.sum()), names)
