@@ -80,9 +80,9 @@ def _tokenize(tokenizer: Any, texts: list[str], max_length: int) -> list[np.ndar
 def levers(args: argparse.Namespace) -> None:
     import torch
 
-    from gfun.corpus import read_corpus
-    from gfun.encoders import load_encoder
+    from gfun.corpus.multilingual import read_corpus
     from gfun.encoders.frozen import FrozenPass, pad_ids
+    from gfun.encoders.resolver import load_encoder
 
     train = read_corpus(Path(args.run_dir) / "train.jsonl")
     encoder, tokenizer = load_encoder(MODEL)
@@ -152,11 +152,12 @@ def levers(args: argparse.Namespace) -> None:
 def curve(args: argparse.Namespace) -> None:
     import torch
 
-    from gfun.baselines import FineTunedTransformerClassifier  # noqa: F401  (same network as the B view's)
-    from gfun.corpus import read_classes, read_corpus
+    from gfun.corpus.files import read_classes
+    from gfun.corpus.multilingual import read_corpus
     from gfun.encoders.frozen import FrozenPass, encoder_layers, pad_states, run_layers
-    from gfun.funnelling import GeneralizedFunnelling
-    from gfun.metrics import evaluate, f1_score
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.metrics.evaluation import evaluate
+    from gfun.metrics.measures import f1_score
     from gfun.views.transformer import TransformerView
 
     run = Path(args.run_dir)
@@ -177,7 +178,7 @@ def curve(args: argparse.Namespace) -> None:
     # ---- the frozen pass once, at the lowest cut, for every document of the run
     probe = TransformerView(**common, trainable_layers=max(ks))
     tuner = probe._tuner()
-    from gfun.encoders import load_encoder
+    from gfun.encoders.resolver import load_encoder
 
     encoder, hf_tok = load_encoder(MODEL)
     tuner.device_ = torch.device("cpu")
@@ -272,8 +273,9 @@ def curve(args: argparse.Namespace) -> None:
 
 def vectors(args: argparse.Namespace) -> None:
     """The B vectors of a saved gFun model (``--model``) for the run's train, test and zero-shot documents."""
-    from gfun.corpus import read_classes, read_corpus
-    from gfun.persistence import load_model
+    from gfun.corpus.files import read_classes
+    from gfun.corpus.multilingual import read_corpus
+    from gfun.persistence.loading import load_model
 
     run = Path(args.run_dir)
     classes = read_classes(run / "classes.json")

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gfun.baselines import NaiveClassifier, make_fun
+from gfun.baselines.naive import NaiveClassifier, make_fun
 from gfun.datasets.registry import load_dataset
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.metrics import evaluate
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.metrics.evaluation import evaluate
 
 DATA = Path(os.environ.get("GFUN_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 

@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load(run_dir: str):  # noqa: ANN202
-    from gfun.corpus import read_classes, read_corpus
+    from gfun.corpus.files import read_classes
+    from gfun.corpus.multilingual import read_corpus
 
     classes = read_classes(Path(run_dir) / "classes.json")
     return (read_corpus(Path(run_dir) / "train.jsonl", classes), read_corpus(Path(run_dir) / "test.jsonl", classes))
@@ -35,7 +36,7 @@ def _load(run_dir: str):  # noqa: ANN202
 
 def _one(point: dict) -> dict:
     from gfun.configuration import build_estimator, parse_config
-    from gfun.metrics import evaluate
+    from gfun.metrics.evaluation import evaluate
 
     train, test = _load(point["run_dir"])
     C = point["C"] if point["C"] == "cv" else float(point["C"])

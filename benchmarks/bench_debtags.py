@@ -50,7 +50,7 @@ def parse_config(name: str) -> tuple[str, float | None]:
 def _one(point: dict) -> dict:
     from gfun.configuration import build_estimator
     from gfun.datasets.debtags import load_debtags
-    from gfun.metrics import evaluate
+    from gfun.metrics.evaluation import evaluate
 
     r = load_debtags(run=point["run"], data_dir=point["data_dir"])
     config, meta_C = parse_config(point["config"])

@@ -22,7 +22,8 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
-from gfun.kernel_svm import RBFSVMOvR, rbf_kernel_inplace
+from gfun.svm.kernel import RBFSVMOvR
+from gfun.svm.rbf_kernel import rbf_kernel_inplace
 
 
 def _model(n_sv: int, d: int, k: int, seed: int = 0) -> RBFSVMOvR:

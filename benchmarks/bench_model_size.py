@@ -74,7 +74,7 @@ def _word_vector_cache(enabled: bool) -> Iterator[None]:
 
 
 def _timed_load(path: Path, cache: bool = True) -> tuple[Any, float]:
-    from gfun.persistence import load_model
+    from gfun.persistence.loading import load_model
 
     with _word_vector_cache(cache):
         t0 = time.perf_counter()
@@ -96,8 +96,8 @@ def _m_recompute_s(model: Any, cache: bool) -> float | None:
 
 def _fit_by_cli(argv: list[str]) -> Any:
     """``gfun <argv>`` in this process; returns the estimator it saved."""
-    from gfun.cli import main
-    from gfun.funnelling import GeneralizedFunnelling
+    from gfun.cli.main import main
+    from gfun.funnelling.generalized import GeneralizedFunnelling
 
     fitted: list[Any] = []
     original = GeneralizedFunnelling.save
@@ -131,8 +131,9 @@ def _self_contained_copy(model: Any, path: Path) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from gfun.corpus import read_classes, read_corpus
-    from gfun.metrics import evaluate
+    from gfun.corpus.files import read_classes
+    from gfun.corpus.multilingual import read_corpus
+    from gfun.metrics.evaluation import evaluate
 
     run = Path(args.run_dir)
     model_dir = Path(args.model)
@@ -176,7 +177,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_resave(args: argparse.Namespace) -> int:
     """A model saved before these changes, re-saved as gfun saves now (M kept, whatever select chose)."""
-    from gfun.corpus import read_classes, read_corpus
+    from gfun.corpus.files import read_classes
+    from gfun.corpus.multilingual import read_corpus
 
     run = Path(args.run_dir)
     old, new = Path(args.model), Path(args.out_model)
@@ -218,8 +220,8 @@ def cmd_resave(args: argparse.Namespace) -> int:
 
 def cmd_mapper_dtype(args: argparse.Namespace) -> int:
     from gfun.datasets.demo import load_demo
-    from gfun.funnelling import GeneralizedFunnelling
-    from gfun.metrics import evaluate
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.metrics.evaluation import evaluate
 
     train, test = load_demo()
     original = GeneralizedFunnelling._mapper

@@ -111,7 +111,7 @@ def _sample(corpus: Any, n: int | None, seed: int) -> Any:
 
 
 def _scores(Y: Any, pred: np.ndarray, langs: Any) -> dict[str, float]:
-    from gfun.metrics import evaluate
+    from gfun.metrics.evaluation import evaluate
 
     res = evaluate(Y, pred, langs).loc["average"]
     return {m: float(res[m]) for m in ("F1_macro", "F1_micro", "K_macro", "K_micro")}
@@ -136,7 +136,8 @@ def _load_run(args: argparse.Namespace) -> Any:
     import tempfile
     from types import SimpleNamespace
 
-    from gfun.corpus import MultilingualCorpus, read_classes
+    from gfun.corpus.files import read_classes
+    from gfun.corpus.multilingual import MultilingualCorpus
 
     folder = Path(args.corpus_dir)
     classes = read_classes(folder / "classes.json")
@@ -218,9 +219,9 @@ def main() -> int:  # noqa: C901 - a linear script
     import pandas as pd
 
     import gfun.views as gviews
-    from gfun.baselines import FineTunedTransformerClassifier
+    from gfun.baselines.transformer import FineTunedTransformerClassifier
     from gfun.configuration import build_estimator, parse_configs
-    from gfun.views import TransformerView
+    from gfun.views.transformer import TransformerView
 
     meta_C: float | str = args.meta_C if args.meta_C == "cv" else float(args.meta_C)
     configs = parse_configs(args.configs)
@@ -320,7 +321,8 @@ def main() -> int:  # noqa: C901 - a linear script
 
     zs_rows = []
     if len(zs_test):
-        from gfun.metrics import evaluate, f1_macro_present
+        from gfun.metrics.evaluation import evaluate
+        from gfun.metrics.measures import f1_macro_present
 
         for cfg in zs_configs:
             est = fitted[cfg.name]

@@ -13,7 +13,7 @@ import numpy as np
 
 from gfun.configuration import build_estimator
 from gfun.datasets.demo import load_demo
-from gfun.metrics import evaluate
+from gfun.metrics.evaluation import evaluate
 
 
 def main() -> None:

@@ -129,7 +129,7 @@ def score(args: argparse.Namespace) -> None:
 
     from gfun.experiments.many_shot import language_average
     from gfun.experiments.runner import cell_scores, evaluate_cell
-    from gfun.funnelling import GeneralizedFunnelling
+    from gfun.funnelling.generalized import GeneralizedFunnelling
 
     out = Path(args.out) if args.out else None
     rows = pd.read_csv(out).to_dict("records") if out is not None and out.is_file() else []
@@ -147,7 +147,7 @@ def score(args: argparse.Namespace) -> None:
             params = {k: _value(v) for k, v in (o.split("=", 1) for o in overrides)}
             cache = args.cache.format(run=run) if args.cache else None
             if letters == "fun":  # Funnelling (the X view's posteriors, raw, to the meta-classifier)
-                from gfun.baselines import make_fun
+                from gfun.baselines.naive import make_fun
 
                 est = make_fun(meta_C=1.0, n_jobs=args.n_jobs, random_state=run, memory=cache)
                 est.set_params(**params)

@@ -49,8 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _one(point: dict) -> dict:
     from gfun.datasets.debtags import load_debtags
-    from gfun.funnelling import GeneralizedFunnelling
-    from gfun.metrics import evaluate
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.metrics.evaluation import evaluate
 
     load_start = os.getloadavg()[0]  # other jobs on the machine: timings are comparable only at similar load
     corpus = point.get("corpus", "protocol")

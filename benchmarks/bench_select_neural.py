@@ -39,7 +39,7 @@ def main() -> int:
                         stream=sys.stderr)
     from gfun.configuration import build_estimator
     from gfun.datasets.debtags import load_debtags
-    from gfun.metrics import evaluate
+    from gfun.metrics.evaluation import evaluate
 
     r = load_debtags(run=args.run, data_dir=args.data_dir)
     view_params = {"m": {"source": args.word_vectors},

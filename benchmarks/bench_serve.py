@@ -1,6 +1,6 @@
 """Load check of ``gfun serve``: requests per second and latency percentiles on 127.0.0.1.
 
-Starts ``gfun serve --model MODEL`` on a free port (scripts/serve_page.py's :func:`running_server`), then for each
+Starts ``gfun serve --model MODEL`` on a free port (benchmarks/serve_page.py's :func:`running_server`), then for each
 batch size (documents per request) and each number of concurrent clients sends ``POST /predict`` requests
 built from real documents (``--docs``, JSONL) over keep-alive connections for ``--seconds`` seconds, the
 language given or left to detection (then only documents whose language is detected among the model's).
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from serve_page import running_server  # noqa: E402
 
@@ -49,7 +49,8 @@ def load_documents(path: str, n: int, seed: int = 0) -> list[dict[str, Any]]:
 def servable_without_lang(docs: list[dict[str, Any]], languages: list[str]) -> list[dict[str, Any]]:
     """The documents whose language the detector finds, confidently, among the model's (about 0.4% of debtags
     test documents are not: a request holding one is refused with 422, which would time an error path)."""
-    from gfun.langid import LanguageDetectionError, detect_languages
+    from gfun.errors import LanguageDetectionError
+    from gfun.text.langid import detect_languages
 
     keep = []
     for d in docs:

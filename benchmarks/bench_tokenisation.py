@@ -41,7 +41,7 @@ def _rows(setting: str, config: str, tag: str, df, fit_s: float) -> list[dict]:
 def run(args: argparse.Namespace) -> list[dict]:
     from gfun.configuration import build_estimator, neural_view_params
     from gfun.datasets.sib200 import load_sib200
-    from gfun.metrics import evaluate
+    from gfun.metrics.evaluation import evaluate
 
     out: list[dict] = []
     settings = args.settings.split(",")

@@ -2,7 +2,7 @@
 
 Rows (one run; scores averaged over the test languages, each test document scored in its own language):
 
-* ``upper``: :class:`gfun.baselines.UpperBoundClassifier` (the paper's UpperBound: the Naive baseline's learner,
+* ``upper``: :class:`gfun.baselines.naive.UpperBoundClassifier` (the paper's UpperBound: the Naive baseline's learner,
   TF-IDF + one linear SVM per class, on the English versions of the training documents, tested on the English
   versions of the test documents), C = 1 and C by 5-fold CV;
 * ``upper-dedup``: the same with identical English training texts kept once (SIB-200 is fully parallel: every
@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gfun.baselines import UpperBoundClassifier, english_versions
-from gfun.corpus import MultilingualCorpus
+from gfun.baselines.naive import UpperBoundClassifier, english_versions
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.registry import load_dataset
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.metrics import evaluate
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.metrics.evaluation import evaluate
 
 MEASURES = ["F1_macro", "F1_micro", "K_macro", "K_micro"]
 

@@ -37,8 +37,8 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING)
 
     from gfun.datasets.debtags import load_debtags
-    from gfun.funnelling import GeneralizedFunnelling
-    from gfun.metrics import evaluate
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.metrics.evaluation import evaluate
 
     r = load_debtags(run=args.run, data_dir=args.data_dir)
     meta_C = "cv" if args.meta_C == "cv" else float(args.meta_C)

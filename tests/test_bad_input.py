@@ -18,14 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from gfun.baselines import NaiveClassifier
-from gfun.cli import main
-from gfun.corpus import CorpusFormatError, MultilingualCorpus
+from gfun.baselines.naive import NaiveClassifier
+from gfun.cli.main import main
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.normalization import ZScore, l2_normalize
-from gfun.persistence import read_manifest
-from gfun.views.base import UnseenLanguageError
+from gfun.errors import CorpusFormatError, UnseenLanguageError
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.persistence.loading import read_manifest
+from gfun.views.normalization import ZScore, l2_normalize
 
 LANGS = ("de", "en", "it")
 

@@ -9,13 +9,13 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from gfun.baselines import NaiveClassifier, make_fun
-from gfun.corpus import MultilingualCorpus
+from gfun.baselines.naive import NaiveClassifier, make_fun
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.linear_svm import fit_linear_ovr
-from gfun.text import TfidfVectorizer
-from gfun.views.base import UnseenLanguageError
+from gfun.errors import UnseenLanguageError
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.svm.linear import fit_linear_ovr
+from gfun.text.tfidf import TfidfVectorizer
 
 LANGS = ["de", "en", "it"]
 

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.calibration import _sigmoid_calibration
 
-from gfun.calibration import fit_platt, platt_posteriors
+from gfun.svm.calibration import fit_platt, platt_posteriors
 
 
 def _data(n: int = 300, k: int = 6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

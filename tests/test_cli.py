@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun.cli import build_parser, main
-from gfun.corpus import MultilingualCorpus
+from gfun.cli.main import build_parser, main
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
-from gfun.persistence import read_manifest
+from gfun.persistence.loading import read_manifest
 
 
 def _sample(corpus: MultilingualCorpus, n: int, langs: tuple[str, ...]) -> MultilingualCorpus:
@@ -126,7 +126,7 @@ def test_every_command_has_help() -> None:
 
 
 def test_console_script_runs() -> None:
-    out = subprocess.run([sys.executable, "-m", "gfun.cli", "--help"], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-m", "gfun.cli.main", "--help"], capture_output=True, text=True, check=True)
     assert "train" in out.stdout and "predict" in out.stdout and "evaluate" in out.stdout
 
 
@@ -218,12 +218,12 @@ def test_missing_language_error_names_detect_language(files: dict[str, Path], gf
 
 
 def test_chosen_C_is_logged_as_plain_numbers(caplog: pytest.LogCaptureFixture) -> None:
-    from gfun.kernel_svm import RBFSVMOvR
+    from gfun.svm.kernel import RBFSVMOvR
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 4))
     Y = (X[:, :3] > 0).astype(int)
-    with caplog.at_level("INFO", logger="gfun.kernel_svm"):
+    with caplog.at_level("INFO", logger="gfun.svm.kernel"):
         RBFSVMOvR(C="cv", C_grid=(0.1, 1.0), cv=3, verbose=True, random_state=0).fit(X, Y)
     line = next(r.getMessage() for r in caplog.records if "C chosen" in r.getMessage())
     assert "np." not in line and "C chosen: " in line
@@ -234,14 +234,14 @@ def test_quiet_silences_transformers_progress_bars(monkeypatch: pytest.MonkeyPat
                                                    capsys: pytest.CaptureFixture) -> None:
     """`-q` silences transformers' own bars (the "Loading weights" one), and leaves them on afterwards."""
     hf_logging = pytest.importorskip("transformers.utils.logging")
-    import gfun.demo
+    import gfun.cli.demo
 
     def command(args) -> int:
         for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
             pass
         return 0
 
-    monkeypatch.setattr(gfun.cli, "cmd_info", command)
+    monkeypatch.setattr(gfun.cli.main, "cmd_info", command)
     enabled = hf_logging.is_progress_bar_enabled()
     assert main(["-q", "info", "any"]) == 0
     assert "Loading weights" not in capsys.readouterr().err
@@ -255,14 +255,14 @@ def test_demo_asks_for_the_torch_extra_only_when_it_is_missing(monkeypatch: pyte
                                                                capsys: pytest.CaptureFixture) -> None:
     import pandas as pd
 
-    import gfun._optional
-    import gfun.demo
+    import gfun.cli.demo
+    import gfun.core.optional
 
     table = pd.DataFrame({"F1_macro": [0.3], "F1_micro": [0.4], "K_macro": [0.2], "K_micro": [0.3],
                           "fit_s": [1.0]}, index=pd.Index(["gFun-X"], name="method"))
-    monkeypatch.setattr(gfun.demo, "run_demo", lambda **kw: table)
+    monkeypatch.setattr(gfun.cli.demo, "run_demo", lambda **kw: table)
     for installed in (True, False):
-        monkeypatch.setattr(gfun._optional, "has_optional", lambda name, ok=installed: ok)
+        monkeypatch.setattr(gfun.core.optional, "has_optional", lambda name, ok=installed: ok)
         assert main(["-q", "demo"]) == 0
         first = capsys.readouterr().out.splitlines()[0]
         assert first.endswith("gFun-XW and gFun-XMW: gfun demo --full" if installed else
@@ -287,7 +287,7 @@ def test_train_a_crosslingual_baseline(files: dict[str, Path], method: str, opti
     """gfun train takes every baseline the experiments take: trained, saved, described, loaded, evaluated and
     predicting as the estimator fitted in memory does."""
     from gfun.configuration import build_estimator
-    from gfun.persistence import load_model
+    from gfun.persistence.loading import load_model
     from gfun.predictions import prediction_records
 
     model = files["folder"] / f"model-{method}"

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, UpperBoundClassifier
-from gfun.cli import build_parser, main, train_estimator
+from gfun.baselines.crosslingual import CROSSLINGUAL
+from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier
+from gfun.baselines.transformer import FineTunedTransformerClassifier
+from gfun.cli.experiment import add_experiment_parser, settings_from_args
+from gfun.cli.main import build_parser, main, train_estimator
 from gfun.configuration import (
     METHODS,
     build_estimator,
@@ -18,10 +21,8 @@ from gfun.configuration import (
     parse_config,
     parse_configs,
 )
-from gfun.crosslingual import CROSSLINGUAL
-from gfun.experiments.cli import add_experiment_parser, settings_from_args
 from gfun.experiments.runner import experiment_estimator
-from gfun.funnelling import GeneralizedFunnelling
+from gfun.funnelling.generalized import GeneralizedFunnelling
 from test_paper_commands import _listed_names  # every name the README, the --configs help and the defaults list
 
 CLASSES = {"naive": NaiveClassifier, "upper": UpperBoundClassifier, "bert": FineTunedTransformerClassifier,

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun.corpus import CorpusFormatError, MultilingualCorpus, read_corpus
+from gfun.corpus.multilingual import MultilingualCorpus, read_corpus
 from gfun.datasets.demo import load_demo
+from gfun.errors import CorpusFormatError
 
 TRICKY_TEXTS = [
     "plain text",

@@ -9,23 +9,17 @@ import lz4.frame
 import numpy as np
 import pytest
 
+from gfun.baselines.crosslingual import CROSSLINGUAL
+from gfun.baselines.crosslingual.clesa import CLESAClassifier
+from gfun.baselines.crosslingual.dci import DCIClassifier
+from gfun.baselines.crosslingual.kcca import KCCAClassifier, fit_kcca
+from gfun.baselines.crosslingual.lri import LRIClassifier, random_index_vectors
+from gfun.baselines.crosslingual.resources import ParallelCollection, debtags_parallel, resolve_parallel
 from gfun.configuration import build_estimator, parse_config
-from gfun.corpus import MultilingualCorpus
-from gfun.crosslingual import (
-    CROSSLINGUAL,
-    CLESAClassifier,
-    DCIClassifier,
-    KCCAClassifier,
-    LRIClassifier,
-    ParallelCollection,
-    debtags_parallel,
-)
-from gfun.crosslingual.kcca import fit_kcca
-from gfun.crosslingual.lri import random_index_vectors
-from gfun.crosslingual.resources import resolve_parallel
-from gfun.metrics import f1_score
-from gfun.persistence import load_model
-from gfun.views.base import UnseenLanguageError
+from gfun.corpus.multilingual import MultilingualCorpus
+from gfun.errors import UnseenLanguageError
+from gfun.metrics.measures import f1_score
+from gfun.persistence.loading import load_model
 
 LANGS = ("en", "it")
 CLASSES = ["c0", "c1", "c2", "c3"]
@@ -200,7 +194,7 @@ def test_dci_maps_a_word_and_its_translation_together(data, fitted) -> None:
 
 
 def test_dci_correspondence_functions() -> None:
-    from gfun.crosslingual.dci import correspondence
+    from gfun.baselines.crosslingual.dci import correspondence
 
     X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]], dtype=float)
     P = np.array([[1], [1], [0], [0]])
@@ -227,7 +221,7 @@ def test_clesa_finds_the_concept_across_languages() -> None:
 def test_clesa_selects_the_best_covered_concepts() -> None:
     coll = ParallelCollection(["a", "b", "c", "d"], {"en": ["x y", "x", None, "y"], "it": [None, "x", "y", "x y"],
                                                      "fr": [None, "y", None, "x"]})
-    from gfun.crosslingual.clesa import select_items
+    from gfun.baselines.crosslingual.clesa import select_items
 
     assert select_items(coll, ["en", "it", "fr"], 2, 2, 0).tolist() == [1, 3]
     assert select_items(coll, ["en", "it", "fr"], None, 2, 0).tolist() == [1, 3]
@@ -402,8 +396,9 @@ def test_parallel_configs_refused_without_a_collection() -> None:
 def test_sib200_experiments_run_with_no_extra_option(sib200: Path, tmp_path: Path) -> None:
     """The many-shot experiment (zero-shot documents included) and the zero-shot one, on SIB-200, for the four."""
     from gfun.configuration import parse_configs
-    from gfun.experiments import run_many_shot, run_zero_shot
+    from gfun.experiments.many_shot import run_many_shot
     from gfun.experiments.runner import ExperimentSettings
+    from gfun.experiments.zero_shot import run_zero_shot
 
     settings = ExperimentSettings(dataset="sib200", runs=1, meta_C=1.0, languages=["en", "fr", "it"],
                                   view_params={"kcca": {"n_components": 20, "rank": 40}}, view_cache="")

@@ -10,8 +10,10 @@ from sklearn.preprocessing import normalize
 from gfun import GeneralizedFunnelling, load_model, register_view
 from gfun.datasets.demo import load_demo
 from gfun.errors import UnregisteredViewError
-from gfun.testing import check_view
-from gfun.views import PosteriorsView, ViewGenerator, unregister_view
+from gfun.views import unregister_view
+from gfun.views.base import ViewGenerator
+from gfun.views.checks import check_view
+from gfun.views.posteriors import PosteriorsView
 
 
 # ------------------------------------------------------------------- the user's view (what a user writes)

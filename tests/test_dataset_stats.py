@@ -9,11 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gfun.corpus import MultilingualCorpus
-from gfun.datasets.cli import add_datasets_parser, build_dataset
-from gfun.datasets.registry import DATASETS, DatasetSplits, load_dataset, resolve_dataset_name
+from gfun.cli.datasets import add_datasets_parser, build_dataset
+from gfun.corpus.multilingual import MultilingualCorpus
+from gfun.datasets.registry import DATASETS, load_dataset, resolve_dataset_name
+from gfun.datasets.splits import DatasetSplits
 from gfun.datasets.stats import dataset_stats, label_stats, vocabulary_size
-from gfun.text import Analyzer
+from gfun.text.analysis import Analyzer
 
 
 def _splits(zero_shot: bool = False) -> DatasetSplits:

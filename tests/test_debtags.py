@@ -16,17 +16,9 @@ import pytest
 
 from conftest import SHARED_DATA
 from gfun.datasets import debtags as dt
-from gfun.datasets.debtags import (
-    DEBTAGS_MANY_SHOT,
-    DEBTAGS_ZERO_SHOT,
-    DebtagsRun,
-    debtags_stats,
-    description_text,
-    format_stats_table,
-    load_debtags,
-    parse_deb822,
-    write_debtags_run,
-)
+from gfun.datasets.debian_archive import description_text, parse_deb822
+from gfun.datasets.debtags import DEBTAGS_MANY_SHOT, DEBTAGS_ZERO_SHOT, DebtagsRun, load_debtags, write_debtags_run
+from gfun.datasets.stats import debtags_stats, format_stats_table
 
 REFERENCE = SHARED_DATA.parent / "tools" / "build_debtags.py"
 SPLITS = ("train", "test", "test_zeroshot")

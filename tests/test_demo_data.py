@@ -1,4 +1,4 @@
-"""The bundled demo sample (src/gfun/datasets/data, built by scripts/build_demo_data.py)."""
+"""The bundled demo sample (src/gfun/datasets/data, built by benchmarks/build_demo_data.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from gfun.corpus import MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import DEMO_FILES, demo_classes, load_demo
 
 LANGS = ["da", "de", "en", "fr", "it"]

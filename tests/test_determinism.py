@@ -25,9 +25,9 @@ SCRIPT = textwrap.dedent('''
 
     import numpy as np
 
-    from gfun.baselines import NaiveClassifier
+    from gfun.baselines.naive import NaiveClassifier
     from gfun.datasets.demo import load_demo
-    from gfun.funnelling import GeneralizedFunnelling
+    from gfun.funnelling.generalized import GeneralizedFunnelling
 
     def main(out):
         """Fit both models and save their outputs under ``out``."""

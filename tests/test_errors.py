@@ -32,13 +32,15 @@ def node_is_private(node: ast.AST) -> bool:
 
 
 def test_the_usual_names_are_the_same_classes() -> None:
-    from gfun.corpus import CorpusFormatError
-    from gfun.encoders.resolver import EncoderNotAvailableError
-    from gfun.langid import LanguageDetectionError
-    from gfun.persistence import ModelFormatError
-    from gfun.serve import RequestError
-    from gfun.text import UnknownLanguageError
-    from gfun.views import UnseenLanguageError
+    from gfun.errors import (
+        CorpusFormatError,
+        EncoderNotAvailableError,
+        LanguageDetectionError,
+        ModelFormatError,
+        RequestError,
+        UnknownLanguageError,
+        UnseenLanguageError,
+    )
 
     for cls in (CorpusFormatError, EncoderNotAvailableError, LanguageDetectionError, ModelFormatError, RequestError,
                 UnknownLanguageError, UnseenLanguageError):

@@ -27,8 +27,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from gfun import GeneralizedFunnelling, NaiveClassifier
 from gfun.datasets.demo import load_demo
-from gfun.persistence import ESTIMATOR_MODULES, _estimators
-from gfun.views import PosteriorsView
+from gfun.persistence.directory import ESTIMATOR_MODULES, _estimators
+from gfun.views.posteriors import PosteriorsView
 
 APPLIED = ("check_estimator_cloneable", "check_estimator_tags_renamed", "check_valid_tag_types",
            "check_estimator_repr", "check_no_attributes_set_in_init", "check_do_not_raise_errors_in_init_or_set_params",

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from gfun.corpus import CorpusFormatError
 from gfun.datasets.exceptius import (
     EXCEPTIUS_CLASSES,
     EXCEPTIUS_COUNTRIES,
     load_exceptius,
     read_exceptius_file,
 )
+from gfun.errors import CorpusFormatError
 
 HEADER = "id\ttext\t" + "\t".join(EXCEPTIUS_CLASSES)
 

@@ -15,16 +15,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gfun.cli.experiment import add_experiment_parser
 from gfun.configuration import parse_config, parse_configs
 from gfun.experiments.aggregation import run_aggregation
-from gfun.experiments.cli import add_experiment_parser
 from gfun.experiments.learning_curve import run_learning_curve
 from gfun.experiments.many_shot import run_many_shot
 from gfun.experiments.runner import CellStore, ExperimentSettings
 from gfun.experiments.tables import dagger, significance_table, to_latex, to_markdown
 from gfun.experiments.zero_shot import run_zero_shot
-from gfun.metrics import paired_ttest
-from gfun.wordvectors import WordVectorSource
+from gfun.metrics.significance import paired_ttest
+from gfun.wordvectors.base import WordVectorSource
 
 pytest.importorskip("matplotlib")
 
@@ -139,16 +139,16 @@ def test_many_shot_resumes_to_the_same_tables(tmp_path):
 
 
 def test_views_are_fitted_once_per_run_and_give_the_same_tables(tmp_path, monkeypatch):
-    import gfun.branch
+    import gfun.funnelling.branch
 
     fitted = []
-    real = gfun.branch._fit_branch
+    real = gfun.funnelling.branch._fit_branch
 
     def counting(view, *args, **kw):
         fitted.append(view.letter)
         return real(view, *args, **kw)
 
-    monkeypatch.setattr(gfun.branch, "_fit_branch", counting)
+    monkeypatch.setattr(gfun.funnelling.branch, "_fit_branch", counting)
     configs = parse_configs("fun,x,w,xw")
     cached = run_many_shot(tiny(runs=2), configs, tmp_path / "cached", plots=False)
     assert sorted(fitted) == sorted(["x"] * 2 * 2 + ["w"] * 2)  # per run: x for Fun (no normalisation), x, w
@@ -211,7 +211,7 @@ def test_many_shot_zero_shot_table(tmp_path, monkeypatch):
 
 
 def test_cli_sample_and_zero_shot_test_options():
-    from gfun.experiments.cli import settings_from_args
+    from gfun.cli.experiment import settings_from_args
 
     parser = argparse.ArgumentParser(prog="gfun")
     add_experiment_parser(parser.add_subparsers(dest="command"))
@@ -273,7 +273,7 @@ def test_aggregation(tmp_path):
 
 def test_cli_zero_shot_prints_the_grids(tmp_path, capsys):
     """`gfun experiment zero-shot` prints every configuration's grid for every measure, not a one-line summary."""
-    from gfun.cli import main
+    from gfun.cli.main import main
 
     assert main(["-q", "experiment", "zero-shot", "--quick", "--runs", "1", "--configs", "naive,x", "--no-plots",
                  "--out", str(tmp_path)]) == 0

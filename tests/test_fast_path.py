@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import gfun.funnelling
-import gfun.kernel_svm
-import gfun.linear_svm
-import gfun.meta_tier
+import gfun.funnelling.generalized
+import gfun.funnelling.meta
+import gfun.svm.kernel
+import gfun.svm.linear
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.kernel_svm import RBFSVMOvR
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.svm.kernel import RBFSVMOvR
 
 
 class _SVCEverywhere(RBFSVMOvR):
@@ -41,10 +41,10 @@ def test_fast_path_equals_exact_path(demo, views: str) -> None:
               "n_jobs": 2, "aggregation": "mean"}
     fast = GeneralizedFunnelling(**params).fit(train)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gfun.linear_svm, "_liblinear", None)  # LinearSVC.fit per class
-        mp.setattr(gfun.kernel_svm, "_libsvm", None)  # SVC.fit per class
-        mp.setattr(gfun.funnelling, "RBFSVMOvR", _SVCEverywhere)
-        mp.setattr(gfun.meta_tier, "RBFSVMOvR", _SVCEverywhere)  # kernel evaluated by libsvm, no Gram matrix
+        mp.setattr(gfun.svm.linear, "_liblinear", None)  # LinearSVC.fit per class
+        mp.setattr(gfun.svm.kernel, "_libsvm", None)  # SVC.fit per class
+        mp.setattr(gfun.funnelling.generalized, "RBFSVMOvR", _SVCEverywhere)
+        mp.setattr(gfun.funnelling.meta, "RBFSVMOvR", _SVCEverywhere)  # kernel evaluated by libsvm, no Gram matrix
         exact = GeneralizedFunnelling(**{**params, "n_jobs": 1}).fit(train)
         assert isinstance(exact.meta_, _SVCEverywhere)
     # the two paths stop libsvm at different points within its tolerance, and the kernel's last bits depend on
@@ -59,8 +59,9 @@ def test_fast_path_equals_exact_path(demo, views: str) -> None:
 
 
 def test_nystroem_meta_classifier_close_to_exact(demo, tmp_path) -> None:
-    from gfun.metrics import evaluate
-    from gfun.persistence import load_model, save_model
+    from gfun.metrics.evaluation import evaluate
+    from gfun.persistence.loading import load_model
+    from gfun.persistence.saving import save_model
 
     train, test = demo
     # mean: both views reach the meta-classifier (select may keep X alone and drop W's mapper)
@@ -82,8 +83,8 @@ def test_fast_path_equals_exact_path_with_out_of_fold_validation(demo) -> None:
     params = {"views": "xw", "cv": 3, "random_state": 0, "n_jobs": 1}
     fast = GeneralizedFunnelling(**params).fit(train)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gfun.funnelling, "RBFSVMOvR", _SVCEverywhere)
-        mp.setattr(gfun.meta_tier, "RBFSVMOvR", _SVCEverywhere)
+        mp.setattr(gfun.funnelling.generalized, "RBFSVMOvR", _SVCEverywhere)
+        mp.setattr(gfun.funnelling.meta, "RBFSVMOvR", _SVCEverywhere)
         exact = GeneralizedFunnelling(**params).fit(train)
     assert fast.selected_views_ == exact.selected_views_ and fast.selected_l2_ == exact.selected_l2_
     assert (fast.predict(test) == exact.predict(test)).mean() >= 0.99
@@ -94,8 +95,9 @@ def test_memory_budget_switches_meta_and_mappers_to_the_approximation(demo, tmp_
     exact; the default budget keeps the exact path (the same model as ``kernel_approximation=None``)."""
     import logging
 
-    from gfun.metrics import evaluate
-    from gfun.persistence import load_model, save_model
+    from gfun.metrics.evaluation import evaluate
+    from gfun.persistence.loading import load_model
+    from gfun.persistence.saving import save_model
 
     train, test = demo
     params = {"views": "xw", "meta_C": "cv", "meta_C_grid": (0.1, 1.0, 10.0), "cv": 3, "random_state": 0,
@@ -104,7 +106,7 @@ def test_memory_budget_switches_meta_and_mappers_to_the_approximation(demo, tmp_
     default = GeneralizedFunnelling(**params).fit(train)
     assert default.meta_.method_ is None and default.mappers_["w"].method_ is None
     np.testing.assert_array_equal(default.decision_function(test), exact.decision_function(test))
-    with caplog.at_level(logging.WARNING, logger="gfun.kernel_svm"):
+    with caplog.at_level(logging.WARNING, logger="gfun.svm.kernel"):
         approx = GeneralizedFunnelling(max_memory="8MB", n_components=80, **params).fit(train)
     assert approx.meta_.method_ == "nystroem-ls" and approx.mappers_["w"].method_ == "nystroem-ls"
     assert caplog.text.count("more than max_memory") >= 2

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun.views import TransformerView
+from gfun.views.transformer import TransformerView
 from neural_fixtures import single_torch_thread, tiny_bert_folder
 from synthetic_vectors import make_corpus
 
@@ -46,14 +46,14 @@ def fitted(model_dir, data):
 
 
 def _base(model_dir):
-    from gfun.encoders import load_encoder
+    from gfun.encoders.resolver import load_encoder
 
     return load_encoder(str(model_dir))[0]
 
 
 def test_frozen_pass_matches_a_straight_forward_pass(model_dir, data):
-    from gfun.encoders import load_encoder
     from gfun.encoders.frozen import FrozenPass, encoder_layers, pad_ids, run_layers
+    from gfun.encoders.resolver import load_encoder
 
     encoder, tokenizer = load_encoder(str(model_dir))
     ids = [np.asarray(tokenizer(t, truncation=True, max_length=48)["input_ids"]) for t in data["texts"]]
@@ -91,7 +91,7 @@ def test_cached_training_vectors_equal_test_time_vectors(fitted, data):
 
 
 def test_frozen_pass_disk_cache_is_shared(model_dir, data, tmp_path):
-    from gfun.baselines import FineTunedTransformerClassifier
+    from gfun.baselines.transformer import FineTunedTransformerClassifier
 
     params = {**PARTIAL, "frozen_cache": str(tmp_path), "max_epochs": 1}
     view = TransformerView(model=str(model_dir), **params)
@@ -107,8 +107,8 @@ def test_frozen_pass_disk_cache_is_shared(model_dir, data, tmp_path):
 def test_k0_is_the_frozen_encoders_pooled_vector(model_dir, data):
     view = TransformerView(model=str(model_dir), **{**PARTIAL, "trainable_layers": 0, "pooling": "mean"})
     Z = view.fit_transform(data["texts"], data["langs"], data["Y"])
-    from gfun.encoders import load_encoder
     from gfun.encoders.pooling import encode_texts
+    from gfun.encoders.resolver import load_encoder
 
     encoder, tokenizer = load_encoder(str(model_dir))
     ref = encode_texts(encoder, tokenizer, data["texts"], batch_size=4, max_length=48, normalize=False)
@@ -141,7 +141,7 @@ def test_saved_state_refers_to_the_base_encoder(model_dir, fitted, data, tmp_pat
 
 
 def test_default_preset_follows_the_device(monkeypatch):
-    from gfun.neural import device_preset
+    from gfun.neural.training import device_preset
     from gfun.views.recurrent import RecurrentView
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -164,9 +164,9 @@ def test_int8_frozen_part_stays_close_to_float32(model_dir, fitted, data):
 
 
 def test_cli_saves_a_small_model_that_predicts_the_same(model_dir, data, tmp_path):
-    from gfun.cli import main
-    from gfun.corpus import MultilingualCorpus
-    from gfun.persistence import load_model
+    from gfun.cli.main import main
+    from gfun.corpus.multilingual import MultilingualCorpus
+    from gfun.persistence.loading import load_model
 
     labels = [[f"c{j}" for j in np.flatnonzero(row)] for row in data["Y"]]
     train = tmp_path / "train.jsonl"
@@ -202,7 +202,7 @@ def test_experiment_configs_share_the_frozen_pass(tmp_path):
 
 
 def test_head_refit_changes_the_classifier_not_the_vectors(model_dir, data):
-    from gfun.neural import _bce
+    from gfun.neural.training import _bce
 
     plain = TransformerView(model=str(model_dir), **{**PARTIAL, "head_epochs": 0})
     refit = TransformerView(model=str(model_dir), **{**PARTIAL, "head_epochs": 20})
@@ -214,8 +214,8 @@ def test_head_refit_changes_the_classifier_not_the_vectors(model_dir, data):
 
 
 def test_bert_reuses_the_b_views_fine_tuning(model_dir, data, tmp_path, monkeypatch):
-    from gfun.baselines import FineTunedTransformerClassifier
-    from gfun.views.transformer import TransformerFineTuner
+    from gfun.baselines.transformer import FineTunedTransformerClassifier
+    from gfun.neural.fine_tuning import TransformerFineTuner
 
     params = {**PARTIAL, "head_epochs": 5, "frozen_cache": str(tmp_path)}
     alone = FineTunedTransformerClassifier(model=str(model_dir), **{**params, "frozen_cache": None})
@@ -250,7 +250,7 @@ def test_progress_bars_only_on_a_terminal(model_dir, data, capsys, caplog, monke
     import logging
     import sys
 
-    from gfun.progress import progress_bar
+    from gfun.core.progress import progress_bar
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -283,12 +283,12 @@ def test_fit_keeps_one_tokenizer_and_hashes_the_base_only_when_saving(model_dir,
     """Memory of a fit (issue 13): the loaded backend tokenizer itself is used (no ~280 MB copy of a 250k-piece
     vocabulary), and the frozen weights are hashed when a save needs it, not during training (hashing reads the
     whole memory-mapped embedding table)."""
-    import gfun.encoders
     import gfun.encoders.frozen as frozen_module
+    import gfun.encoders.resolver
 
     loaded, hashed = [], []
-    real_load, real_hash = gfun.encoders.load_encoder, frozen_module.frozen_fingerprint
-    monkeypatch.setattr(gfun.encoders, "load_encoder", lambda *a, **k: loaded.append(real_load(*a, **k)) or loaded[-1])
+    real_load, real_hash = gfun.encoders.resolver.load_encoder, frozen_module.frozen_fingerprint
+    monkeypatch.setattr(gfun.encoders.resolver, "load_encoder", lambda *a, **k: loaded.append(real_load(*a, **k)) or loaded[-1])
     monkeypatch.setattr(frozen_module, "frozen_fingerprint", lambda *a: hashed.append(a) or real_hash(*a))
     view = TransformerView(model=str(model_dir), **{**PARTIAL, "max_epochs": 1})
     view.fit_transform(data["texts"], data["langs"], data["Y"])

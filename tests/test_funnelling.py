@@ -9,14 +9,14 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from gfun.baselines import NaiveClassifier
-from gfun.corpus import MultilingualCorpus
+from gfun.baselines.naive import NaiveClassifier
+from gfun.corpus.inputs import as_label_matrix
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.inputs import as_label_matrix
-from gfun.kernel_svm import DEFAULT_C_GRID
-from gfun.metrics import evaluate
-from gfun.views.base import UnseenLanguageError
+from gfun.errors import UnseenLanguageError
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.metrics.evaluation import evaluate
+from gfun.svm.kernel import DEFAULT_C_GRID
 from gfun.views.posteriors import PosteriorsView
 
 LANGS = ["de", "en", "it"]
@@ -268,8 +268,8 @@ def test_balanced_meta_class_weight_predicts_more_positives(demo, model: General
 
 
 def test_cv_groups_come_from_the_corpus_parallel_fields() -> None:
-    from gfun.corpus import MultilingualCorpus
-    from gfun.inputs import document_groups
+    from gfun.corpus.inputs import document_groups
+    from gfun.corpus.multilingual import MultilingualCorpus
 
     corpus = MultilingualCorpus(["a", "b", "c"], ["en", "it", "en"], ["x y", "x z", "y z"], [["c0"], [], ["c0"]],
                                 ["c0"], extra={"source": ["p1", "p1", "p2"], "other": [1, 2, 3]})

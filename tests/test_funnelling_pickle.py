@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from gfun.corpus import CorpusFormatError, MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.funnelling_pickle import (
     PickledObject,
     RestrictedUnpickler,
@@ -24,6 +24,7 @@ from gfun.datasets.funnelling_pickle import (
     read_split_file,
 )
 from gfun.datasets.registry import load_dataset
+from gfun.errors import CorpusFormatError
 
 LABELS = ["C11", "C12", "E21"]
 

@@ -15,16 +15,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun.baselines import NaiveClassifier
-from gfun.calibration import fit_platt, platt_posteriors
-from gfun.cli import main
-from gfun.corpus import CorpusFormatError, MultilingualCorpus, read_corpus
+from gfun.baselines.naive import NaiveClassifier
+from gfun.cli.main import main
+from gfun.corpus.multilingual import MultilingualCorpus, read_corpus
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.kernel_svm import RBFSVMOvR
-from gfun.metrics import evaluate, evaluate_model
-from gfun.persistence import load_model
-from gfun.text import Analyzer, TfidfVectorizer
+from gfun.errors import CorpusFormatError
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.metrics.evaluation import evaluate, evaluate_model
+from gfun.persistence.loading import load_model
+from gfun.svm.calibration import fit_platt, platt_posteriors
+from gfun.svm.kernel import RBFSVMOvR
+from gfun.text.analysis import Analyzer
+from gfun.text.tfidf import TfidfVectorizer
 from gfun.views.embeddings import WordEmbeddingView
 from gfun.views.posteriors import PosteriorsView
 
@@ -193,7 +195,7 @@ def test_empty_label_in_tsv_is_refused(folder: Path) -> None:
 def test_language_codes_are_case_normalised_with_one_warning(demo, caplog) -> None:
     train = demo["train"]
     upper = [lang.upper() if i % 2 else f" {lang} " for i, lang in enumerate(train.langs)]
-    with caplog.at_level(logging.WARNING, logger="gfun.corpus"):
+    with caplog.at_level(logging.WARNING, logger="gfun.corpus.multilingual"):
         corpus = MultilingualCorpus(train.ids, upper, train.texts, train.labels, train.classes)
     assert corpus.languages == ["de", "en", "it"]
     msgs = [r.getMessage() for r in caplog.records if "normalised" in r.getMessage()]

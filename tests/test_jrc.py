@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gfun.corpus import CorpusFormatError, MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.jrc import jrc_funnelling_split, load_jrc_acquis, read_jrc_acquis, read_jrc_file
 from gfun.datasets.registry import load_dataset
+from gfun.errors import CorpusFormatError
 
 LANGS = ("en", "it", "fi")
 

@@ -14,8 +14,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.svm import SVC
 
 from gfun.datasets.demo import load_demo
-from gfun.kernel_svm import RBFSVMOvR, rbf_kernel_inplace
-from gfun.linear_svm import CONSTANT_SCORE, make_folds
+from gfun.svm.kernel import RBFSVMOvR
+from gfun.svm.linear import CONSTANT_SCORE, make_folds
+from gfun.svm.rbf_kernel import rbf_kernel_inplace
 from gfun.views.posteriors import PosteriorsView
 
 GRID = (0.1, 1.0, 10.0)
@@ -247,10 +248,10 @@ def test_small_calls_keep_float32_support_vectors_widened_and_score_the_same_bit
     calls keep the float64 copy, large ones keep nothing, and the scores are the same bits as widening each time."""
     import pickle
 
-    import gfun.kernel_svm
-    from gfun.kernel_svm import rbf_kernel_inplace
+    import gfun.svm.kernel
+    from gfun.svm.rbf_kernel import rbf_kernel_inplace
 
-    monkeypatch.setattr(gfun.kernel_svm, "KEEP_WIDE_SUPPORT_BELOW", 8)  # 256 by default; 60 test documents here
+    monkeypatch.setattr(gfun.svm.kernel, "KEEP_WIDE_SUPPORT_BELOW", 8)  # 256 by default; 60 test documents here
 
     Ztr, Ytr, Zte, _ = data
     model = RBFSVMOvR(C=1.0, support_dtype="float32", random_state=0).fit(np.sqrt(Ztr), Ytr)
@@ -305,7 +306,7 @@ def test_bad_C_selection_rejected_with_cv(data) -> None:
 
 # ------------------------------------------------------------------------------------------- Nystroem
 def test_nystroem_approximation_close_to_the_exact_kernel(data) -> None:
-    from gfun.metrics import f1_from_counts
+    from gfun.metrics.measures import f1_from_counts
 
     Ztr, Ytr, Zte, Yte = data
 
@@ -352,7 +353,7 @@ def test_validate_then_finish_is_fit(data, threshold: str) -> None:
 
 # ------------------------------------------------------------------------------- memory budget, least squares
 def test_parse_memory_and_exact_memory() -> None:
-    from gfun.kernel_svm import exact_memory, parse_memory
+    from gfun.svm.memory_budget import exact_memory, parse_memory
 
     assert parse_memory("2GB") == 2 * 2**30 and parse_memory("512m") == 512 * 2**20 and parse_memory(1e9) == 1e9
     assert parse_memory("1.5 G") == 1.5 * 2**30
@@ -367,7 +368,7 @@ def test_parse_memory_and_exact_memory() -> None:
 def test_auto_switches_to_nystroem_least_squares_beyond_the_budget(data, caplog) -> None:
     import logging
 
-    from gfun.metrics import f1_from_counts
+    from gfun.metrics.measures import f1_from_counts
 
     Ztr, Ytr, Zte, Yte = data
 
@@ -378,7 +379,7 @@ def test_auto_switches_to_nystroem_least_squares_beyond_the_budget(data, caplog)
 
     exact = RBFSVMOvR(C="cv", C_grid=GRID, cv=4, random_state=0).fit(Ztr, Ytr)
     assert exact.method_ is None and exact.dual_coef_.shape[0] > 0
-    with caplog.at_level(logging.WARNING, logger="gfun.kernel_svm"):
+    with caplog.at_level(logging.WARNING, logger="gfun.svm.kernel"):
         approx = RBFSVMOvR(C="cv", C_grid=GRID, cv=4, max_memory="1MB", n_components=60, random_state=0).fit(Ztr, Ytr)
     assert approx.method_ == "nystroem-ls" and "max_memory" in caplog.text and "Nystroem" in caplog.text
     assert approx.nystroem_components_.shape == (60, Ztr.shape[1]) and approx.dual_coef_.shape == (0, Ytr.shape[1])

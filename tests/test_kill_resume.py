@@ -15,7 +15,7 @@ CONFIGS = "naive,fun,x"
 
 
 def _command(out: Path) -> list[str]:
-    return [sys.executable, "-m", "gfun.cli", "-q", "experiment", "many-shot", "--quick", "--configs", CONFIGS,
+    return [sys.executable, "-m", "gfun.cli.main", "-q", "experiment", "many-shot", "--quick", "--configs", CONFIGS,
             "--no-plots", "--out", str(out)]
 
 

@@ -1,4 +1,4 @@
-"""Language identification of documents without a language (gfun.langid, the ``langid`` extra)."""
+"""Language identification of documents without a language (gfun.text.langid, the ``langid`` extra)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun._optional import has_optional
-from gfun.corpus import CorpusFormatError, MultilingualCorpus
+from gfun.core.optional import has_optional
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
+from gfun.errors import CorpusFormatError
 
 needs_detector = pytest.mark.skipif(
     not has_optional("py3langid"),
@@ -36,9 +37,9 @@ def _write_jsonl(path: Path, records: list[dict]) -> Path:
 # ------------------------------------------------------------------------------------------------ accuracy
 @needs_detector
 def test_detects_the_languages_of_real_documents(demo_test: MultilingualCorpus, caplog) -> None:
-    from gfun.langid import detect_languages
+    from gfun.text.langid import detect_languages
 
-    with caplog.at_level(logging.INFO, logger="gfun.langid"):
+    with caplog.at_level(logging.INFO, logger="gfun.text.langid"):
         found = detect_languages(demo_test.texts, candidates=demo_test.languages)
     accuracy = np.mean(np.asarray(found) == np.asarray(demo_test.langs))
     assert accuracy >= 0.9, f"{accuracy:.2f} of {len(found)} demo documents"
@@ -48,7 +49,7 @@ def test_detects_the_languages_of_real_documents(demo_test: MultilingualCorpus, 
 @needs_detector
 def test_sib200_sentences_among_all_languages(shared_data: Path) -> None:
     """Parallel sentences in 11 languages (Flores-200), no candidate restriction."""
-    from gfun.langid import detect_languages
+    from gfun.text.langid import detect_languages
 
     iso = {"dan": "da", "deu": "de", "eng": "en", "fin": "fi", "fra": "fr", "hun": "hu", "ita": "it", "nld": "nl",
            "por": "pt", "spa": "es", "swe": "sv"}
@@ -67,7 +68,7 @@ def test_sib200_sentences_among_all_languages(shared_data: Path) -> None:
 # ------------------------------------------------------------------------------------------------ candidates
 @needs_detector
 def test_candidates_are_answered_in_the_callers_spelling() -> None:
-    from gfun.langid import detect_languages
+    from gfun.text.langid import detect_languages
 
     texts = ["Das Programm bearbeitet Textdateien und speichert sie automatisch.",
              "The program edits text files and saves them automatically."]
@@ -90,7 +91,8 @@ def test_candidates_are_answered_in_the_callers_spelling() -> None:
 # ------------------------------------------------------------------------------------------------ refusals
 @needs_detector
 def test_refuses_when_not_confident_naming_the_document_and_the_guesses() -> None:
-    from gfun.langid import LanguageDetectionError, detect_languages
+    from gfun.errors import LanguageDetectionError
+    from gfun.text.langid import detect_languages
 
     texts = ["The program edits text files and saves them automatically.", "Hallo", "ok",
              "Il programma modifica i file di testo."]
@@ -109,7 +111,8 @@ def test_refuses_when_not_confident_naming_the_document_and_the_guesses() -> Non
 @pytest.mark.parametrize("text", ["", "   \n", "12345 678", "!!! ???"])
 def test_refuses_texts_without_letters(text: str) -> None:
     """Even among two candidates, where a uniform guess would pass a 0.5 threshold."""
-    from gfun.langid import LanguageDetectionError, detect_languages
+    from gfun.errors import LanguageDetectionError
+    from gfun.text.langid import detect_languages
 
     with pytest.raises(LanguageDetectionError, match="no letters") as err:
         detect_languages(["Das ist ein Haus.", text], candidates=["de", "en"])
@@ -131,7 +134,7 @@ def test_missing_languages_are_filled_in_when_reading_jsonl(tmp_path: Path, capl
     path = _write_jsonl(tmp_path / "docs.jsonl", RECORDS)
     with pytest.raises(CorpusFormatError, match="line 2.*'lang'"):
         MultilingualCorpus.from_jsonl(path)  # the default: a missing language is an error
-    with caplog.at_level(logging.INFO, logger="gfun.langid"):
+    with caplog.at_level(logging.INFO, logger="gfun.text.langid"):
         corpus = MultilingualCorpus.from_jsonl(path, detect_language=True)
     # the detected English is written as the file already writes it ("eng"), the others as ISO 639-1 codes
     assert corpus.langs == ["eng", "de", "it", "eng"]
@@ -151,7 +154,7 @@ def test_missing_languages_are_filled_in_when_reading_tsv(tmp_path: Path) -> Non
 
 @needs_detector
 def test_undetectable_language_in_a_file_names_file_line_and_id(tmp_path: Path) -> None:
-    from gfun.langid import LanguageDetectionError
+    from gfun.errors import LanguageDetectionError
 
     path = _write_jsonl(tmp_path / "docs.jsonl", [*RECORDS, {"id": "five", "text": "   "}])
     with pytest.raises(LanguageDetectionError) as err:
@@ -163,7 +166,7 @@ def test_undetectable_language_in_a_file_names_file_line_and_id(tmp_path: Path) 
 
 @needs_detector
 def test_fill_missing_languages_leaves_complete_records_alone() -> None:
-    from gfun.langid import fill_missing_languages
+    from gfun.text.langid import fill_missing_languages
 
     complete = [RECORDS[0]]
     assert fill_missing_languages(complete) == complete
@@ -180,7 +183,7 @@ def test_detect_language_must_not_be_a_single_string(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------------ packaging
 def test_missing_detector_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    import gfun.langid as langid
+    import gfun.text.langid as langid
 
     monkeypatch.setitem(sys.modules, "py3langid", None)  # makes "import py3langid" fail
     monkeypatch.setitem(sys.modules, "py3langid.langid", None)
@@ -195,5 +198,5 @@ def test_missing_detector_says_what_to_install(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_importing_gfun_langid_does_not_load_the_detector() -> None:
-    code = "import sys, gfun.langid, gfun.corpus; assert 'py3langid' not in sys.modules"
+    code = "import sys, gfun.text.langid, gfun.corpus.multilingual; assert 'py3langid' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

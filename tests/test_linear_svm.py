@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
 from gfun.datasets.demo import load_demo
-from gfun.linear_svm import CONSTANT_SCORE, cross_val_decision, fit_linear_ovr, make_folds, select_C
-from gfun.metrics import f1_from_counts
-from gfun.text import TfidfVectorizer
+from gfun.metrics.measures import f1_from_counts
+from gfun.svm.linear import CONSTANT_SCORE, cross_val_decision, fit_linear_ovr, make_folds, select_C
+from gfun.text.tfidf import TfidfVectorizer
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests of gfun.metrics against contingency tables and scores worked out by hand.
+"""Tests of gfun.metrics.evaluation against contingency tables and scores worked out by hand.
 
 Every expected number below is a literal computed by hand (the arithmetic is in the comments),
 never by calling the code under test.
@@ -13,20 +13,18 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from gfun.metrics import (
-    DISPLAY_NAMES,
+from gfun.metrics.evaluation import evaluate, per_class_contingency
+from gfun.metrics.formatting import DISPLAY_NAMES, format_table
+from gfun.metrics.measures import (
     MEASURES,
     contingency,
-    evaluate,
     f1_from_counts,
     f1_macro_present,
     f1_score,
-    format_table,
     k_from_counts,
     k_score,
-    paired_ttest,
-    per_class_contingency,
 )
+from gfun.metrics.significance import paired_ttest
 
 # -------------------------------------------------------------------------------------------
 # A 4-document, 3-class example used throughout (classes a, b, c; languages en, it).
@@ -443,7 +441,7 @@ def test_format_table_of_evaluate_uses_display_names() -> None:
 
 
 def test_measures_from_contingency_is_what_evaluate_reports() -> None:
-    from gfun.metrics import measures_from_contingency
+    from gfun.metrics.measures import measures_from_contingency
 
     table = contingency(Y_TRUE, Y_PRED)
     row = evaluate(Y_TRUE, Y_PRED).loc["all"]
@@ -453,13 +451,3 @@ def test_measures_from_contingency_is_what_evaluate_reports() -> None:
         assert got == {k: row[k] for k in got}
     no_positive = np.array([[0, 2, 0, 5], [0, 0, 0, 7]])
     assert math.isnan(measures_from_contingency(no_positive)["F1_macro_present"])
-
-
-def test_significance_and_formatting_are_served_by_metrics_too() -> None:
-    import gfun.formatting
-    import gfun.metrics
-    import gfun.significance
-
-    assert gfun.metrics.paired_ttest is gfun.significance.paired_ttest
-    assert gfun.metrics.format_table is gfun.formatting.format_table
-    assert gfun.metrics.DISPLAY_NAMES is gfun.formatting.DISPLAY_NAMES

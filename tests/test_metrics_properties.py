@@ -1,4 +1,4 @@
-"""Property-based tests of gfun.metrics (hypothesis)."""
+"""Property-based tests of gfun.metrics.evaluation (hypothesis)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,9 @@ from hypothesis.extra import numpy as hnp
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.metrics import f1_score as sk_f1_score
 
-from gfun.metrics import (
-    MEASURES,
-    contingency,
-    evaluate,
-    f1_from_counts,
-    f1_score,
-    k_from_counts,
-    k_score,
-    paired_ttest,
-    per_class_contingency,
-)
+from gfun.metrics.evaluation import evaluate, per_class_contingency
+from gfun.metrics.measures import MEASURES, contingency, f1_from_counts, f1_score, k_from_counts, k_score
+from gfun.metrics.significance import paired_ttest
 
 SETTINGS = settings(max_examples=30, deadline=None)
 SLOW_SETTINGS = settings(max_examples=12, deadline=None)  # for tests that build DataFrames

@@ -1,4 +1,4 @@
-"""scripts/paired_tests.py: per-run language averages, paired differences and p-values per setting."""
+"""benchmarks/paired_tests.py: per-run language averages, paired differences and p-values per setting."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("paired_tests", ROOT / "scripts" / "paired_tests.py")
+    spec = importlib.util.spec_from_file_location("paired_tests", ROOT / "benchmarks" / "paired_tests.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -17,12 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gfun.cli import main
-from gfun.cli_options import parse_view_params
+from gfun.cli.experiment import DEFAULT_CONFIGS
+from gfun.cli.main import main
+from gfun.cli.options import parse_view_params
 from gfun.configuration import parse_config, parse_configs
 from gfun.experiments.aggregation import aggregation_variants
-from gfun.experiments.cli import DEFAULT_CONFIGS
-from gfun.experiments.runner import CellStore, check_key_value, run_cells
+from gfun.experiments.keys import check_key_value
+from gfun.experiments.runner import CellStore, run_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +39,7 @@ def _listed_names() -> set[str]:
         names |= set(m.group(1).split(","))
     import argparse
 
-    from gfun.experiments.cli import add_experiment_parser
+    from gfun.cli.experiment import add_experiment_parser
 
     parser = argparse.ArgumentParser()
     add_experiment_parser(parser.add_subparsers())
@@ -192,7 +193,7 @@ def test_plot_wce_writes_a_png(tmp_path, capsys) -> None:
 def test_wce_figure_rows_are_the_views_embeddings(tmp_path) -> None:
     pytest.importorskip("matplotlib")
     from gfun.datasets.demo import load_demo
-    from gfun.plots import top_wce_terms, wce_figure
+    from gfun.experiments.wce_plot import top_wce_terms, wce_figure
     from gfun.views.wce import WordClassEmbeddingView
 
     train, _ = load_demo()
@@ -210,7 +211,7 @@ def test_wce_figure_rows_are_the_views_embeddings(tmp_path) -> None:
 def test_plot_wce_from_a_saved_model(tmp_path, capsys) -> None:
     pytest.importorskip("matplotlib")
     from gfun.datasets.demo import load_demo
-    from gfun.funnelling import GeneralizedFunnelling
+    from gfun.funnelling.generalized import GeneralizedFunnelling
 
     train, _ = load_demo()
     small = train.subset(np.arange(0, len(train), 5))

@@ -9,9 +9,9 @@ import pytest
 from joblib import delayed, parallel_config
 from threadpoolctl import threadpool_info
 
+from gfun.core.parallel import blas_threads_per_job, run_parallel
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.parallel import blas_threads_per_job, run_parallel
+from gfun.funnelling.generalized import GeneralizedFunnelling
 
 
 def _blas_threads() -> int:

@@ -12,21 +12,14 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from gfun.baselines import NaiveClassifier, make_fun
-from gfun.corpus import MultilingualCorpus
+from gfun.baselines.naive import NaiveClassifier, make_fun
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
-from gfun.errors import UnregisteredViewError
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.persistence import (
-    FORMAT_VERSION,
-    DamagedModelError,
-    ModelFormatError,
-    check_model_destination,
-    load_model,
-    read_manifest,
-    save_model,
-)
-from gfun.views.base import UnseenLanguageError
+from gfun.errors import DamagedModelError, ModelFormatError, UnregisteredViewError, UnseenLanguageError
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.persistence.directory import FORMAT_VERSION
+from gfun.persistence.loading import load_model, read_manifest
+from gfun.persistence.saving import check_model_destination, save_model
 from gfun.views.posteriors import PosteriorsView
 
 LANGS = ["de", "en", "it"]
@@ -441,7 +434,7 @@ def test_a_legacy_flat_model_loads_but_is_not_replaced(demo, models, saved: Path
 
 def test_a_reader_always_finds_a_complete_model_when_a_save_replaces_the_one_it_reads(
         demo, models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gfun.model_loading as model_loading
+    import gfun.persistence.loading as model_loading
 
     path = save_model(models["naive"], tmp_path / "m")
     first_version = _version(path).name
@@ -463,7 +456,7 @@ def test_a_reader_always_finds_a_complete_model_when_a_save_replaces_the_one_it_
 
 def test_a_save_that_dies_before_the_swap_leaves_the_old_model(demo, models, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import gfun.model_saving as model_saving
+    import gfun.persistence.saving as model_saving
 
     path = save_model(models["naive"], tmp_path / "m")
     old = _version(path).name
@@ -626,8 +619,8 @@ def test_a_damaged_pointer_is_a_clear_error(saved: Path, tmp_path: Path) -> None
 
 def test_state_flattening_helpers_round_trip_components() -> None:
     """put_state(s) / load_state(s): a component's arrays under a prefix, and back (the one flattening code)."""
-    from gfun.persistence import load_state, load_states, prefixed, put_state, put_states, sub_arrays
-    from gfun.text import TfidfVectorizer
+    from gfun.core.state import load_state, load_states, prefixed, put_state, put_states, sub_arrays
+    from gfun.text.tfidf import TfidfVectorizer
 
     vecs = {lang: TfidfVectorizer(lang, stopwords=False, stem=False).fit([f"{lang} cat", f"{lang} dog cat"])
             for lang in ("en", "it")}

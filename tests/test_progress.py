@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from gfun.cli import main
-from gfun.progress import Progress, bars_wanted, format_duration, progress_bar, show_bars
+from gfun.cli.main import main
+from gfun.core.progress import Progress, bars_wanted, format_duration, progress_bar, show_bars
 
 
 class Terminal(io.StringIO):
@@ -62,7 +62,7 @@ def test_bars_on_a_terminal_only_and_never_inside_show_bars_false(monkeypatch: p
 
 def test_quiet_silences_progress_and_the_command_shows_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """What a long step sees inside `gfun` on a terminal: bars and INFO lines; inside `gfun -q`: neither."""
-    import gfun.cli
+    import gfun.cli.main
 
     seen = {}
 
@@ -70,7 +70,7 @@ def test_quiet_silences_progress_and_the_command_shows_it(monkeypatch: pytest.Mo
         seen[args.quiet] = (bars_wanted(None), logging.getLogger("gfun.wordvectors.encoder").isEnabledFor(logging.INFO))
         return 0
 
-    monkeypatch.setattr(gfun.cli, "cmd_info", command)
+    monkeypatch.setattr(gfun.cli.main, "cmd_info", command)
     monkeypatch.setattr(sys, "stderr", Terminal())
     assert main(["info", "any"]) == 0 and main(["-q", "info", "any"]) == 0
     assert seen == {False: (True, True), True: (False, False)}
@@ -78,11 +78,11 @@ def test_quiet_silences_progress_and_the_command_shows_it(monkeypatch: pytest.Mo
 
 
 def test_rbf_svm_folds_log_the_time_left(caplog: pytest.LogCaptureFixture) -> None:
-    from gfun.kernel_svm import RBFSVMOvR
+    from gfun.svm.kernel import RBFSVMOvR
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 4))
-    with caplog.at_level(logging.INFO, logger="gfun.kernel_svm"):
+    with caplog.at_level(logging.INFO, logger="gfun.svm.kernel"):
         RBFSVMOvR(C=1.0, cv=3, probability=True, verbose=True, random_state=0).fit(X, (X[:, :2] > 0).astype(int))
     folds = [r.getMessage() for r in caplog.records if "fold" in r.getMessage()]
     assert len(folds) == 3 and all("60 documents" in m for m in folds)
@@ -94,7 +94,7 @@ def test_encoder_word_vectors_report_progress_within_a_language(tmp_path, caplog
     """Words encoded one at a time (e5, ~20 ms each): a callback per batch, log lines while it runs."""
     pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from gfun.wordvectors import EncoderWordVectors
+    from gfun.wordvectors.encoder import EncoderWordVectors
     from neural_fixtures import tiny_bert_folder
 
     words = [f"wort{i}" for i in range(23)] + ["haus", "katze"]
@@ -106,9 +106,9 @@ def test_encoder_word_vectors_report_progress_within_a_language(tmp_path, caplog
     assert matrix.shape == (25, 32) and found.all()
     assert calls[-1] == (25, 25) and len(calls) == 7 and [d for d, _ in calls] == sorted(d for d, _ in calls)
     # without a callback, the log shows the step moving (here every update: log_every patched to 0)
-    import gfun.progress
+    import gfun.core.progress
 
-    monkeypatch.setattr(gfun.progress, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(gfun.core.progress, "LOG_EVERY", 0.0)
     with caplog.at_level(logging.INFO, logger="gfun.wordvectors.encoder"):
         EncoderWordVectors(pair, batch_size=4, cache=False).lookup("it", [w + "x" for w in words])
     lines = [r.getMessage() for r in caplog.records]
@@ -118,10 +118,10 @@ def test_encoder_word_vectors_report_progress_within_a_language(tmp_path, caplog
 
 def test_reading_a_large_vec_file_logs_how_far_it_is(tmp_path, caplog, monkeypatch) -> None:
     """A MUSE .vec file (200,000 lines) is streamed for each language: the log shows the reading move."""
-    import gfun.progress
+    import gfun.core.progress
     import gfun.wordvectors.vecfile as vecfile
 
-    monkeypatch.setattr(gfun.progress, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(gfun.core.progress, "LOG_EVERY", 0.0)
     monkeypatch.setattr(vecfile, "_PROGRESS_STEP", 100)
     path = tmp_path / "wiki.multi.xx.vec"
     path.write_text("500 2\n" + "".join(f"w{i} {i} 1\n" for i in range(500)), encoding="utf-8")

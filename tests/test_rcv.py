@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gfun.corpus import CorpusFormatError
 from gfun.datasets.rcv import load_rcv1_rcv2, parse_newsitem, rcv_funnelling_split, read_rcv
 from gfun.datasets.registry import load_dataset
+from gfun.errors import CorpusFormatError
 
 
 def newsitem(itemid: str, lang: str | None, topics: list[str], title: str = "TITLE", *,

@@ -20,11 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun.atomic import atomic_write, is_special_file
-from gfun.cli import main
-from gfun.corpus import CorpusFormatError, MultilingualCorpus, read_corpus, read_jsonl, read_tsv
+from gfun.cli.main import main
+from gfun.core.atomic import atomic_write, is_special_file
+from gfun.corpus.multilingual import MultilingualCorpus, read_corpus, read_jsonl, read_tsv
 from gfun.datasets.demo import load_demo
-from gfun.persistence import load_model, read_manifest
+from gfun.errors import CorpusFormatError
+from gfun.persistence.loading import load_model, read_manifest
 
 LANGS = ("de", "en", "it")
 
@@ -232,13 +233,13 @@ def test_a_truncated_gz_input_names_the_file(folder: Path, model: Path, tmp_path
 # ------------------------------------------------------------------------------------------- clean exits
 def test_keyboard_interrupt_while_importing_or_fitting_exits_130_with_one_line(
         folder: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gfun.cli
-    from gfun.funnelling import GeneralizedFunnelling
+    import gfun.cli.main
+    from gfun.funnelling.generalized import GeneralizedFunnelling
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(gfun.cli, "build_parser", interrupt)  # where the heavy imports happen
+    monkeypatch.setattr(gfun.cli.main, "build_parser", interrupt)  # where the heavy imports happen
     code, out, err = _cli(capsys, "--version")
     assert code == 130 and err == "gfun: interrupted\n" and out == ""
     monkeypatch.undo()
@@ -250,7 +251,7 @@ def test_keyboard_interrupt_while_importing_or_fitting_exits_130_with_one_line(
 
 def test_an_interrupt_that_a_library_turns_into_another_error_still_exits_130(capsys,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import gfun.cli
+    import gfun.cli.main
 
     def numpy_like_import(argv):  # numpy reports a Ctrl-C during its C-extension import as an ImportError
         try:
@@ -260,7 +261,7 @@ def test_an_interrupt_that_a_library_turns_into_another_error_still_exits_130(ca
             raise ImportError("Importing the numpy C-extensions failed") from exc
 
     before = signal.getsignal(signal.SIGINT)
-    monkeypatch.setattr(gfun.cli, "_main", numpy_like_import)
+    monkeypatch.setattr(gfun.cli.main, "_main", numpy_like_import)
     assert main(["--version"]) == 130
     assert capsys.readouterr().err == "gfun: interrupted\n"
     assert signal.getsignal(signal.SIGINT) is before
@@ -268,12 +269,12 @@ def test_an_interrupt_that_a_library_turns_into_another_error_still_exits_130(ca
     def broken(argv):
         raise ImportError("a real import error")
 
-    monkeypatch.setattr(gfun.cli, "_main", broken)
+    monkeypatch.setattr(gfun.cli.main, "_main", broken)
     with pytest.raises(ImportError, match="real"):  # without a Ctrl-C, other errors are not disguised
         main(["--version"])
 
 
-_CHILD = "import sys\nfrom gfun.cli import main\nsys.stderr.write('ready\\n'); sys.stderr.flush()\nsys.exit(main())"
+_CHILD = "import sys\nfrom gfun.cli.main import main\nsys.stderr.write('ready\\n'); sys.stderr.flush()\nsys.exit(main())"
 
 
 @pytest.mark.parametrize("delay", [0.02, 0.15, 0.5])
@@ -293,7 +294,7 @@ def test_sigint_at_any_moment_of_gfun_train_exits_130_with_one_line(folder: Path
 
 
 def test_help_and_version_import_nothing_heavy() -> None:
-    code = ("import sys\nfrom gfun.cli import main\n"
+    code = ("import sys\nfrom gfun.cli.main import main\n"
             "for argv in (['--version'], ['--help']):\n"
             "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
             "heavy = [m for m in ('pandas', 'scipy', 'sklearn', 'torch') if m in sys.modules]\n"
@@ -311,7 +312,7 @@ def test_output_dev_stdout_appends_to_a_redirected_file_without_replacing_it(fol
     inode = log.stat().st_ino
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     with open(log, "a") as out:  # `gfun predict --output /dev/stdout >> log.jsonl`
-        res = subprocess.run([sys.executable, "-c", "import sys\nfrom gfun.cli import main\nsys.exit(main())",
+        res = subprocess.run([sys.executable, "-c", "import sys\nfrom gfun.cli.main import main\nsys.exit(main())",
                               "-q", "predict", "--model", str(model), "--input", str(folder / "test.jsonl"),
                               "--output", "/dev/stdout"], stdout=out, stderr=subprocess.PIPE, text=True, env=env,
                              timeout=120)

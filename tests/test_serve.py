@@ -17,8 +17,8 @@ pytest.importorskip("httpx", reason="httpx (starlette's TestClient) is not insta
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from gfun.cli import main  # noqa: E402
-from gfun.serve import STATIC_FILES, ModelService, create_app  # noqa: E402
+from gfun.cli.main import main  # noqa: E402
+from gfun.serve.app import STATIC_FILES, ModelService, create_app  # noqa: E402
 
 LANGS = ["de", "fi", "en"]
 
@@ -33,7 +33,7 @@ def sib(shared_data: Path):
 @pytest.fixture(scope="module")
 def model_dir(sib, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A gFun-X model on SIB-200's German, Finnish and English training sentences (a few seconds)."""
-    from gfun.funnelling import GeneralizedFunnelling
+    from gfun.funnelling.generalized import GeneralizedFunnelling
 
     path = tmp_path_factory.mktemp("serve") / "model"
     GeneralizedFunnelling(views="x", random_state=0, n_jobs=1).fit(sib.train).save(str(path))
@@ -191,7 +191,7 @@ def test_gfun_serve_answers_over_http(model_dir: Path) -> None:
     import urllib.error
     import urllib.request
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from serve_page import running_server
 
     def post(url: str, payload: dict) -> tuple[int, dict]:
@@ -223,7 +223,7 @@ def test_serve_without_the_extra_names_it(model_dir: Path, monkeypatch: pytest.M
 
 
 def test_importing_gfun_does_not_import_the_web_stack() -> None:
-    code = ("import sys, gfun, gfun.serve, gfun.cli; gfun.cli.build_parser(); "
+    code = ("import sys, gfun, gfun.serve.app, gfun.cli.main; gfun.cli.main.build_parser(); "
             "print(sorted(m for m in ('fastapi', 'starlette', 'uvicorn', 'pydantic') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

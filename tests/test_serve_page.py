@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("fastapi", reason="gfun[serve] is not installed")
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from serve_page import browser_missing, headless_chromium, label_on_page, running_server  # noqa: E402
 
@@ -32,7 +32,7 @@ def browser():
 def test_page_shows_language_views_labels_and_bars(browser, shared_data: Path, tmp_path: Path) -> None:
     """A German and a Finnish SIB-200 test sentence typed into the page get the labels the model predicts."""
     from gfun.datasets.sib200 import load_sib200
-    from gfun.funnelling import GeneralizedFunnelling
+    from gfun.funnelling.generalized import GeneralizedFunnelling
     from gfun.predictions import prediction_records
 
     sib = load_sib200(shared_data / "sib200", ["de", "fi", "en"])

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from gfun.corpus import CorpusFormatError
 from gfun.datasets.sib200 import (
     SIB200_CATEGORIES,
     SIB200_LANGS,
@@ -15,6 +14,7 @@ from gfun.datasets.sib200 import (
     resolve_sib200_dir,
     undo_double_quoting,
 )
+from gfun.errors import CorpusFormatError
 
 ROWS = {
     "train": [("7", "sports", "The team won."), ("3", "travel", 'He said "go home" twice.'),

@@ -10,8 +10,8 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
 from gfun import FineTunedTransformerClassifier, GeneralizedFunnelling, NaiveClassifier, load_model, make_fun
 from gfun.datasets.demo import load_demo
-from gfun.scoring import macro_f1
-from gfun.views import PosteriorsView
+from gfun.metrics.scoring import macro_f1
+from gfun.views.posteriors import PosteriorsView
 
 GRID = [0.1, 1.0, 10.0]
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-import gfun.kernel_svm
-import gfun.linear_svm
-from gfun import sklearn_private
+import gfun.svm.kernel
+import gfun.svm.linear
 from gfun.datasets.demo import load_demo
-from gfun.kernel_svm import RBFSVMOvR
-from gfun.linear_svm import fit_linear_ovr
+from gfun.svm import sklearn_private
+from gfun.svm.kernel import RBFSVMOvR
+from gfun.svm.linear import fit_linear_ovr
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +120,8 @@ def _rbf(data) -> np.ndarray:  # noqa: ANN001
 
 
 #: tier -> (the module that calls the private function, its name there, the fenced module, the function, a fit)
-TIERS = {"liblinear": (gfun.linear_svm, "_liblinear", "train_wrap", _linear),
-         "libsvm": (gfun.kernel_svm, "_libsvm", "fit", _rbf)}
+TIERS = {"liblinear": (gfun.svm.linear, "_liblinear", "train_wrap", _linear),
+         "libsvm": (gfun.svm.kernel, "_libsvm", "fit", _rbf)}
 
 
 @pytest.mark.parametrize(("tier", "behaviour"), [("liblinear", _new_argument), ("liblinear", _reordered_output),

@@ -14,13 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
-from gfun.text import (
-    Analyzer,
-    MultilingualTfidf,
-    TfidfVectorizer,
-    UnknownLanguageError,
-    resolve_language,
-)
+from gfun.errors import UnknownLanguageError
+from gfun.text.analysis import Analyzer, resolve_language
+from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 
 # Plain analyser: no stop words, no stemming, so the terms are the lower-cased words.
 PLAIN = {"stopwords": False, "stem": False}

@@ -10,13 +10,14 @@ import lz4.frame
 import numpy as np
 import pytest
 
-from gfun.baselines import NaiveClassifier, UpperBoundClassifier, english_versions
-from gfun.cli import main
-from gfun.configuration import build_estimator, check_configs_for_dataset, parse_config
-from gfun.corpus import MultilingualCorpus
+from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier, english_versions
+from gfun.cli.main import main
+from gfun.configuration import build_estimator, check_configs_for_dataset, parse_config, parse_configs
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.debtags import load_debtags, write_debtags_run
-from gfun.experiments import ExperimentSettings, parse_configs, run_many_shot
-from gfun.persistence import load_model
+from gfun.experiments.many_shot import run_many_shot
+from gfun.experiments.runner import ExperimentSettings
+from gfun.persistence.loading import load_model
 
 CLASSES = ["editor", "game", "net"]
 # one English word per class; the "translations" are unrelated tokens, so only the English side can be learnt
@@ -83,7 +84,7 @@ def test_upperbound_deterministic_and_saved(data, upper, tmp_path) -> None:
 
 
 def test_upperbound_cv_keeps_identical_english_copies_in_one_fold(monkeypatch) -> None:
-    import gfun.baselines as baselines
+    import gfun.baselines.naive as baselines
 
     seen = {}
     real = baselines.make_folds

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.persistence import load_model, save_model
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.persistence.loading import load_model
+from gfun.persistence.saving import save_model
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,12 @@ import pytest
 
 import synthetic_vectors as syn
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.metrics import evaluate
-from gfun.text import Analyzer
-from gfun.views.base import UnseenLanguageError
+from gfun.errors import UnseenLanguageError
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.metrics.evaluation import evaluate
+from gfun.text.analysis import Analyzer
 from gfun.views.embeddings import WordEmbeddingView, build_source, source_covers
-from gfun.wordvectors import VecFileSource
+from gfun.wordvectors.vecfile import VecFileSource
 from synthetic_vectors import make_corpus, write_vec_files
 
 TRAIN = ["de", "en", "it"]
@@ -231,7 +231,7 @@ def _json_round_trip(state: tuple[dict, dict]) -> tuple[dict, dict]:
 @pytest.mark.parametrize("method", ["fun", "gfun-xw"])
 def test_zero_shot_fallback_views(vec_dir: Path, split, method: str) -> None:
     """Funnelling's (2019) zero-shot fallback: an auxiliary classifier on M serves only unseen languages."""
-    from gfun.baselines import make_fun
+    from gfun.baselines.naive import make_fun
 
     (texts, langs, Y), (tt, tl, tY), (zt, zl, zY) = split
     params = {"meta_C": 1.0, "random_state": 0, "zero_shot_views": "m",
@@ -273,7 +273,8 @@ def test_subword_vectors_are_stored_by_reference_and_checked(tmp_path: Path, cor
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from gfun.configuration import neural_view_params
-    from gfun.persistence import ReferenceMismatchError, load_model
+    from gfun.errors import ReferenceMismatchError
+    from gfun.persistence.loading import load_model
     from neural_fixtures import tiny_bert_folder
 
     texts, langs, Y = corpus

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun.views import RecurrentView
-from gfun.views.base import UnseenLanguageError
+from gfun.errors import UnseenLanguageError
+from gfun.views.recurrent import RecurrentView
 from neural_fixtures import single_torch_thread
 from synthetic_vectors import DIM, N_CLASSES, make_corpus, write_vec_files
 
@@ -121,8 +121,8 @@ def test_unknown_words_read_as_unk_without_the_source(vec_folder, data):
 
 @pytest.mark.parametrize("aggregation", ["mean", "concat"])
 def test_gfun_xr_end_to_end(vec_folder, data, aggregation, tmp_path):
-    from gfun.funnelling import GeneralizedFunnelling
-    from gfun.persistence import load_model
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.persistence.loading import load_model
 
     gf = GeneralizedFunnelling(views="xr", aggregation=aggregation, meta_C=1.0, cv=3, random_state=0,
                                view_params={"r": {"source": _source(vec_folder), "wce": True, **TINY}})

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun.views import TransformerView, make_view
+from gfun.views import make_view
+from gfun.views.transformer import TransformerView
 from neural_fixtures import single_torch_thread, tiny_bert_folder
 from synthetic_vectors import make_corpus
 
@@ -130,7 +131,7 @@ def test_zero_shot_language_is_covered(fitted, data):
 
 
 def test_early_stopping_restores_the_best_epoch():
-    from gfun.neural import train_early_stopping
+    from gfun.neural.training import train_early_stopping
 
     module = torch.nn.Linear(1, 1, bias=False)  # its weight records the epoch that last trained it
     Y = np.array([[1], [0], [1], [0]])  # held-out documents 2 (positive) and 3 (negative)
@@ -205,9 +206,9 @@ def test_missing_torch_gives_an_install_hint(monkeypatch, data):
 
 @pytest.mark.parametrize("aggregation", ["mean", "concat"])
 def test_gfun_xb_end_to_end(model_dir, data, aggregation, tmp_path):
-    from gfun.funnelling import GeneralizedFunnelling
-    from gfun.persistence import load_model
-    from gfun.views.base import UnseenLanguageError
+    from gfun.errors import UnseenLanguageError
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.persistence.loading import load_model
 
     gf = GeneralizedFunnelling(views="xb", aggregation=aggregation, meta_C=1.0, cv=3, random_state=0,
                                view_params={"b": {"model": str(model_dir), **TINY}})
@@ -230,9 +231,9 @@ def test_gfun_xb_end_to_end(model_dir, data, aggregation, tmp_path):
 def test_fine_tuned_baseline(model_dir, data, tmp_path, caplog):
     import logging
 
-    from gfun.baselines import FineTunedTransformerClassifier
-    from gfun.corpus import MultilingualCorpus
-    from gfun.persistence import load_model
+    from gfun.baselines.transformer import FineTunedTransformerClassifier
+    from gfun.corpus.multilingual import MultilingualCorpus
+    from gfun.persistence.loading import load_model
 
     classes = [f"c{j}" for j in range(data["Y"].shape[1])]
     labels = [[classes[j] for j in np.flatnonzero(row)] for row in data["Y"]]
@@ -284,8 +285,8 @@ def test_bfloat16_autocast_path(model_dir, data):
 
 
 def test_cli_train_predict_evaluate_bert(model_dir, data, tmp_path, capsys):
-    from gfun.cli import main
-    from gfun.corpus import MultilingualCorpus
+    from gfun.cli.main import main
+    from gfun.corpus.multilingual import MultilingualCorpus
 
     def write(name, texts, langs, Y):
         labels = [[f"c{j}" for j in np.flatnonzero(row)] for row in Y]
@@ -312,8 +313,8 @@ def test_cli_train_predict_evaluate_bert(model_dir, data, tmp_path, capsys):
 def test_importing_the_neural_modules_does_not_import_torch():
     import subprocess
 
-    code = ("import sys, gfun.views, gfun.views.transformer, gfun.views.recurrent, gfun.neural, gfun.baselines, "
-            "gfun.transformer_baseline, gfun.configuration, gfun.cli; "
+    code = ("import sys, gfun.views, gfun.views.transformer, gfun.views.recurrent, gfun.neural.training, gfun.baselines.naive, "
+            "gfun.baselines.transformer, gfun.configuration, gfun.cli.main; "
             "bad = [m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules]; sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
@@ -333,8 +334,8 @@ def test_select_drops_the_views_no_document_needs(model_dir, data, tmp_path, mon
     need it; predictions, on training languages and on a language without training documents, do not change."""
     import copy
 
-    from gfun.funnelling import GeneralizedFunnelling
-    from gfun.persistence import load_model
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.persistence.loading import load_model
 
     params = {"views": "xmb", "aggregation": "select", "meta_C": 1.0, "cv": 3, "random_state": 0,
               "view_params": {"b": {"model": str(model_dir), **TINY},

@@ -7,11 +7,11 @@ import pytest
 import scipy.sparse as sp
 from sklearn.decomposition import TruncatedSVD
 
-from gfun.corpus import MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
-from gfun.funnelling import GeneralizedFunnelling
-from gfun.metrics import evaluate
-from gfun.views.base import UnseenLanguageError
+from gfun.errors import UnseenLanguageError
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.metrics.evaluation import evaluate
 from gfun.views.sif import CommonComponents, first_component, remove_component
 from gfun.views.wce import WordClassEmbeddingView, word_class_embeddings
 
@@ -166,7 +166,7 @@ def test_first_component_matches_truncated_svd() -> None:
 # ----------------------------------------------------------------------------------------------- heat map
 def test_heat_map_png(full_view: WordClassEmbeddingView, demo, tmp_path) -> None:
     pytest.importorskip("matplotlib")
-    from gfun.plots import plot_word_class_embeddings
+    from gfun.experiments.wce_plot import plot_word_class_embeddings
 
     words = [("en", "game"), ("it", "gioco"), ("de", "Spiel"), ("fr", "jeu"), ("da", "bibliotek")]
     path = tmp_path / "wce.png"

@@ -1,8 +1,8 @@
-"""Every registered view-generating function (``VIEW_CLASSES``, by name) passes :mod:`gfun.testing`'s checks.
+"""Every registered view-generating function (``VIEW_CLASSES``, by name) passes :mod:`gfun.views.checks`'s checks.
 
 A view registered in :data:`gfun.views.VIEW_CLASSES` needs an entry in ``FACTORIES`` below (the
 parameters that make it small and deterministic on the synthetic corpus); without one its checks
-are skipped with a message saying so. The checks themselves are public: :func:`gfun.testing.check_view`.
+are skipped with a message saying so. The checks themselves are public: :func:`gfun.views.checks.check_view`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun import testing
-from gfun.views import BUILTIN_VIEWS, VIEW_CLASSES, ViewGenerator, make_view
+from gfun.views import BUILTIN_VIEWS, VIEW_CLASSES, make_view
+from gfun.views import checks as testing
+from gfun.views.base import ViewGenerator
 from synthetic_vectors import make_corpus, write_vec_files
 
 TRAIN_LANGS = ["de", "en", "it"]
@@ -112,7 +113,7 @@ def test_unseen_language_is_refused_unless_covered(letter: str, fitted: testing.
 
 def test_check_view_catches_a_broken_view(data: testing.CheckData) -> None:
     """The public checker fails a view that breaks the contract, naming the check (so it cannot pass blindly)."""
-    from gfun.views import PosteriorsView
+    from gfun.views.posteriors import PosteriorsView
 
     class Forgetful(PosteriorsView):  # the state round trip loses the classifiers' intercepts
         def get_state(self):  # noqa: ANN202

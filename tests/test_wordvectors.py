@@ -10,24 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfun.wordvectors import (
-    EncoderWordVectors,
-    ProcrustesAligned,
-    VecFileSource,
-    WordVectorSource,
-    evaluate_alignment,
-    freedict_pairs,
-    make_source,
-    procrustes,
-    read_dictd,
-    read_pairs,
-    read_vec_subset,
-    split_pairs,
-    translation_precision,
-    vocabulary_hash,
-)
-from gfun.wordvectors.cli import add_embeddings_parser, main
-from gfun.wordvectors.dictionaries import parse_dictd_entry
+from gfun.cli.embeddings import add_embeddings_parser, main
+from gfun.wordvectors import make_source
+from gfun.wordvectors.base import WordVectorSource, vocabulary_hash
+from gfun.wordvectors.dictionaries import freedict_pairs, parse_dictd_entry, read_dictd, read_pairs, split_pairs
+from gfun.wordvectors.encoder import EncoderWordVectors
+from gfun.wordvectors.evaluation import evaluate_alignment, translation_precision
+from gfun.wordvectors.procrustes import ProcrustesAligned, procrustes
+from gfun.wordvectors.vecfile import VecFileSource, read_vec_subset
 
 
 @pytest.fixture(autouse=True)
@@ -278,7 +268,7 @@ def test_read_dictd_and_pairs(tmp_path):
 def test_align_eval_without_a_dictionary_names_the_package_and_the_command(tmp_path, monkeypatch, capsys):
     """No FreeDict database installed: the message names the real Debian package and the command to install it."""
     import gfun.wordvectors.dictionaries as dictionaries
-    from gfun.cli import main as gfun_main
+    from gfun.cli.main import main as gfun_main
 
     (tmp_path / "dictd").mkdir()
     code = gfun_main(["-q", "embeddings", "align-eval", "--source", "e5", "--tgt", "it",
@@ -450,7 +440,7 @@ def test_encoder_word_vectors(tiny_encoder, tmp_path, method, monkeypatch):
 @pytest.mark.torch
 def test_encoder_word_vectors_isolated_is_batch_invariant(tiny_encoder):
     torch = pytest.importorskip("torch")
-    from gfun.encoders import load_encoder
+    from gfun.encoders.resolver import load_encoder
 
     pair = load_encoder(tiny_encoder)
     one = EncoderWordVectors(pair, cache=False, batch_size=1).vectors("en", ["cats", "the", "dog"])

@@ -4,12 +4,12 @@ The one place where ``gfun train`` and every ``gfun experiment`` turn what the u
 
 A configuration name is ``naive``, ``fun``, ``bert`` (the fine-tuned transformer baseline, the paper's mBERT
 row), ``upper`` (alias ``upperbound``: the paper's UpperBound, parallel datasets only, see
-:class:`gfun.baselines.UpperBoundClassifier`), ``lri``, ``clesa``, ``kcca``, ``dci`` (the cross-lingual baselines
-of :mod:`gfun.crosslingual`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``, ``xmb``, ...)
+:class:`gfun.baselines.naive.UpperBoundClassifier`), ``lri``, ``clesa``, ``kcca``, ``dci`` (the cross-lingual baselines
+of :mod:`gfun.baselines.crosslingual`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``, ``xmb``, ...)
 optionally followed by ``-mean``, ``-concat``, ``-stack``, ``-wmean`` or ``-select`` (the aggregation, see
-:mod:`gfun.aggregation`; without a suffix, the estimator's default). With the recurrent view ``r`` the letters end
+:mod:`gfun.funnelling.aggregation`; without a suffix, the estimator's default). With the recurrent view ``r`` the letters end
 in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors + WCEs), e.g. ``r_mw``,
-``xbr_m``, as in the paper's section 5. The letters are read by :func:`gfun.funnelling.parse_views`, as the
+``xbr_m``, as in the paper's section 5. The letters are read by :func:`gfun.funnelling.generalized.parse_views`, as the
 estimator reads them.
 
 * :func:`parse_config` / :func:`parse_configs` read names (a whole list is checked at once: every bad name in one
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gfun.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
+from gfun.funnelling.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
 
 __all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "METHODS", "PARALLEL_DATASETS", "PARALLEL_READERS",
            "UNAVAILABLE_VIEWS", "Config",
@@ -46,7 +46,7 @@ UNAVAILABLE_VIEWS: dict[str, str] = {}
 #: The baselines by configuration name, with the name printed in tables.
 BASELINES: dict[str, str] = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)", "upper": "UpperBound",
                              "lri": "LRI", "clesa": "CLESA", "kcca": "KCCA", "dci": "DCI"}
-#: The baselines of :mod:`gfun.crosslingual`; their parameters are ``view_params[name]``.
+#: The baselines of :mod:`gfun.baselines.crosslingual`; their parameters are ``view_params[name]``.
 CROSSLINGUAL_BASELINES: tuple[str, ...] = ("lri", "clesa", "kcca", "dci")
 #: ``gfun train --method``: Generalized Funnelling and every baseline.
 METHODS: tuple[str, ...] = ("gfun", "fun", "naive", "bert", "upper", *CROSSLINGUAL_BASELINES)
@@ -133,7 +133,7 @@ def parse_config(spec: str) -> Config:
     ValueError
         On an unknown name, an unknown or repeated view letter, or a view not available.
     """
-    from gfun.funnelling import parse_views
+    from gfun.funnelling.view_spec import parse_views
 
     text = spec.strip().lower()
     if not text:
@@ -239,7 +239,7 @@ def check_configs_for_dataset(configs: Sequence[Config], dataset: str, view_para
                              f"translations of the training documents, which only the parallel datasets "
                              f"{', '.join(PARALLEL_DATASETS)} provide; for {dataset!r} pass one "
                              f"(--view-param {c.method}.parallel=PATH, a JSONL file of "
-                             "gfun.crosslingual.ParallelCollection.to_jsonl) or drop it from --configs")
+                             "gfun.baselines.crosslingual.ParallelCollection.to_jsonl) or drop it from --configs")
 
 
 def method_config(method: str, *, views: str = "x", aggregation: str = DEFAULT_AGGREGATION,
@@ -325,7 +325,7 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     zero_shot_views : str, optional
         Fallback view letters of gFun or Fun (``gfun train --zero-shot-views``); ``zero_shot`` sets ``"m"``.
     first_tier_C, train_posteriors, normalize, meta_class_weight, verbose : optional
-        Parameters of :class:`~gfun.funnelling.GeneralizedFunnelling` (``normalize`` of gFun only: Fun never
+        Parameters of :class:`~gfun.funnelling.generalized.GeneralizedFunnelling` (``normalize`` of gFun only: Fun never
         normalises); ``None`` keeps the estimator's default.
 
     Raises
@@ -333,8 +333,9 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     ValueError
         On a bad configuration name.
     """
-    from gfun.baselines import FineTunedTransformerClassifier, NaiveClassifier, UpperBoundClassifier, make_fun
-    from gfun.funnelling import GeneralizedFunnelling
+    from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier, make_fun
+    from gfun.baselines.transformer import FineTunedTransformerClassifier
+    from gfun.funnelling.generalized import GeneralizedFunnelling
 
     config = parse_config(config) if isinstance(config, str) else config
     view_params = view_params or {}
@@ -345,7 +346,7 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     if config.method == "upper":
         return UpperBoundClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
     if config.method in CROSSLINGUAL_BASELINES:
-        from gfun.crosslingual import make_crosslingual
+        from gfun.baselines.crosslingual import make_crosslingual
 
         return make_crosslingual(config.method, C=meta_C, n_jobs=n_jobs, random_state=random_state,
                                  **view_params.get(config.method, {}))

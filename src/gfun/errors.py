@@ -2,8 +2,8 @@
 
 They live in this small module, which imports nothing from gfun, so that any module can raise them (and the
 modules do not import each other to do so); the modules that raise them re-export them under their usual names
-(:mod:`gfun.corpus`, :mod:`gfun.persistence`, :mod:`gfun.views` and :mod:`gfun.views.base`, :mod:`gfun.text`,
-:mod:`gfun.langid`, :mod:`gfun.encoders.resolver`, :mod:`gfun.serve`).
+(:mod:`gfun.corpus.multilingual`, :mod:`gfun.persistence`, :mod:`gfun.views` and :mod:`gfun.views.base`, :mod:`gfun.text`,
+:mod:`gfun.text.langid`, :mod:`gfun.encoders.resolver`, :mod:`gfun.serve.app`).
 
 ================================  ===================  =============================================================
 exception                         base                 raised when

@@ -40,6 +40,6 @@ class LabelPredictionsMixin:
 
     def save(self, path: str) -> None:
         """Save the fitted model to directory ``path`` (see :mod:`gfun.persistence`)."""
-        from gfun.persistence import save_model
+        from gfun.persistence.saving import save_model
 
         save_model(self, path)

@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from gfun.corpus import MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets import dataset_dir
 from gfun.datasets.debian_archive import (
     _find_files,
@@ -75,21 +75,10 @@ from gfun.datasets.debian_archive import (
     description_text,
     parse_deb822,
 )
-from gfun.datasets.stats import debtags_stats, format_stats_table, label_cardinality
+from gfun.datasets.stats import label_cardinality
 
-__all__ = [
-    "APT_LISTS_DIR",
-    "DEBTAGS_MANY_SHOT",
-    "DEBTAGS_ZERO_SHOT",
-    "DebtagsRun",
-    "clear_debtags_cache",
-    "debtags_stats",
-    "description_text",
-    "format_stats_table",
-    "load_debtags",
-    "parse_deb822",
-    "write_debtags_run",
-]
+__all__ = ["APT_LISTS_DIR", "DEBTAGS_MANY_SHOT", "DEBTAGS_ZERO_SHOT", "DebtagsRun", "clear_debtags_cache",
+           "description_text", "load_debtags", "parse_deb822", "write_debtags_run"]
 
 logger = logging.getLogger(__name__)
 
@@ -239,7 +228,7 @@ class DebtagsRun:
         test sets of different languages may describe the same package); ``extra["source"]`` holds the
         source package, ``extra["text_en"]`` the English original of each document's description (the
         ``Translation-en`` record with the same ``Description-md5``; ``None`` where there is none), which
-        :class:`gfun.baselines.UpperBoundClassifier` uses. The JSONL files of :func:`write_debtags_run` do not
+        :class:`gfun.baselines.naive.UpperBoundClassifier` uses. The JSONL files of :func:`write_debtags_run` do not
         hold it.
     test_zeroshot : MultilingualCorpus
         Test documents of the zero-shot languages (no training data in those languages).

@@ -3,7 +3,7 @@
 Debian package descriptions in English, Italian, Danish, French and German, labelled with 30 debtags
 (the debtags protocol of :mod:`gfun.datasets.debtags` at a smaller scale; training sets non-parallel,
 no source package shared between training and test documents). See ``data/demo_README.md`` for the
-provenance and the licence (Debian main, DFSG), and ``scripts/build_demo_data.py`` for how it is built.
+provenance and the licence (Debian main, DFSG), and ``benchmarks/build_demo_data.py`` for how it is built.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from importlib import resources
 from importlib.resources.abc import Traversable
 
-from gfun.corpus import MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 
 __all__ = ["DEMO_FILES", "demo_classes", "load_demo"]
 
@@ -25,7 +25,7 @@ def _resource(name: str) -> Traversable:
     if not res.is_file():
         raise FileNotFoundError(
             f"demo data file {name!r} is missing from the gfun package (data/ folder); rebuild it with "
-            "scripts/build_demo_data.py or reinstall gfun")
+            "benchmarks/build_demo_data.py or reinstall gfun")
     return res
 
 

@@ -31,9 +31,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gfun.corpus import CorpusFormatError, MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets import dataset_dir
 from gfun.datasets.splits import DatasetSplits
+from gfun.errors import CorpusFormatError
 
 __all__ = [
     "EXCEPTIUS_CLASSES",

@@ -20,8 +20,9 @@ from pathlib import Path
 from pyexpat import ExpatError, ParserCreate
 from typing import TYPE_CHECKING, Any
 
-from gfun.corpus import CorpusFormatError, MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets import dataset_dir
+from gfun.errors import CorpusFormatError
 
 if TYPE_CHECKING:
     from gfun.datasets.splits import DatasetSplits

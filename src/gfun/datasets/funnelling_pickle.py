@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from gfun.corpus import CorpusFormatError, MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
+from gfun.errors import CorpusFormatError
 
 if TYPE_CHECKING:
     from gfun.datasets.splits import DatasetSplits

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gfun.corpus import CorpusFormatError, MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.funnelling_corpora import (
     element_text,
     load_funnelling_run,
@@ -61,6 +61,7 @@ from gfun.datasets.funnelling_corpora import (
     to_corpus,
     unique_documents,
 )
+from gfun.errors import CorpusFormatError
 
 if TYPE_CHECKING:
     from gfun.datasets.splits import DatasetSplits

@@ -18,7 +18,7 @@ Languages are selected by ISO 639-1 code (``en``) and mapped to the directory pr
 a directory name can be given as well. Documents get the id ``<lang>:<index_id>`` and keep
 ``index_id`` as an extra field, so that the parallel versions of a sentence can be matched, and ``text_en``,
 the English sentence of the same ``index_id`` (when the English files are present), which
-:class:`gfun.baselines.UpperBoundClassifier` uses.
+:class:`gfun.baselines.naive.UpperBoundClassifier` uses.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gfun.corpus import CorpusFormatError, MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets import dataset_dir
 from gfun.datasets.splits import DatasetSplits
+from gfun.errors import CorpusFormatError
 
 __all__ = [
     "SIB200_CATEGORIES",

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gfun.corpus import MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 
 __all__ = ["DatasetSplits"]
 

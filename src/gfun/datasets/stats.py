@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gfun.corpus import MultilingualCorpus
+from gfun.corpus.multilingual import MultilingualCorpus
 
 __all__ = ["dataset_stats", "debtags_stats", "format_stats_table", "label_cardinality", "label_stats",
            "vocabulary_size"]
@@ -53,7 +53,7 @@ _FALLBACK_TOKEN = re.compile(r"\w\w+")
 
 def _analyzer(lang: str) -> Callable[[str], list[str]]:
     try:
-        from gfun.text import Analyzer
+        from gfun.text.analysis import Analyzer
     except ImportError:  # pragma: no cover - text.py is part of the package
         logger.warning("gfun.text is not available; counting lower-cased word tokens instead")
         return lambda text: _FALLBACK_TOKEN.findall(text.lower())

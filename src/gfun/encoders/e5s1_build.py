@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from gfun._optional import import_optional
+from gfun.core.optional import import_optional
 from gfun.encoders.e5s1_format import E5S1File
 
 __all__ = ["build_bert_model", "build_tokenizer", "precompiled_charsmap"]

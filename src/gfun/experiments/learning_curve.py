@@ -28,8 +28,8 @@ from gfun.experiments.runner import (
     open_experiment,
     run_cells,
 )
-from gfun.formatting import DISPLAY_NAMES
-from gfun.metrics import MEASURES
+from gfun.metrics.formatting import DISPLAY_NAMES
+from gfun.metrics.measures import MEASURES
 
 __all__ = ["DEFAULT_FRACTIONS", "reduce_language", "run_learning_curve"]
 
@@ -117,7 +117,7 @@ def run_learning_curve(settings: ExperimentSettings, configs: Sequence[Config], 
             md.append("")
     files[2].write_text("\n".join(md), encoding="utf-8")
     if plots:
-        from gfun.experiment_plots import learning_curves
+        from gfun.experiments.plots import learning_curves
 
         for target in targets:
             sub = summary[summary["target"] == target].copy()

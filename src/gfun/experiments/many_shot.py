@@ -44,8 +44,8 @@ from gfun.experiments.runner import (
     run_cells,
 )
 from gfun.experiments.tables import significance_table, summary_frame, to_latex, to_markdown
-from gfun.formatting import DISPLAY_NAMES
-from gfun.metrics import MEASURES
+from gfun.metrics.formatting import DISPLAY_NAMES
+from gfun.metrics.measures import MEASURES
 
 __all__ = ["RunCache", "language_average", "relative_improvement", "run_many_shot", "write_tables",
            "write_zero_shot_tables", "zero_shot_languages"]
@@ -222,7 +222,7 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
         long.to_csv(out / f"{stem}-improvement.csv")
         files.append(out / f"{stem}-improvement.csv")
         if plots:
-            from gfun.experiment_plots import relative_improvement_bars
+            from gfun.experiments.plots import relative_improvement_bars
 
             for m, r in rel.items():
                 path = out / f"{stem}-improvement-{m}.png"

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gfun.experiments.keys import check_key_value  # noqa: F401 - also used by the configurations
-from gfun.metrics import CONTINGENCY_COLUMNS, MEASURES, measures_from_contingency
+from gfun.metrics.measures import CONTINGENCY_COLUMNS, MEASURES, measures_from_contingency
 
 __all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "check_key_value",
            "drop_view_cache", "evaluate_cell", "experiment_estimator", "load_run", "open_experiment", "run_cells",
@@ -155,7 +155,7 @@ def load_run(settings: ExperimentSettings, run: int, *, zero_shot_test: bool = T
     -------
     train, test : MultilingualCorpus
     """
-    from gfun.corpus import MultilingualCorpus
+    from gfun.corpus.multilingual import MultilingualCorpus
     from gfun.datasets.registry import load_dataset
 
     splits = load_dataset(settings.dataset, data_dir=settings.data_dir, run=run)
@@ -186,8 +186,8 @@ def evaluate_cell(estimator: Any, train: Any, test: Any) -> pd.DataFrame:
     counts. Columns: ``lang, class, TP, FP, FN, TN, n_train, fit_s, predict_s``; ``n_train`` is the number of
     training documents of the row's language (0: a zero-shot language).
     """
-    from gfun.metrics import per_class_contingency
-    from gfun.views.base import UnseenLanguageError
+    from gfun.errors import UnseenLanguageError
+    from gfun.metrics.evaluation import per_class_contingency
 
     n_train = {lang: len(idx) for lang, idx in train.by_language().items()}
     t0 = time.perf_counter()
@@ -363,7 +363,7 @@ def cell_scores(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per (cell, language): the key columns, ``lang``, the measures of
-        :data:`gfun.metrics.MEASURES` and ``F1_macro_present`` (NaN for languages the cell could not serve).
+        :data:`gfun.metrics.evaluation.MEASURES` and ``F1_macro_present`` (NaN for languages the cell could not serve).
     """
     rows = []
     for group, sub in frame.groupby([*keys, "lang"], sort=False):

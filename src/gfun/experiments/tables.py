@@ -2,7 +2,7 @@
 daggers for the methods not significantly different from the best.
 
 Significance follows the caption of the paper's Tables 3-4: a paired two-tailed t-test over runs between
-each method and the best one (:func:`gfun.significance.paired_ttest`); ``†`` marks 0.001 < p < 0.05 and ``‡``
+each method and the best one (:func:`gfun.metrics.significance.paired_ttest`); ``†`` marks 0.001 < p < 0.05 and ``‡``
 marks p >= 0.05 (not significantly different even at 0.05); no mark means p <= 0.001.
 """
 
@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gfun.formatting import DISPLAY_NAMES
-from gfun.metrics import MEASURES
-from gfun.significance import paired_ttest
+from gfun.metrics.formatting import DISPLAY_NAMES
+from gfun.metrics.measures import MEASURES
+from gfun.metrics.significance import paired_ttest
 
 __all__ = ["ALPHA_STRICT", "ALPHA", "dagger", "significance_table", "to_latex", "to_markdown"]
 

@@ -32,8 +32,8 @@ from gfun.experiments.runner import (
     open_experiment,
     run_cells,
 )
-from gfun.formatting import DISPLAY_NAMES
-from gfun.metrics import MEASURES
+from gfun.metrics.formatting import DISPLAY_NAMES
+from gfun.metrics.measures import MEASURES
 
 __all__ = ["grid", "run_zero_shot", "training_languages"]
 
@@ -137,7 +137,7 @@ def _grid_markdown(g: pd.DataFrame) -> str:
 
 def _plots(out: Path, stem: str, scores: pd.DataFrame, by_n: pd.DataFrame, configs: Sequence[Config],
            languages: list[str], heatmap_configs: tuple[str, str] | None, dataset: str) -> list[Path]:
-    from gfun.experiment_plots import averages_by_training_languages, zero_shot_heatmaps
+    from gfun.experiments.plots import averages_by_training_languages, zero_shot_heatmaps
 
     labels = {c.name: c.display for c in configs}
     names = [c.name for c in configs]

@@ -14,7 +14,7 @@ A view written outside gfun (a subclass of :class:`~gfun.views.base.ViewGenerato
 :func:`register_view`: the name then works in the letters shortcut (``views="xc"`` for a name ``"c"``), in
 ``view_params``, and it is how a saved model refers to the view's class (loading looks the name up here and
 never imports or unpickles anything; a model with such a view loads where the same registration was made).
-:func:`gfun.testing.check_view` checks that a view follows the contract.
+:func:`gfun.views.checks.check_view` checks that a view follows the contract.
 """
 
 from __future__ import annotations
@@ -23,27 +23,16 @@ import inspect
 import re
 from typing import Any
 
-from gfun.views.base import UnseenLanguageError, ViewGenerator
+from gfun.views.base import ViewGenerator
 from gfun.views.embeddings import WordEmbeddingView
 from gfun.views.posteriors import PosteriorsView
 from gfun.views.recurrent import RecurrentView
 from gfun.views.transformer import TransformerView
 from gfun.views.wce import WordClassEmbeddingView
 
-__all__ = [
-    "VIEW_CLASSES",
-    "PosteriorsView",
-    "RecurrentView",
-    "TransformerView",
-    "UnseenLanguageError",
-    "ViewGenerator",
-    "WordClassEmbeddingView",
-    "WordEmbeddingView",
-    "make_view",
-    "register_view",
-    "registered_name",
-    "unregister_view",
-]
+__all__ = ["VIEW_CLASSES", "PosteriorsView", "RecurrentView", "TransformerView", "ViewGenerator",
+           "WordClassEmbeddingView", "WordEmbeddingView", "make_view", "register_view", "registered_name",
+           "unregister_view"]
 
 #: Configuration letter -> view class.
 VIEW_CLASSES: dict[str, type[ViewGenerator]] = {

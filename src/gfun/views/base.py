@@ -58,7 +58,7 @@ class ViewGenerator(BaseEstimator, ABC):
         ``"any"``, or ``"some"`` (more than its training languages, not necessarily all; the default,
         the cautious answer for a view that does not say).
 
-        :class:`gfun.funnelling.GeneralizedFunnelling` uses it to drop the views ``aggregation="select"``
+        :class:`gfun.funnelling.generalized.GeneralizedFunnelling` uses it to drop the views ``aggregation="select"``
         did not keep and that no document could ever need.
         """
         return "some"

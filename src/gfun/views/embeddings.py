@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from gfun.core.state import load_state, put_state, put_states
 from gfun.errors import ReferenceMismatchError
-from gfun.normalization import l2_normalize
-from gfun.state import load_state, put_state, put_states
-from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
+from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
+from gfun.views.normalization import l2_normalize
 from gfun.views.sif import CommonComponents, SIFMode
 
 __all__ = ["WordEmbeddingView", "build_source", "oov_token_share", "source_covers"]
@@ -71,7 +71,9 @@ def build_source(spec: Any) -> Any:
     -------
     WordVectorSource
     """
-    from gfun.wordvectors import VecFileSource, WordVectorSource, make_source
+    from gfun.wordvectors import make_source
+    from gfun.wordvectors.base import WordVectorSource
+    from gfun.wordvectors.vecfile import VecFileSource
 
     if isinstance(spec, WordVectorSource):
         return spec

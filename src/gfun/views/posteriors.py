@@ -20,12 +20,12 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import delayed
 
-from gfun.calibration import fit_platt, platt_posteriors
-from gfun.inputs import check_C
-from gfun.linear_svm import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
-from gfun.parallel import run_parallel
-from gfun.state import load_state, put_state
-from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
+from gfun.core.parallel import run_parallel
+from gfun.core.state import load_state, put_state
+from gfun.corpus.inputs import check_C
+from gfun.svm.calibration import fit_platt, platt_posteriors
+from gfun.svm.linear import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
+from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 
 __all__ = ["PosteriorsView"]
@@ -92,7 +92,7 @@ class PosteriorsView(ViewGenerator):
         Analyser options (see :class:`gfun.text.Analyzer`).
     n_jobs : int, optional
         Languages fitted in parallel (threads by default: liblinear releases the GIL; see
-        :mod:`gfun.parallel` for processes or a Dask cluster).
+        :mod:`gfun.core.parallel` for processes or a Dask cluster).
     random_state : int, optional
         Seed of the folds and of liblinear.
 

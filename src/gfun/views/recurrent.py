@@ -20,13 +20,13 @@ Presets (:data:`RECURRENT_PRESETS`; explicit parameters override them):
     Same as ``"paper"``.
 ``"cpu"``
     GRU of 256 units, batches of 32 at learning rate 2e-3, up to 30 epochs, patience 5 (the rest as ``"paper"``).
-    Measured on debtags run 0 (2 cores, results/README.md): the paper's settings cost 100 s an epoch and 6
+    Measured on debtags run 0 (2 cores, RESULTS.md): the paper's settings cost 100 s an epoch and 6
     epochs leave gFun-R_M at F1M .122 (21 updates an epoch: too few); 256 units cost 24 s an epoch and learn as
     slowly at batch 256; at batch 32 and 2e-3 (162 updates an epoch, 27 s) the held-out macro-F1 is .29 after 8
     epochs and gFun-R_M scores F1M .287 / F1µ .492 after 12.
 
 The held-out split is the one part of the training set the network never trains on (``heldout_idx_``); ``select``
-judges its candidates there (:meth:`gfun.meta_tier.MetaTierMixin._fit_select`), since the GRU's outputs for the
+judges its candidates there (:meth:`gfun.funnelling.meta.MetaTierMixin._fit_select`), since the GRU's outputs for the
 documents it trained on are far better than for new ones.
 
 Training batches are cut to the average length of their documents (longer documents truncated, shorter padded:
@@ -49,9 +49,9 @@ from typing import Any
 
 import numpy as np
 
-from gfun._optional import import_optional
-from gfun.analysis import Analyzer
-from gfun.neural import (
+from gfun.core.optional import import_optional
+from gfun.core.state import load_state, prefixed, put_states, sub_arrays
+from gfun.neural.training import (
     batched_inference,
     bce_epoch,
     check_texts,
@@ -66,8 +66,8 @@ from gfun.neural import (
     torch_seed,
     train_early_stopping,
 )
-from gfun.state import load_state, prefixed, put_states, sub_arrays
-from gfun.tfidf import MultilingualTfidf, TfidfVectorizer
+from gfun.text.analysis import Analyzer
+from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.embeddings import _encoder_source, build_source, source_covers
 from gfun.views.wce import word_class_embeddings

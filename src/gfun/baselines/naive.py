@@ -1,0 +1,297 @@
+"""Baselines: Naive (one monolingual classifier per language), UpperBound, Fun (Funnelling, 2019), fine-tuned
+transformer.
+
+Naive trains, for each language, one linear SVM per class on that language's TF-IDF vectors,
+with C chosen by cross-validation, and classifies each test document with the classifier of
+its language: no information crosses languages. UpperBound (the paper's section 4.4, after Esuli et al.
+2019) trains the same learner once, on the English version of every training document, and classifies
+the English version of every test document: the idealised bound of a parallel corpus. Fun is
+:class:`GeneralizedFunnelling` with the Posteriors view only and no normalisation.
+:class:`FineTunedTransformerClassifier` (the paper's mBERT row) lives in :mod:`gfun.baselines.transformer` and is
+re-exported here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import delayed
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from gfun.core.parallel import run_parallel
+from gfun.core.state import load_state, put_state
+from gfun.corpus.inputs import check_C, training_data, unpack
+from gfun.errors import UnseenLanguageError
+from gfun.estimator import LabelPredictionsMixin
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.metrics.scoring import MacroF1ScoreMixin
+from gfun.svm.kernel import DEFAULT_C_GRID
+from gfun.svm.linear import LinearOvR, fit_linear_ovr, make_folds, select_C
+from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
+
+__all__ = ["ENGLISH_FIELD", "NaiveClassifier", "UpperBoundClassifier", "english_versions", "make_fun"]
+
+logger = logging.getLogger(__name__)
+
+#: The corpus extra field holding each document's English version (see :func:`english_versions`).
+ENGLISH_FIELD = "text_en"
+
+
+def make_fun(**params: Any) -> GeneralizedFunnelling:
+    """Funnelling (Esuli, Moreo, Sebastiani 2019; Fun(TAT)): Posteriors view only, no normalisation.
+
+    Parameters
+    ----------
+    **params
+        Further :class:`GeneralizedFunnelling` parameters (``random_state``, ``n_jobs``, ``meta_C``, ...).
+        ``zero_shot_views="m"`` adds the 2019 paper's zero-shot fallback: an auxiliary classifier on aligned
+        word embeddings serves the languages without training documents.
+    """
+    params.setdefault("views", "x")
+    params.setdefault("normalize", False)
+    params.setdefault("aggregation", "concat")
+    if params["views"] != "x":
+        raise ValueError("Fun uses the Posteriors view only (views='x')")
+    return GeneralizedFunnelling(**params)
+
+
+def _fit_language(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray, *, C: float | str,
+                  C_grid: Sequence[float], cv: int, loss: str, class_weight: str | None, random_state: int | None,
+                  groups: np.ndarray | None = None, n_jobs: int | None = None,
+                  label: str = "Naive") -> tuple[TfidfVectorizer, LinearOvR, np.ndarray]:
+    fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state, "n_jobs": n_jobs}
+    if C == "cv":
+        Cs = select_C(X, Y, sorted(C_grid), make_folds(X.shape[0], cv, random_state, groups), **fit_kw)
+    else:
+        Cs = np.full(Y.shape[1], float(C))
+    logger.info("%s: language %s fitted (%d docs, %d terms)", label, lang, X.shape[0], X.shape[1])
+    return vec, fit_linear_ovr(X, Y, Cs, **fit_kw), Cs
+
+
+class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
+    """The naive monolingual baseline: per-language TF-IDF and one linear SVM per class.
+
+    Parameters
+    ----------
+    C : float or "cv"
+        Regularisation; ``"cv"`` chooses it per class and language by ``cv``-fold cross-validated F1.
+    C_grid : sequence of float
+    cv : int
+    loss : {"squared_hinge", "hinge"}
+    class_weight : {None, "balanced"}
+    min_df : int
+    stopwords, stem : bool
+    n_jobs : int, optional
+        Languages fitted in parallel (threads by default: liblinear releases the GIL; see
+        :mod:`gfun.core.parallel` for processes or a Dask cluster).
+    random_state : int, optional
+
+    Attributes
+    ----------
+    classes_ : list of str
+    languages_ : list of str
+    models_ : dict of str to (TfidfVectorizer, LinearOvR)
+    C_ : dict of str to ndarray
+        The C chosen for each class, per language.
+    """
+
+    def __init__(self, C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID, cv: int = 5,
+                 loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 1,
+                 stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
+                 random_state: int | None = None) -> None:
+        self.C = C
+        self.C_grid = C_grid
+        self.cv = cv
+        self.loss = loss
+        self.class_weight = class_weight
+        self.min_df = min_df
+        self.stopwords = stopwords
+        self.stem = stem
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> NaiveClassifier:
+        """Fit one classifier per language (same inputs as :meth:`GeneralizedFunnelling.fit`)."""
+        check_C(self.C, "C")
+        texts, lang_arr, Y, classes = training_data(X, y, langs)
+        self.classes_ = classes
+        self.languages_ = sorted(set(lang_arr.tolist()))
+        tfidf = MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem, n_jobs=self.n_jobs)
+        matrices = tfidf.fit_transform(texts, lang_arr)
+        results = run_parallel((
+            delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows], C=self.C, C_grid=self.C_grid,
+                                   cv=self.cv, loss=self.loss, class_weight=self.class_weight,
+                                   random_state=self.random_state)
+            for lang, (rows, X) in matrices.items()), self.n_jobs)
+        self.models_ = {lang: (vec, svm) for lang, (vec, svm, _) in zip(self.languages_, results, strict=True)}
+        self.C_ = {lang: Cs for lang, (_, _, Cs) in zip(self.languages_, results, strict=True)}
+        return self
+
+    def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Decision scores of each document's own-language classifiers (n_docs, n_classes)."""
+        check_is_fitted(self, "models_")
+        texts, lang_arr = unpack(X, langs)
+        unseen = sorted(set(lang_arr.tolist()) - set(self.models_))
+        if unseen:
+            raise UnseenLanguageError(f"the Naive baseline has no classifier for language(s) {unseen} "
+                                      f"(trained on {self.languages_}); it cannot classify unseen languages",
+                                      languages=unseen)
+        out = np.zeros((len(texts), len(self.classes_)))
+        for lang in np.unique(lang_arr):
+            idx = np.flatnonzero(lang_arr == lang)
+            vec, svm = self.models_[lang]
+            out[idx] = svm.decision_function(vec.transform([texts[i] for i in idx]))
+        return out
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        check_is_fitted(self, "models_")
+        params = self.get_params()
+        params["C_grid"] = list(params["C_grid"])
+        meta: dict = {"params": params, "classes_": self.classes_, "languages_": self.languages_,
+                      "vectorizers": {}}
+        arrays: dict[str, np.ndarray] = {}
+        for lang, (vec, svm) in self.models_.items():
+            meta["vectorizers"][lang] = put_state(vec, f"{lang}/vec/", arrays)
+            arrays[f"{lang}/coef"] = svm.coef
+            arrays[f"{lang}/intercept"] = svm.intercept
+            arrays[f"{lang}/C"] = self.C_[lang]
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> NaiveClassifier:
+        params = dict(meta["params"])
+        params["C_grid"] = tuple(params["C_grid"])
+        obj = cls(**params)
+        obj.classes_ = list(meta["classes_"])
+        obj.languages_ = list(meta["languages_"])
+        obj.models_, obj.C_ = {}, {}
+        for lang in obj.languages_:
+            vec = load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
+            obj.models_[lang] = (vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]))
+            obj.C_[lang] = arrays[f"{lang}/C"]
+        return obj
+
+
+def english_versions(X: Any, langs: Sequence[str] | None = None, *, field: str = ENGLISH_FIELD) -> list[str]:
+    """The English version of every document of ``X``.
+
+    Parameters
+    ----------
+    X : MultilingualCorpus or list of str
+        A corpus whose extra field ``field`` holds each document's English version (the loaders of the parallel
+        datasets set it: ``debtags``, the English original of each translated package description; ``sib200``,
+        the English sentence of the same ``index_id``), or texts with ``langs``. An English document without the
+        field is its own English version.
+    langs : sequence of str, optional
+        With a list of texts.
+    field : str
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        When a non-English document has no English version; the message counts them per language.
+    """
+    from gfun.corpus.multilingual import MultilingualCorpus
+
+    texts, lang_arr = unpack(X, langs)
+    english = X.extra.get(field) if isinstance(X, MultilingualCorpus) else None
+    out: list[str] = []
+    missing: dict[str, int] = {}
+    for i, (text, lang) in enumerate(zip(texts, lang_arr, strict=True)):
+        version = english[i] if english is not None else None
+        if not isinstance(version, str) or not version.strip():
+            if lang != "en":
+                missing[str(lang)] = missing.get(str(lang), 0) + 1
+                continue
+            version = text
+        out.append(version)
+    if missing:
+        where = ", ".join(f"{lang}: {n}" for lang, n in sorted(missing.items()))
+        raise ValueError(f"UpperBound needs the English version of every non-English document (the corpus field "
+                         f"extra[{field!r}], which only the loaders of parallel datasets set: debtags, sib200; in "
+                         f"files, a {field!r} field: gfun datasets build debtags --english); "
+                         f"{sum(missing.values())} of {len(texts)} documents have none ({where})")
+    return out
+
+
+class UpperBoundClassifier(NaiveClassifier):
+    """The paper's UpperBound: one English classifier trained and tested on the English versions of the documents.
+
+    As in section 4.4 of the paper (after Esuli, Moreo and Sebastiani 2019): every non-English training document
+    is replaced by its English version, one monolingual English classifier is trained (the Naive baseline's
+    learner: TF-IDF and one linear SVM per class, C by cross-validation), and every test document is classified
+    through its English version; scores stay per language of the original documents. It is the idealised bound
+    a cross-lingual method strives to reach, and exists only where the corpus gives every document an English
+    version (:func:`english_versions`): ``debtags`` (each translated description has its English original) and
+    ``sib200`` (parallel by construction). Elsewhere ``fit``/``predict`` raise a :class:`ValueError`.
+
+    On a parallel training set (SIB-200) the English copies of one sentence are identical: they are kept (the
+    paper's definition) and always fall in the same cross-validation fold (no leak into the choice of C).
+
+    Parameters
+    ----------
+    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, random_state
+        As :class:`NaiveClassifier`.
+    n_jobs : int, optional
+        Classes fitted in parallel (threads).
+
+    Attributes
+    ----------
+    classes_ : list of str
+    languages_ : list of str
+        ``["en"]``: the one classifier's language.
+    train_languages_ : list of str
+        The languages of the original training documents.
+    models_ : dict
+        ``{"en": (TfidfVectorizer, LinearOvR)}``.
+    C_ : dict
+        ``{"en": C per class}``.
+    """
+
+    def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> UpperBoundClassifier:
+        """Fit the English classifier on the English versions of the training documents."""
+        check_C(self.C, "C")
+        _, lang_arr, Y, classes = training_data(X, y, langs)
+        english = english_versions(X, langs)
+        self.classes_ = classes
+        self.train_languages_ = sorted(set(lang_arr.tolist()))
+        groups = np.unique(np.asarray(english, dtype=object), return_inverse=True)[1]
+        tfidf = MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem)
+        X = tfidf.fit_transform_by_language({"en": english})["en"]
+        vec, svm, Cs = _fit_language(
+            "en", tfidf.vectorizers_["en"], X, Y, C=self.C, C_grid=self.C_grid, cv=self.cv, loss=self.loss,
+            class_weight=self.class_weight, random_state=self.random_state, groups=groups, n_jobs=self.n_jobs,
+            label="UpperBound")
+        self.languages_ = ["en"]
+        self.models_ = {"en": (vec, svm)}
+        self.C_ = {"en": Cs}
+        return self
+
+    def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Decision scores of the English classifier on the documents' English versions (n_docs, n_classes)."""
+        check_is_fitted(self, "models_")
+        english = english_versions(X, langs)
+        vec, svm = self.models_["en"]
+        if not english:
+            return np.zeros((0, len(self.classes_)))
+        return svm.decision_function(vec.transform(english))
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        meta, arrays = super().get_state()
+        meta["train_languages_"] = self.train_languages_
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> UpperBoundClassifier:
+        obj = super().from_state(meta, arrays)
+        obj.train_languages_ = list(meta.get("train_languages_", []))
+        return obj

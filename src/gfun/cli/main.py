@@ -1,0 +1,421 @@
+"""The ``gfun`` command line: train, predict, evaluate, demo, datasets.
+
+Examples
+--------
+::
+
+    gfun train --train train.jsonl --method gfun --views x --model model/
+    gfun predict --model model/ --input new.jsonl --output predictions.jsonl
+    gfun evaluate --model model/ --test test.jsonl
+    gfun demo
+    GFUN_DATA=../shared/data gfun datasets stats exceptius
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from gfun import __version__
+from gfun.cli.options import (
+    HelpFormatter,
+    _C_type,
+    _out,
+    _parse_C,
+    _read,
+    add_neural_arguments,
+    add_view_param_argument,
+    parse_view_params,
+)
+from gfun.configuration import METHODS
+from gfun.funnelling.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
+
+__all__ = ["build_parser", "main"]
+
+logger = logging.getLogger("gfun.cli.main")
+
+MISSING_LABELS_HELP = ("documents without a 'labels' field (when others have one): read as having no label, negative "
+                       "for every class, with a warning (warn), refused (error), or so without a warning (negative)")
+
+
+def _setup_logging(verbosity: int) -> None:
+    level = logging.WARNING if verbosity < 0 else logging.INFO if verbosity == 0 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S",
+                        stream=sys.stderr, force=True)
+
+
+# ---------------------------------------------------------------------------------------------- commands
+def train_estimator(args: argparse.Namespace) -> Any:
+    """The unfitted estimator of ``gfun train``'s arguments (see :func:`gfun.configuration.build_estimator`)."""
+    from gfun.configuration import build_estimator, method_config, neural_view_params
+
+    config = method_config(args.method, views=args.views, aggregation=args.aggregation, r_wce=args.r_wce)
+    view_params = neural_view_params(args.word_vectors, args.encoder, args.neural_preset, args.device,
+                                     args.r_wce, trainable_layers=args.trainable_layers, save_dtype=args.save_dtype,
+                                     self_contained=args.self_contained, progress=True)
+    view_params = parse_view_params(args.view_param, view_params)
+    return build_estimator(config, meta_C=args.meta_C, first_tier_C=args.first_tier_C,
+                           train_posteriors=args.train_posteriors, normalize=not args.no_normalize,
+                           zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
+                           view_params=view_params, n_jobs=args.n_jobs, random_state=args.seed, verbose=True)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from gfun.corpus.files import read_classes
+    from gfun.persistence.saving import check_model_destination
+
+    check_model_destination(args.model)  # before the fit: a destination that cannot be written fails in seconds
+    classes = read_classes(args.classes) if args.classes else None
+    train = _read(args.train, classes, "ignore" if args.ignore_unknown_labels else "error",
+                  on_missing_labels=args.missing_labels)
+    if not train.labelled:
+        raise ValueError(f"{args.train}: the training documents carry no 'labels' field")
+    logger.info("training %s on %s", args.method, train)
+    est = train_estimator(args)
+    t0 = time.perf_counter()
+    est.fit(train)
+    logger.info("fitted in %.1f s", time.perf_counter() - t0)
+    est.save(args.model)
+    _out(f"model saved to {args.model} ({args.method}, {len(train.classes)} classes, languages "
+         f"{', '.join(train.languages)}, fitted in {time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from gfun.cli.output import check_prediction_output, prediction_output, writes_to_stdout
+    from gfun.persistence.loading import load_model
+    from gfun.predictions import prediction_records
+
+    check_prediction_output(args.output, args.input)
+    model = load_model(args.model)
+    docs = _read(args.input, list(model.classes_), "ignore",
+                 detect_language=bool(args.detect_language), on_missing_labels="negative")
+    t0 = time.perf_counter()
+    records = prediction_records(model, docs, probabilities=not args.no_proba)
+    logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
+    with prediction_output(args.output) as fh:
+        for rec in records:
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    if writes_to_stdout(args.output):  # keep the JSONL stream clean
+        logger.info("wrote predictions for %d documents to standard output", len(docs))
+    else:
+        _out(f"wrote predictions for {len(docs)} documents to {args.output}")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from gfun.metrics.evaluation import evaluate_model
+    from gfun.metrics.formatting import format_table
+    from gfun.persistence.loading import load_model
+
+    model = load_model(args.model)
+    test = _read(args.test, on_missing_labels=args.missing_labels)  # its own labels: unknown ones are counted
+    if not test.labelled:
+        raise ValueError(f"{args.test}: the test documents carry no 'labels' field")
+    df = evaluate_model(model, test, unknown_labels=args.unknown_labels)
+    if args.json:
+        _out(json.dumps({str(k): {c: (None if v != v else float(v)) for c, v in row.items()}
+                         for k, row in df.to_dict(orient="index").items()}, indent=1))
+    else:
+        _out(format_table(df))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from gfun.cli.demo import full_demo_hint, run_demo
+    from gfun.metrics.formatting import format_table
+
+    t0 = time.perf_counter()
+    df = run_demo(seed=args.seed, n_jobs=args.n_jobs, full=args.full)
+    _out("gfun demo: Debian package descriptions (5 languages, 30 debtags), averages over languages"
+         + ("" if "gFun-XMW" in df.index else f"; gFun-XW and gFun-XMW: {full_demo_hint()}"))
+    _out(format_table(df))
+    _out(f"total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def format_model_description(info: dict[str, Any], *, max_classes: int = 20) -> str:
+    """``gfun info``'s text: one line per aspect of :func:`gfun.persistence.model_description`."""
+    size = info["size_bytes"]
+    views = ", ".join(f"{v['letter'].upper()} ({v['name']}: {', '.join(v['languages']) or 'no training language'})"
+                      for v in info["views"]) or "none (a baseline)"
+    classes = info["classes"]
+    shown = ", ".join(classes[:max_classes]) + (f", ... (+{len(classes) - max_classes})"
+                                                if len(classes) > max_classes else "")
+    settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(info["settings"].items()) if v is not None)
+    rows = [("model", f"{info['model']} ({info['estimator']}, saved {info['created'] or '?'} by gfun "
+                      f"{info['saved_by_gfun'] or '?'}; read by gfun {info['gfun_version']})"),
+            ("size", "?" if size is None else f"{size / 2**20:.1f} MiB"),
+            ("languages", ", ".join(info["languages"])),
+            ("views", views)]
+    if info["selected_views"] is not None:
+        rows.append(("selected views", ", ".join(v.upper() for v in info["selected_views"])))
+    if info["zero_shot_views"]:
+        rows.append(("zero-shot views", ", ".join(v["letter"].upper() for v in info["zero_shot_views"])))
+    rows += [("probabilities", "yes (calibrated)" if info["probabilities"] else "no"),
+             ("classes", f"{len(classes)}: {shown}"), ("settings", settings or "-")]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from gfun.persistence.loading import load_model, model_description, read_manifest
+
+    info = model_description(load_model(args.model), read_manifest(args.model), args.model)
+    _out(json.dumps(info, indent=1, ensure_ascii=False) if args.json else format_model_description(info))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from gfun.serve.app import serve
+
+    if args.max_batch < 1 or args.max_body_mb <= 0:
+        raise ValueError(f"--max-batch and --max-body-mb must be positive, got {args.max_batch} and {args.max_body_mb}")
+    try:
+        serve(args.model, host=args.host, port=args.port, max_batch=args.max_batch,
+              max_body_bytes=int(args.max_body_mb * 2**20), log_level="warning" if args.quiet else "info")
+    except ImportError as exc:  # the serve extra is missing: say what to install
+        sys.stderr.write(f"gfun serve: error: {exc}\n")
+        return 1
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The ``gfun`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="gfun", description="Generalized Funnelling: cross-lingual multilabel text classification.",
+        formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"gfun {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output: -v adds debug messages")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="only warnings and errors on stderr: no progress bars or progress lines")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    fmt = HelpFormatter
+    p = sub.add_parser("train", help="train a model on labelled documents and save it", formatter_class=fmt,
+                       description="Train gFun or a baseline on a JSONL/TSV file of labelled documents.")
+    p.add_argument("--train", required=True, help="training documents (.jsonl or .tsv, optionally .gz)")
+    p.add_argument("--model", required=True, help="directory the fitted model is saved to")
+    p.add_argument("--method", choices=METHODS, default="gfun",
+                   help="gfun: Generalized Funnelling; fun: Funnelling (2019); naive: one classifier per language; "
+                   "bert: the fine-tuned transformer used as the classifier (the paper's mBERT baseline); upper: the "
+                   "paper's UpperBound, one English classifier on the documents' English versions (a text_en field "
+                   "in every non-English record: gfun datasets build debtags --english, or sib200); lri, clesa, "
+                   "kcca, dci: the cross-lingual baselines of gfun.baselines.crosslingual (clesa and kcca read a parallel "
+                   "collection: debtags by default, or --view-param kcca.parallel=FILE)")
+    p.add_argument("--views", default="x", help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
+                   "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors); e.g. xmw, xmb")
+    p.add_argument("--r-wce", action="store_true",
+                   help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
+    add_neural_arguments(p, saving=True)
+    add_view_param_argument(p)
+    p.add_argument("--word-vectors", default=None,
+                   help="source of aligned word vectors for the m and r views: a folder of MUSE/fastText "
+                   "wiki.multi.<lang>.vec files ('vec:DIR'), or 'e5' (vectors from the offline multilingual-e5-small "
+                   "encoder; needs gfun[torch])")
+    p.add_argument("--aggregation", choices=AGGREGATIONS, default=DEFAULT_AGGREGATION,
+                   help="how views are combined: mean, concat (the paper's), stack (every view's posteriors side by "
+                   "side), wmean (per-view, per-class weighted mean); see gfun.funnelling.aggregation")
+    p.add_argument("--zero-shot-views", default=None,
+                   help="fallback view letters (e.g. m) used only for languages the main views cannot serve; "
+                   "with --method fun this is the 2019 paper's zero-shot Funnelling")
+    p.add_argument("--classes", default=None, help="JSON list of the class names, in column order "
+                   "(default: every label found in the training file, sorted)")
+    p.add_argument("--ignore-unknown-labels", action="store_true",
+                   help="drop labels outside --classes instead of failing")
+    p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
+    p.add_argument("--meta-C", type=_parse_C, default=None,
+                   help="C of the meta-classifier (of the linear SVMs for naive, upper, lri, clesa, kcca, dci), or "
+                   "'cv' for 5-fold CV over 0.1..10^4 (default: 1 for gfun and fun, cv for the others; bert has none)")
+    p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
+                   help="class weights of the meta-classifier (default: none, as in the paper)")
+    p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
+                   help="C of the first-tier linear SVMs")
+    p.add_argument("--train-posteriors", choices=("auto", "in-sample", "cv"), default="auto",
+                   help="how first-tier posteriors of training documents are produced (auto: out-of-fold for "
+                   "stack and wmean, in-sample for mean and concat)")
+    p.add_argument("--no-normalize", action="store_true", help="disable L2 and z-score normalisation")
+    p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (-1: all cores)")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("predict", help="label new documents with a saved model", formatter_class=fmt,
+                       description="Write one JSON line per document: id, lang, predicted labels and the "
+                                   "posterior probability of every class.")
+    p.add_argument("--model", required=True, help="directory of a saved model")
+    p.add_argument("--input", required=True,
+                   help="documents to label (.jsonl/.tsv; labels ignored; - reads JSONL from standard input)")
+    p.add_argument("--output", required=True,
+                   help="output JSONL file (- writes to standard output); never the input or a file of a model")
+    p.add_argument("--no-proba", action="store_true", help="do not write per-class probabilities")
+    p.add_argument("--detect-language", action="store_true",
+                   help="identify the language of documents without a 'lang' field (needs gfun[langid]); "
+                   "unconfident detections are errors, and so are languages the model cannot serve")
+    p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("evaluate", help="F1/K per language and on average", formatter_class=fmt,
+                       description="Evaluate a saved model on labelled documents: F1 and K, macro and micro, "
+                                   "per language and averaged over languages.")
+    p.add_argument("--model", required=True, help="directory of a saved model")
+    p.add_argument("--test", required=True, help="labelled test documents (.jsonl/.tsv)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--unknown-labels", choices=("count", "ignore", "error"), default="count",
+                   help="test labels the model does not know: scored as classes the model never predicts, i.e. "
+                   "missed positives (count: the model's honest score on this file), dropped (ignore: the score "
+                   "on the model's classes only), or refused (error); their number is in the unknown_labels "
+                   "column either way")
+    p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("demo", help="train Naive, Fun and gFun on the bundled demo data and print the table",
+                       formatter_class=fmt)
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--n-jobs", type=int, default=1,
+                   help="parallel jobs (-1: all cores, faster; one job gives the README's table to the last digit: "
+                   "liblinear's random generator is shared by the threads of a process)")
+    p.add_argument("--full", action="store_true",
+                   help="also gFun-XW and gFun-XMW (needs gfun[torch]; `make demo-full`)")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("info", help="what a saved model is: classes, views, languages, size, settings",
+                       formatter_class=fmt)
+    p.add_argument("model", help="directory of a saved model")
+    p.add_argument("--json", action="store_true", help="print JSON (every class, every setting)")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("serve", help="serve a saved model over HTTP (an API and a page to try it)", formatter_class=fmt,
+                       description="Serve a saved model: POST /predict labels a batch of documents, GET /model "
+                                   "describes the model, GET /health, GET / a page to try it, GET /docs the API "
+                                   "(needs gfun[serve]).")
+    p.add_argument("--model", required=True, help="directory of a saved model")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
+    p.add_argument("--port", type=int, default=8000, help="TCP port")
+    p.add_argument("--max-batch", type=int, default=256, help="most documents in one request (more: status 413)")
+    p.add_argument("--max-body-mb", type=float, default=8.0, help="largest request body in MiB (larger: status 413)")
+    p.set_defaults(func=cmd_serve)
+
+    from gfun.cli.datasets import add_datasets_parser
+    from gfun.cli.embeddings import add_embeddings_parser
+    from gfun.cli.experiment import add_experiment_parser
+    from gfun.cli.plot import add_plot_parser
+
+    add_datasets_parser(sub)
+    add_embeddings_parser(sub)
+    add_experiment_parser(sub)
+    add_plot_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``gfun`` command: exit status 0, 1 (an error, one line on stderr), 2 (usage), 130 (Ctrl-C).
+
+    Heavy modules are imported only inside this function, so an interrupt at any moment (imports
+    included) ends with one line on stderr and status 130, and ``--help``/``--version`` answer at once.
+    """
+    with _recording_interrupts() as interrupts:
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            sys.stderr.write("gfun: interrupted\n")
+            return 130
+        except BrokenPipeError:  # e.g. `gfun predict --output - | head`: the reader left
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
+        except BaseException:
+            if interrupts:  # Ctrl-C turned into another error (numpy reports it as a failed C-extension import)
+                sys.stderr.write("gfun: interrupted\n")
+                return 130
+            raise
+
+
+@contextlib.contextmanager
+def _recording_interrupts() -> Iterator[list[int]]:
+    """Remember every SIGINT while raising KeyboardInterrupt as usual (main thread only; restored after)."""
+    import signal
+
+    seen: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield seen
+        return
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+_HF_QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+
+
+@contextlib.contextmanager
+def _quiet_hugging_face() -> Iterator[None]:
+    """``-q``: no progress bars (``Loading weights`` ...) nor info from transformers and huggingface_hub, whether
+    they are imported already or during the command; restored afterwards (in-process calls)."""
+    saved = {k: os.environ.get(k) for k in _HF_QUIET}
+    os.environ.update(_HF_QUIET)
+    hf_logging = sys.modules.get("transformers.utils.logging")
+    was_on = hf_logging.is_progress_bar_enabled() if hf_logging is not None else saved[
+        "HF_HUB_DISABLE_PROGRESS_BARS"] not in ("1", "true", "TRUE", "yes")
+    if hf_logging is not None:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        hf_logging = sys.modules.get("transformers.utils.logging")
+        if hf_logging is not None and was_on:
+            hf_logging.enable_progress_bar()
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    _setup_logging(-1 if args.quiet else args.verbose)
+    try:
+        if not getattr(args, "func", None):
+            parser.print_help(sys.stderr)
+            return 2
+        from gfun.core.progress import show_bars
+        from gfun.errors import CorpusFormatError, ModelFormatError, UnseenLanguageError
+
+        try:
+            # progress: a bar for every long step on a terminal, log lines otherwise; -q: neither
+            with show_bars(not args.quiet), _quiet_hugging_face() if args.quiet else contextlib.nullcontext():
+                return int(args.func(args))
+        except BrokenPipeError:
+            raise
+        except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError) as exc:
+            sys.stderr.write(f"gfun {args.command}: error: {exc}\n")
+            return 1
+    finally:
+        # Called in-process (tests, notebooks): leave no handler bound to this call's stderr behind.
+        for handler in root.handlers[:]:
+            root.removeHandler(handler)
+        root.setLevel(saved[0])
+        for handler in saved[1]:
+            root.addHandler(handler)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Command-line pieces shared by ``gfun`` and ``gfun experiment``: help formatting, output, C options, the
+options of the neural views and ``--view-param`` (what they mean is :mod:`gfun.configuration`'s).
+
+Both command modules import this one (and not each other), so the experiment commands do not import the main
+CLI that registers them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["NEURAL_PRESETS", "HelpFormatter", "add_neural_arguments", "add_view_param_argument", "parse_view_params"]
+
+NEURAL_PRESETS = ("paper", "gpu", "cpu")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` lines that state a default only where there is one to state: not for options whose default is
+    ``None`` or ``False`` (absent, off), nor for counters (``-v``), nor where the help text already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if (action.default is None or action.default is False or isinstance(action, argparse._CountAction)
+                or "(default" in (action.help or "")):
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+
+def _C_type(*, allow_cv: bool = True) -> Any:
+    """argparse ``type`` of a C option: a positive finite number (or ``cv``); NaN, inf, 0 and negatives are refused.
+
+    argparse prefixes the message with the option: ``argument --meta-C: must be a positive finite number or 'cv',
+    got 'nan'``.
+    """
+
+    def parse(value: str) -> float | str:
+        from gfun.corpus.inputs import check_C
+
+        try:
+            return check_C("cv" if value.strip() == "cv" else float(value), allow_cv=allow_cv)
+        except ValueError:
+            what = "a positive finite number" + (" or 'cv'" if allow_cv else "")
+            raise argparse.ArgumentTypeError(f"must be {what}, got {value!r}") from None
+
+    return parse
+
+
+_parse_C = _C_type()  # also used by the experiment commands
+
+
+def parse_view_params(items: list[str] | None, view_params: dict | None) -> dict | None:
+    """``view_params`` with the ``--view-param NAME.PARAM=VALUE`` options applied (VALUE read as JSON when it parses).
+
+    NAME is a view letter (``r.hidden_size=64``) or a cross-lingual baseline (``kcca.parallel=FILE``).
+
+    Raises
+    ------
+    ValueError
+        On a malformed item or an unknown name.
+    """
+    import json
+
+    from gfun.configuration import CROSSLINGUAL_BASELINES
+    from gfun.views import VIEW_CLASSES
+
+    names = [*VIEW_CLASSES, *CROSSLINGUAL_BASELINES]
+    out = {k: dict(v) for k, v in (view_params or {}).items()}
+    for item in items or []:
+        key, eq, value = item.partition("=")
+        letter, dot, name = key.strip().partition(".")
+        if not eq or not dot or not name.strip():
+            raise ValueError(f"--view-param takes LETTER.NAME=VALUE (e.g. r.hidden_size=64), got {item!r}")
+        if letter not in names:
+            raise ValueError(f"--view-param {item!r}: unknown view letter {letter!r}; choose from "
+                             f"{', '.join(names)}")
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = value
+        out.setdefault(letter, {})[name.strip()] = parsed
+    return out or None
+
+
+def add_view_param_argument(p: argparse.ArgumentParser) -> None:
+    """The repeatable ``--view-param NAME.PARAM=VALUE`` option (read by :func:`parse_view_params`)."""
+    p.add_argument("--view-param", action="append", default=None, metavar="LETTER.NAME=VALUE",
+                   help="a parameter of one view, repeatable: r.hidden_size=64, r.max_epochs=10, b.max_length=64, "
+                        "m.source=e5 ..., or of a cross-lingual baseline: kcca.parallel=FILE, lri.n_dimensions=5000 "
+                        "(VALUE read as JSON when it parses: numbers, true, false, null)")
+
+
+def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) -> None:
+    """Options of the neural views B and R (and of the fine-tuned transformer baseline); ``saving``: also how the
+    B weights are saved (``--save-dtype``, ``--self-contained``)."""
+    p.add_argument("--encoder", default=None,
+                   help="transformer of the b view and of the bert baseline: 'multilingual-e5-small' (default, "
+                   "offline), a local save_pretrained folder, or a Hugging Face id already in the local cache (never "
+                   "downloaded)")
+    p.add_argument("--neural-preset", choices=NEURAL_PRESETS, default=None,
+                   help="training settings of the b and r views (default: gpu on a CUDA device, cpu otherwise): "
+                   "paper (section 4.3/5 settings: batch 4, length 512, up to 50 epochs), gpu (10 epochs, length "
+                   "256, head lr 1e-3), cpu (b: only the top layer fine-tuned on a frozen pass computed once per "
+                   "document, int8 frozen layers, length 256, 6 epochs)")
+    p.add_argument("--trainable-layers", type=int, default=None,
+                   help="b view: fine-tune only the top K transformer layers (and the output layer) on a frozen pass "
+                   "computed once per document; 0: the frozen encoder's vector (default: the preset's)")
+    if saving:
+        p.add_argument("--save-dtype", choices=("float32", "float16"), default=None,
+                       help="precision of the saved b weights (float16 halves the model file)")
+        p.add_argument("--self-contained", action="store_true",
+                       help="store every b weight and the m view's word vectors in the model (default: the b weights "
+                       "fine-tuning did not change, and sub-word word vectors such as e5-subword's, are referred to "
+                       "by content hash of the local encoder and recomputed from it at load time)")
+    p.add_argument("--device", default=None, help="torch device of the b and r views: auto (default), cpu, cuda, ...")
+
+
+def _read(path: str, classes: list[str] | None = None, on_unknown_label: str = "error",
+          detect_language: bool | list[str] = False, on_missing_labels: str = "warn") -> Any:
+    from gfun.corpus.multilingual import read_corpus
+
+    return read_corpus(path, classes, on_unknown_label=on_unknown_label, detect_language=detect_language,
+                       on_missing_labels=on_missing_labels)

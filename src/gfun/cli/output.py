@@ -1,0 +1,69 @@
+"""Where ``gfun predict`` writes its records: a destination checked before the model is loaded (never the input,
+nor a file of a saved model), standard output, or a file replaced atomically once every line is written."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+__all__ = ["check_prediction_output", "prediction_output", "writes_to_stdout"]
+
+
+def check_prediction_output(output: str, input_path: str) -> None:
+    """Refuse an ``--output`` that would overwrite the input or write inside a gfun model directory.
+
+    Raises
+    ------
+    IsADirectoryError, ValueError
+    """
+    from gfun.persistence.directory import model_directory_of
+
+    if output == "-":
+        return
+    out = Path(output)
+    if out.is_dir():
+        raise IsADirectoryError(f"--output {output} is a directory; give a file name (or - for standard output)")
+    with contextlib.suppress(OSError):
+        if input_path != "-" and Path(input_path).is_file() and out.exists() and os.path.samefile(out, input_path):
+            raise ValueError(f"--output {output} is the input file {input_path}; refusing to overwrite it")
+    owner = model_directory_of(out)
+    if owner is not None:
+        raise ValueError(f"--output {output} lies inside the gfun model directory {owner}; refusing to write "
+                         "there (it would damage the model)")
+
+
+def writes_to_stdout(output: str) -> bool:
+    """Whether ``output`` is ``-`` or names the file standard output writes to (``/dev/stdout``, a redirect)."""
+    if output == "-":
+        return True
+    try:
+        out, std = os.stat(output), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    return (out.st_dev, out.st_ino) == (std.st_dev, std.st_ino)
+
+
+@contextlib.contextmanager
+def prediction_output(output: str) -> Iterator[TextIO]:
+    """The text stream predictions go to: stdout for ``-`` (or ``/dev/stdout``: its file is not reopened, so
+    ``>>`` still appends), a device or FIFO written in place, otherwise a temporary file that replaces
+    ``output`` only once every line is written."""
+    from gfun.core.atomic import atomic_write, is_special_file
+
+    if writes_to_stdout(output):
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    if not is_special_file(output):
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(output) as raw:
+        fh = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        yield fh
+        fh.flush()
+        fh.detach()
+

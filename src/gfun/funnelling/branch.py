@@ -1,0 +1,165 @@
+"""A view's path to the meta level of Generalized Funnelling, fitted (optionally cached) and applied alike.
+
+:class:`Branch` is view -> (L2 -> z-score -> mapper to |Y| posteriors); :func:`_fit_branch` fits one, and
+:func:`_cached_branch` serves it from a :class:`joblib.Memory` (keyed by :func:`_branch_key`) when one is given.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gfun.core.memory import release_free_memory
+from gfun.svm.kernel import RBFSVMOvR
+from gfun.views.base import ViewGenerator
+from gfun.views.normalization import ZScore, l2_normalize
+
+__all__ = ["Branch"]
+
+
+class Branch:
+    """One view's path to the meta-level: view -> (L2 -> z-score -> mapper to |Y| posteriors).
+
+    The mapper (an RBF SVM per class) and its input z-scoring are present for the views whose output is not
+    posteriors when the aggregation reads posteriors; L2 normalisation precedes the z-scoring when
+    ``normalize``. :meth:`fit_transform` (training) and :meth:`transform` (new documents) are the same path.
+
+    Attributes
+    ----------
+    name : str
+        The view's name in its model (a letter for the paper's views).
+    view : ViewGenerator
+    mapper : RBFSVMOvR or None
+    scaler : ZScore or None
+        The z-scoring of the mapper's input (with ``normalize``).
+    normalize : bool
+    """
+
+    def __init__(self, name: str, view: ViewGenerator, mapper: RBFSVMOvR | None = None,
+                 scaler: ZScore | None = None, normalize: bool = True) -> None:
+        self.name, self.view, self.mapper, self.scaler, self.normalize = name, view, mapper, scaler, normalize
+
+    def __repr__(self) -> str:
+        return f"Branch({self.name!r}, {type(self.view).__name__}, mapper={self.mapper is not None})"
+
+    @property
+    def dim(self) -> int | None:
+        """Width of the branch's output: |Y| with a mapper or for a posterior view, else the view's (if it says)."""
+        if self.mapper is not None or self.view.output == "posteriors":
+            return None
+        return getattr(self.view, "n_features_out_", None)
+
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, *,
+                      groups: np.ndarray | None = None, memory: Any = None,
+                      ) -> tuple[np.ndarray, np.ndarray | None, dict[str, float], bool]:
+        """Fit the view (and the mapper); return the training documents' output, in-sample and out-of-fold
+        (``None`` when the branch has no out-of-fold version), the seconds per phase and whether the fitted
+        branch came from ``memory``."""
+        fit = _cached_branch(memory)
+        key = _branch_key(self.view, self.mapper, self.normalize)
+        view, Z, oof, mapper, scaler, seconds, hit = fit(key, self.view, texts, langs, Y, self.normalize, self.mapper,
+                                                          groups)
+        self.view, self.mapper, self.scaler = view, mapper, scaler
+        seconds = {} if hit else {f"{phase.partition('_')[0]}_{self.name}": sec for phase, sec in seconds.items()}
+        return Z, oof, seconds, hit
+
+    def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
+        """The branch's output for new documents (every one of a language the view covers)."""
+        Z = self.view.transform(texts, langs)
+        release_free_memory()
+        if self.mapper is None:
+            return Z
+        if self.normalize:
+            Z = l2_normalize(Z)
+        return self.mapper.predict_proba(self.scaler.transform(Z) if self.scaler else Z)
+
+
+def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, normalize: bool,
+                mapper: RBFSVMOvR | None, groups: np.ndarray | None = None,
+                ) -> tuple[ViewGenerator, np.ndarray, np.ndarray | None, RBFSVMOvR | None, ZScore | None,
+                           dict[str, float]]:
+    """Fit one view (and its mapper to posteriors, if any); return it with the training documents' meta input.
+
+    Returns the fitted view, the (mapped) training views, in-sample and out-of-fold (``None`` without a
+    mapper), the fitted mapper and its input scaler (``None`` without a mapper) and the seconds spent per
+    phase. The training views are not L2-normalised yet (see :meth:`GeneralizedFunnelling._block`): a view
+    without mapper as it comes, a mapped view as the mapper's |Y| posteriors. The timings are named after the
+    view's letter (its class's; as cached branches hold them); :class:`Branch` renames them after the branch.
+    """
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    Z = view.fit_transform(texts, langs, Y)
+    release_free_memory()  # what the view's fit freed (a transformer's: ~1 GB) is of no use to the SVMs that follow
+    seconds[f"view_{view.letter}"] = time.perf_counter() - t0
+    oof = getattr(view, "train_oof_", None)  # a posterior view's out-of-fold training posteriors
+    if oof is not None:
+        del view.train_oof_
+    scaler = None
+    if mapper is not None:
+        t0 = time.perf_counter()
+        if normalize:
+            Z = l2_normalize(Z)
+        scaler = ZScore.fit(Z) if normalize else None
+        Zs = scaler.transform(Z) if scaler else Z
+        mapper.fit(Zs, Y, groups=groups)
+        if mapper.oof_decision_ is not None:
+            from gfun.svm.calibration import platt_posteriors
+
+            oof = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
+        Z = mapper.predict_proba(Zs)
+        mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
+        release_free_memory()
+        seconds[f"mapper_{view.letter}"] = time.perf_counter() - t0
+    if getattr(view, "source_", None) is not None:
+        view.source_ = None  # word-vector sources (possibly an encoder) are rebuilt on demand, never stored
+    return view, np.asarray(Z), oof, mapper, scaler, seconds
+
+
+_RUNTIME_PARAMS = ("n_jobs", "verbose")
+
+
+def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool) -> dict:
+    """What determines a branch's result, minus run-time settings (so that n_jobs does not miss the cache)."""
+
+    def params(est: Any) -> dict:
+        return {k: v for k, v in est.get_params().items() if k not in _RUNTIME_PARAMS}
+
+    from gfun.text.analysis import ANALYZER_VERSION
+
+    # "branch": the layout of what a branch returns; bump it when that changes, so old caches are not read
+    # (3: mappers keep float32 support vectors)
+    return {"branch": 3, "view": type(view).__name__, "params": params(view), "normalize": normalize,
+            "analyzer": ANALYZER_VERSION, "mapper": params(mapper) if mapper is not None else None}
+
+
+def _cached_branch(memory: Any) -> Any:
+    """:func:`_fit_branch`, cached by ``memory`` (a path or a :class:`joblib.Memory`) when one is given.
+
+    The returned function gives what :func:`_fit_branch` returns and whether it came from the cache.
+    """
+    import os
+
+    from sklearn.utils.validation import check_memory
+
+    memory = check_memory(os.fspath(memory) if isinstance(memory, os.PathLike) else memory)
+    if memory.location is None:
+        return lambda key, *args: (*_fit_branch(*args), False)
+    cached = memory.cache(_cached_call, ignore=["view", "mapper"])
+
+    def call(key: dict, view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray,
+             normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None) -> tuple:
+        args = (key, view, list(texts), np.asarray(langs, dtype=str), np.asarray(Y, dtype=np.int8), normalize,
+                mapper, None if groups is None else np.asarray(groups, dtype=str))
+        hit = cached.check_call_in_cache(*args)
+        return (*cached(*args), hit)
+
+    return call
+
+
+def _cached_call(key: dict, view: ViewGenerator, texts: list[str], langs: np.ndarray, Y: np.ndarray,
+                 normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None) -> tuple:
+    return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, groups)
+

@@ -1,0 +1,388 @@
+"""Reading a model directory: the pointer and manifest checked, only regular files inside the directory opened,
+sizes and checksums verified before parsing, the estimator rebuilt from the allow-list and probed, a damaged
+field named (see :mod:`gfun.persistence`)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import logging
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+import gfun
+from gfun.core.state import _TrackedDict, _Trail
+from gfun.errors import DamagedModelError, ModelFormatError, ReferenceMismatchError, UnregisteredViewError
+from gfun.persistence.directory import (
+    _LEGACY_MANIFEST_LIMIT,
+    _O_DIRECTORY,
+    _O_NOFOLLOW,
+    _O_NONBLOCK,
+    _SHA256_RE,
+    _SMALL_FILE,
+    _VERSION_RE,
+    ARRAYS,
+    CURRENT,
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    MARKER,
+    STATE,
+    _current_version,
+    _estimators,
+    _read_marker,
+)
+
+__all__ = ["load_model", "model_description", "read_manifest"]
+
+logger = logging.getLogger("gfun.persistence")
+
+
+class _VersionVanished(Exception):
+    """A file of the version folder a reader followed is gone (removed by a concurrent save: the reader retries)."""
+
+    def __init__(self, version: str, filename: str) -> None:
+        super().__init__(version, filename)
+        self.version, self.filename = version, filename
+
+def _open_regular(dir_fd: int, name: str, shown: Path) -> IO[bytes]:
+    """``name`` in directory ``dir_fd``, opened for reading if it is a regular file (never a link or device)."""
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)  # FileNotFoundError goes to the caller
+    if stat.S_ISLNK(st.st_mode):
+        raise DamagedModelError(f"{shown} is a symbolic link; a model's files must be regular files inside its "
+                                "directory, so gfun does not follow it")
+    if not stat.S_ISREG(st.st_mode):
+        raise DamagedModelError(f"{shown} is not a regular file (a directory, device, FIFO or socket); refusing "
+                                "to read it")
+    fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=dir_fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the two calls
+        os.close(fd)
+        raise DamagedModelError(f"{shown} is not a regular file; refusing to read it")
+    return os.fdopen(fd, "rb")
+
+def _verified(fh: IO[bytes], shown: Path, *, size: int | None, sha256: str | None, limit: int,
+              recorded_in: str) -> IO[bytes]:
+    """Check ``fh``'s size (before reading) and checksum; return it rewound."""
+    actual = os.fstat(fh.fileno()).st_size
+    if size is not None and actual != size:
+        raise DamagedModelError(f"{shown} has {actual} bytes but {recorded_in} records {size}: it was truncated or "
+                                f"modified after saving, so it cannot match its checksum in {recorded_in}; "
+                                "refusing to load it")
+    if actual > limit:
+        raise DamagedModelError(f"{shown} is {actual} bytes, more than the {limit} allowed for it")
+    if sha256 is not None:
+        h = hashlib.sha256()
+        n = 0
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            n += len(block)
+            if n > actual:
+                raise DamagedModelError(f"{shown} grew while it was read; refusing to load it")
+            h.update(block)
+        if h.hexdigest() != sha256:
+            raise DamagedModelError(f"{shown} does not match its checksum in {recorded_in} (the file was modified "
+                                    "or truncated after saving); refusing to load it")
+        fh.seek(0)
+    return fh
+
+def _read_small_json(dir_fd: int, name: str, shown: Path, *, size: int | None = None, sha256: str | None = None,
+                     limit: int = _SMALL_FILE, recorded_in: str = "") -> Any:
+    with _open_regular(dir_fd, name, shown) as fh:
+        _verified(fh, shown, size=size, sha256=sha256, limit=limit, recorded_in=recorded_in)
+        data = fh.read(limit + 1)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise DamagedModelError(f"{shown} is damaged: {exc}") from None
+
+def _field_error(shown: Path, field: str, expected: str, value: Any) -> DamagedModelError:
+    text = repr(value)
+    return DamagedModelError(f"{shown} is damaged: field {field!r} should be {expected}, got "
+                             f"{text if len(text) <= 60 else text[:57] + '...'}")
+
+def _check_manifest(manifest: Any, shown: Path, root: Path, *, layout: bool) -> dict:
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ModelFormatError(f"{shown} does not describe a gfun model")
+    version = manifest.get("format_version")
+    saved_by = str(manifest.get("gfun_version", "?"))
+    if version != FORMAT_VERSION:
+        raise ModelFormatError(
+            f"{root} was saved by gfun {saved_by} in model format version {version}; this gfun ({gfun.__version__}) "
+            f"reads format version {FORMAT_VERSION}. Retrain the model, or load it with gfun {saved_by}.")
+    estimators = _estimators()
+    name = manifest.get("estimator")
+    if not isinstance(name, str) or name not in estimators:
+        raise ModelFormatError(f"{root}: unknown estimator {name!r}; this gfun loads {sorted(estimators)}")
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        raise _field_error(shown, "files", "an object of SHA-256 checksums", files)
+    for fname in (STATE, ARRAYS):
+        if fname not in files:
+            raise DamagedModelError(f"{shown} is damaged: the manifest lists no checksum for {fname} "
+                                    f"(field 'files/{fname}')")
+        if not isinstance(files[fname], str) or not _SHA256_RE.match(files[fname]):
+            raise _field_error(shown, f"files/{fname}", "a SHA-256 checksum (64 hex digits)", files[fname])
+    sizes = manifest.get("sizes")
+    if layout or sizes is not None:
+        if not isinstance(sizes, dict):
+            raise _field_error(shown, "sizes", "an object of file sizes", sizes)
+        for fname in (STATE, ARRAYS):
+            value = sizes.get(fname)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise _field_error(shown, f"sizes/{fname}", "a size in bytes", value)
+    for key in ("classes", "languages"):
+        value = manifest.get(key)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _field_error(shown, key, "a list of strings", value)
+    if not isinstance(manifest.get("config", {}), dict):
+        raise _field_error(shown, "config", "an object", manifest.get("config"))
+    return manifest
+
+def _read_pointer(dir_fd: int, root: Path) -> dict:
+    shown = root / CURRENT
+    try:
+        pointer = _read_small_json(dir_fd, CURRENT, shown)
+    except FileNotFoundError:
+        raise ModelFormatError(f"{root} is a gfun model directory but holds no complete model ({CURRENT} is "
+                               "missing: the first save into it did not finish)") from None
+    if not isinstance(pointer, dict):
+        raise _field_error(shown, "(top level)", "an object", pointer)
+    version = pointer.get("version")
+    if not isinstance(version, str) or not _VERSION_RE.match(version):
+        raise _field_error(shown, "version", "the name of a v-<timestamp>-<random> folder", version)
+    if not isinstance(pointer.get("manifest_sha256"), str) or not _SHA256_RE.match(pointer["manifest_sha256"]):
+        raise _field_error(shown, "manifest_sha256", "a SHA-256 checksum (64 hex digits)",
+                           pointer.get("manifest_sha256"))
+    size = pointer.get("manifest_size")
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= _LEGACY_MANIFEST_LIMIT:
+        raise _field_error(shown, "manifest_size", "a size in bytes", size)
+    return pointer
+
+@contextlib.contextmanager
+def _opened_dir(name: str | Path, *, dir_fd: int | None = None, follow: bool = True) -> Iterator[int]:
+    flags = os.O_RDONLY | _O_DIRECTORY | (0 if follow else _O_NOFOLLOW)
+    fd = os.open(name, flags, dir_fd=dir_fd)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+def _locate(root: Path, dir_fd: int) -> tuple[dict, Path, str | None]:
+    """The validated manifest of the model in ``root``, the folder holding its files, and its version (if any)."""
+    if _read_marker(root) is None:
+        try:
+            os.stat(MANIFEST, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            raise ModelFormatError(f"{root} is not a saved gfun model (no {MARKER} marker and no {MANIFEST})") from None
+        manifest = _read_small_json(dir_fd, MANIFEST, root / MANIFEST, limit=_LEGACY_MANIFEST_LIMIT)
+        return _check_manifest(manifest, root / MANIFEST, root, layout=False), root, None
+    pointer = _read_pointer(dir_fd, root)
+    version = pointer["version"]
+    where = root / version
+    try:
+        with _opened_dir(version, dir_fd=dir_fd, follow=False) as vfd:
+            manifest = _read_small_json(vfd, MANIFEST, where / MANIFEST, size=pointer["manifest_size"],
+                                        sha256=pointer["manifest_sha256"], limit=_LEGACY_MANIFEST_LIMIT,
+                                        recorded_in=f"{root / CURRENT}")
+    except FileNotFoundError as exc:
+        raise _VersionVanished(version, Path(exc.filename or version).name) from None
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        if stat.S_ISLNK(os.stat(version, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            raise DamagedModelError(f"{where} is a symbolic link; a model's folders must be inside its directory, so "
+                                    "gfun does not follow it") from None
+        raise DamagedModelError(f"{where} (named by {root / CURRENT}) is not a directory") from None
+    return _check_manifest(manifest, where / MANIFEST, root, layout=True), where, version
+
+def _read_state(dir_fd: int, where: Path, manifest: dict) -> tuple[dict, dict[str, np.ndarray]]:
+    files, sizes = manifest["files"], manifest.get("sizes") or {}
+    mname = str(where / MANIFEST)
+    with _open_regular(dir_fd, STATE, where / STATE) as fh:
+        _verified(fh, where / STATE, size=sizes.get(STATE), sha256=files[STATE], limit=1 << 40,
+                  recorded_in=mname)
+        raw = fh.read()
+    with _open_regular(dir_fd, ARRAYS, where / ARRAYS) as fh:
+        _verified(fh, where / ARRAYS, size=sizes.get(ARRAYS), sha256=files[ARRAYS], limit=1 << 40,
+                  recorded_in=mname)
+        try:
+            with np.load(fh, allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+        except (ValueError, OSError, EOFError, KeyError) as exc:  # object (pickled) arrays, not a zip, ...
+            raise DamagedModelError(f"{where / ARRAYS} cannot be read as plain numeric arrays (no pickle, "
+                                    f"no object arrays): {exc}") from None
+    try:
+        meta = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise DamagedModelError(f"{where / STATE} is damaged: {exc}") from None
+    if not isinstance(meta, dict):
+        raise _field_error(where / STATE, "(top level)", "an object", meta)
+    return meta, arrays
+
+def _resolve(doc: Any, path: str) -> Any:
+    for key in path.strip("/").split("/") if path.strip("/") else []:
+        if isinstance(doc, dict) and key in doc:
+            doc = doc[key]
+        elif isinstance(doc, list) and key.isdigit() and int(key) < len(doc):
+            doc = doc[int(key)]
+        else:
+            return None
+    return doc
+
+def _blame(trail: list[str], meta: dict, message: str) -> str:
+    """The field to name for a failed rebuild: the last one read, or a key of a recently read object that the
+    error message names (``max_features must be ...`` raised after a whole ``params`` object was read)."""
+    if not trail:
+        return "(top level)"
+    for path in reversed(trail[-200:]):
+        value = _resolve(meta, path) if not path.startswith("arrays:") else None
+        if isinstance(value, dict):
+            named = [k for k in value if isinstance(k, str) and re.search(rf"\b{re.escape(k)}\b", message)]
+            if len(named) == 1:
+                return f"{path}/{named[0]}".lstrip("/")
+    return trail[-1].lstrip("/")
+
+def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) -> Any:
+    """``cls.from_state``; a failure (a damaged state) becomes a DamagedModelError naming the field."""
+    try:
+        return cls.from_state(meta, arrays)
+    except ReferenceMismatchError as exc:  # not damage: this machine's copy of a referenced encoder differs
+        raise ReferenceMismatchError(f"{where / STATE}: {exc}") from None
+    except UnregisteredViewError as exc:  # not damage either: a view class this process has not registered
+        raise UnregisteredViewError(f"{where / STATE}: {exc}") from None
+    except (ImportError, OSError, ModelFormatError):  # a missing optional dependency (or view class) is not damage
+        raise
+    except Exception as exc:  # noqa: BLE001 - any other failure means the state is not one gfun wrote
+        trail = _Trail()
+        with contextlib.suppress(Exception):
+            cls.from_state(_TrackedDict(meta, "", trail), _TrackedDict(arrays, "arrays:", trail))
+        field = _blame(trail, meta, str(exc))
+        fname, what = STATE, f"field {field!r}"
+        if field.startswith("arrays:"):
+            fname, what = ARRAYS, f"array {field[len('arrays:/'):]!r}"
+        detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+        raise DamagedModelError(f"{where / fname} is damaged or was edited by hand: {what} ({detail}); "
+                                "refusing to load it") from None
+
+def _probe(model: Any, where: Path, manifest: dict) -> None:
+    """Refuse a state that loads but is inconsistent: the manifest must agree and one document per language work."""
+    for attr, key in (("classes_", "classes"), ("languages_", "languages")):
+        if list(getattr(model, attr, [])) != list(manifest[key]):
+            raise DamagedModelError(f"{where / STATE} is damaged: field {attr!r} disagrees with field {key!r} of "
+                                    f"{where / MANIFEST}; refusing to load it")
+    from gfun.corpus.multilingual import MultilingualCorpus
+
+    langs = list(model.languages_)
+    if not langs:
+        return
+    level = logging.getLogger("gfun").level
+    logging.getLogger("gfun").setLevel(logging.ERROR)
+    try:
+        probe = MultilingualCorpus([f"probe-{i}" for i in range(len(langs))], langs,
+                                   ["gfun model check"] * len(langs))
+        scores = np.asarray(model.decision_function(probe), dtype=np.float64)
+    except ImportError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise DamagedModelError(f"{where} is damaged: the state loads but cannot classify a document "
+                                f"({type(exc).__name__}: {exc}); refusing to load it") from None
+    finally:
+        logging.getLogger("gfun").setLevel(level)
+    if scores.shape != (len(langs), len(model.classes_)) or not np.isfinite(scores).all():
+        raise DamagedModelError(f"{where} is damaged: the state loads but gives scores of shape {scores.shape} (or "
+                                f"non-finite scores) for {len(model.classes_)} classes; refusing to load it")
+
+@contextlib.contextmanager
+def _opened_root(root: Path) -> Iterator[int]:
+    try:
+        fd = os.open(root, os.O_RDONLY | _O_DIRECTORY)
+    except FileNotFoundError:
+        raise ModelFormatError(f"{root} is not a saved gfun model (no such directory)") from None
+    except NotADirectoryError:
+        raise ModelFormatError(f"{root} is not a saved gfun model (it is a file, not a directory)") from None
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+def _load_once(root: Path) -> tuple[Any, dict, Path]:
+    with _opened_root(root) as dir_fd:
+        manifest, where, version = _locate(root, dir_fd)
+        try:
+            if version is None:
+                meta, arrays = _read_state(dir_fd, where, manifest)
+            else:
+                with _opened_dir(version, dir_fd=dir_fd, follow=False) as vfd:
+                    meta, arrays = _read_state(vfd, where, manifest)
+        except FileNotFoundError as exc:
+            name = Path(exc.filename or "").name or (version or "")
+            if version is None:
+                raise DamagedModelError(f"{root}: {name} is missing") from None
+            raise _VersionVanished(version, name) from None
+    model = _rebuild(_estimators()[manifest["estimator"]], meta, arrays, where)
+    _probe(model, where, manifest)
+    return model, manifest, where
+
+def _load(root: Path) -> tuple[Any, dict, Path]:
+    """:func:`_load_once`, retried when a concurrent save removed the version being read."""
+    for _ in range(10):
+        try:
+            return _load_once(root)
+        except _VersionVanished as exc:
+            if _current_version(root) == exc.version:  # not a concurrent save: the file is really missing
+                name = exc.filename if exc.filename != exc.version else f"the folder {exc.version}"
+                raise DamagedModelError(f"{root / exc.version}: {name} is missing") from None
+            logger.debug("%s was replaced while it was read; reading the new version", root)
+    raise DamagedModelError(f"{root} kept being replaced while it was read (10 tries)")
+
+def read_manifest(path: str | os.PathLike[str]) -> dict:
+    """The manifest of the model saved in ``path``, checked against ``CURRENT``'s checksum and validated."""
+    root = Path(path)
+    for _ in range(10):
+        try:
+            with _opened_root(root) as dir_fd:
+                return _locate(root, dir_fd)[0]
+        except _VersionVanished:
+            continue
+    raise DamagedModelError(f"{root} kept being replaced while it was read (10 tries)")
+
+def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What a loaded model is (``gfun info``, ``GET /model`` of ``gfun serve``): estimator, classes, languages,
+    views (and the languages each covers), selected and zero-shot views, whether it gives probabilities, the
+    training settings, when and by which gfun version it was saved, the gfun version reading it, its size."""
+    from gfun.predictions import has_probabilities
+
+    languages = list(getattr(model, "languages_", manifest.get("languages", [])))
+    views = [{"letter": b.name, "name": type(b.view).__name__,
+              "languages": [lang for lang in languages if b.view.covers(lang)]}
+             for b in getattr(model, "branches_", [])]
+    fallback = [{"letter": b.name, "name": type(b.view).__name__} for b in getattr(model, "fallback_branches_", [])]
+    return {"model": str(path), "estimator": manifest.get("estimator"), "classes": list(model.classes_),
+            "languages": languages, "views": views, "zero_shot_views": fallback,
+            "selected_views": getattr(model, "selected_views_", None), "probabilities": has_probabilities(model),
+            "settings": manifest.get("config", {}), "created": manifest.get("created"),
+            "saved_by_gfun": manifest.get("gfun_version"), "gfun_version": gfun.__version__,
+            "size_bytes": sum((manifest.get("sizes") or {}).values()) or None}
+
+def load_model(path: str | os.PathLike[str]) -> Any:
+    """Load a model saved by :func:`save_model` (or by gfun 0.1.0 in the flat layout).
+
+    Raises
+    ------
+    ModelFormatError
+        Not a gfun model, an incompatible format version or an unknown estimator.
+    DamagedModelError
+        A subclass of ModelFormatError: a checksum or size mismatch, a symbolic link or special file
+        among the model's files, or a malformed manifest or state (the message names file and field).
+    """
+    root = Path(path)
+    model, manifest, where = _load(root)
+    logger.info("loaded %s from %s (saved by gfun %s)", manifest["estimator"], where, manifest.get("gfun_version"))
+    return model
