@@ -44,7 +44,7 @@ browser:
 
 ## test: create .venv, install the dev extras (and chromium when possible), run ruff and the test suite
 test: $(VENV)/.installed-dev browser
-	$(PY) -m ruff check src tests benchmarks scripts
+	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m pytest -q
 
 ## test-sklearn-min: the fast-path tests (private liblinear/libsvm calls against LinearSVC/SVC) at the lowest
@@ -59,7 +59,7 @@ test-sklearn-min:
 install-dev: $(VENV)/.installed-dev
 
 lint: $(VENV)/.installed-dev
-	$(PY) -m ruff check src tests benchmarks scripts
+	$(PY) -m ruff check src tests benchmarks
 
 bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/bench_debtags.py
