@@ -1,9 +1,7 @@
 """The exceptions gfun defines, all in one place: about corpora, languages, encoders, saved models and requests.
 
-They live in this small module, which imports nothing from gfun, so that any module can raise them (and the
-modules do not import each other to do so); the modules that raise them re-export them under their usual names
-(:mod:`gfun.corpus.multilingual`, :mod:`gfun.persistence`, :mod:`gfun.views` and :mod:`gfun.views.base`, :mod:`gfun.text`,
-:mod:`gfun.text.langid`, :mod:`gfun.encoders.resolver`, :mod:`gfun.serve.app`).
+They live in this small module, which imports nothing from gfun, so that any module can raise them without the
+modules importing each other to do so; ``gfun.errors`` is where to import them from.
 
 ================================  ===================  =============================================================
 exception                         base                 raised when

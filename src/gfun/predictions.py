@@ -38,7 +38,7 @@ def prediction_records(model: Any, docs: Any, *, probabilities: bool = True) -> 
     """One record per document of the corpus ``docs``: ``id``, ``lang``, ``labels`` and (when ``probabilities``
     and the model has them) ``probabilities``.
 
-    Raises whatever the model's ``predict`` raises (e.g. :class:`gfun.views.UnseenLanguageError`).
+    Raises whatever the model's ``predict`` raises (e.g. :class:`gfun.errors.UnseenLanguageError`).
     """
     classes = list(model.classes_)
     proba = None

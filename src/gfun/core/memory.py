@@ -2,17 +2,16 @@
 
 glibc's ``malloc`` keeps freed blocks of its heap for later reuse instead of returning them: the transient
 tensors of a transformer's forward and backward passes (tens of MB each, below glibc's dynamic mmap threshold)
-leave the heap of a B view fit on debtags run 0 holding ~1 GB that no live object uses, pinned by small
-long-lived blocks allocated in between. The next phase (the kernel SVMs' Gram matrices, allocated with
-``mmap``) cannot reuse it, so it stays in the resident set until the process ends. :func:`release_free_memory`
+leave the heap of a B view fit holding memory that no live object uses, pinned by small long-lived blocks
+allocated in between. The next phase (the kernel SVMs' Gram matrices, allocated with ``mmap``) cannot reuse it,
+so it stays in the resident set until the process ends. :func:`release_free_memory`
 returns such free pages (``malloc_trim``) at the end of each heavy phase; it costs milliseconds.
 
 During fine-tuning itself the heap grows the same way, epoch after epoch: batches of different lengths free and
 allocate tensors of every size between 1 and 32 MB (glibc's dynamic mmap threshold rises to the largest block
 freed so far, so all of them end up in the heap). :func:`large_blocks_mapped` maps every block from 1 MB up
-with ``mmap`` while it is active, so that a freed tensor goes back to the system at once: on debtags run 0
-(length 256, 6 epochs, 2 cores) one epoch's peak drops from 4.2 to 2.6 GB, for about a third more time per
-epoch (the pages of each new block are zeroed by the kernel).
+with ``mmap`` while it is active, so that a freed tensor goes back to the system at once: an epoch's peak
+memory drops markedly, at the price of a slower epoch (the pages of each new block are zeroed by the kernel).
 """
 
 from __future__ import annotations

@@ -172,7 +172,8 @@ def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
 
 def write_jsonl_records(records: Iterable[dict[str, Any]], path: str | Path) -> None:
     """Write ``records`` as JSONL (``.gz`` compresses), replacing ``path`` only once every record is written (see
-    :func:`gfun.core.atomic.atomic_write`): an error (a value that JSON cannot hold) leaves the previous file as it was."""
+    :func:`gfun.core.atomic.atomic_write`): an error (a value that JSON cannot hold) leaves the previous file as it
+    was."""
     with _atomic_text(path) as fh:
         for rec in records:
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -220,8 +221,8 @@ def read_tsv_records(path: str | Path) -> list[dict[str, Any]]:
 
 def check_tsv_writable(corpus: Any, path: str | Path) -> None:
     """Refuse what :func:`read_tsv_records` could not read back from ``corpus`` (a
-    :class:`~gfun.corpus.multilingual.MultilingualCorpus`): tabs or line breaks in ids, languages, labels or column names (texts
-    and extra values are escaped), and ``,`` inside a label."""
+    :class:`~gfun.corpus.multilingual.MultilingualCorpus`): tabs or line breaks in ids, languages, labels or column
+    names (texts and extra values are escaped), and ``,`` inside a label."""
     breaks = re.compile(r"[\t\n\r]")
     for name in corpus.extra:
         if breaks.search(str(name)):
@@ -263,7 +264,8 @@ def write_classes(classes: Sequence[str], path: str | Path) -> None:
 
 
 def read_classes(path: str | Path) -> list[str]:
-    """Read a class list written by :meth:`gfun.corpus.multilingual.MultilingualCorpus.save_classes` (a JSON array of str)."""
+    """Read a class list written by :meth:`gfun.corpus.multilingual.MultilingualCorpus.save_classes` (a JSON array
+    of str)."""
     try:
         classes = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:

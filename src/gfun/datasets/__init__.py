@@ -1,7 +1,15 @@
 """Dataset loaders and where they look for their files.
 
+:mod:`gfun.datasets.registry` names the datasets behind one loader signature
+(:func:`~gfun.datasets.registry.load_dataset`); each loader returns a :class:`~gfun.datasets.splits.DatasetSplits`.
+One module per dataset: :mod:`~gfun.datasets.debtags` (with :mod:`~gfun.datasets.debian_archive`, the apt index
+files it reads), :mod:`~gfun.datasets.sib200`, :mod:`~gfun.datasets.exceptius`, :mod:`~gfun.datasets.jrc`,
+:mod:`~gfun.datasets.rcv` (both with :mod:`~gfun.datasets.funnelling_corpora` and the authors' pickles and split
+files, :mod:`~gfun.datasets.funnelling_pickle`) and :mod:`~gfun.datasets.demo` (the bundled sample);
+:mod:`~gfun.datasets.stats` gives the statistics of the paper's Table 1.
+
 Every loader takes ``data_dir``; when it is omitted the loader looks in ``$GFUN_DATA/<name>``
-(see :func:`dataset_dir`).
+(see :func:`dataset_dir`, defined here).
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ _FALSE = {"false", "0"}
 
 ExceptiusSplits = DatasetSplits
 """The splits :func:`load_exceptius` returns (train, dev and test sharing :data:`EXCEPTIUS_CLASSES`): a
-:class:`~gfun.datasets.splits.DatasetSplits`, under its former name."""
+:class:`~gfun.datasets.splits.DatasetSplits` (this name is an alias of that class)."""
 
 
 def read_exceptius_file(path: str | os.PathLike[str], country: str, split: str,

@@ -73,7 +73,7 @@ _SPLITS = ("train", "dev", "test")
 
 Sib200Splits = DatasetSplits
 """The splits :func:`load_sib200` returns (train, dev and test sharing :data:`SIB200_CATEGORIES`): a
-:class:`~gfun.datasets.splits.DatasetSplits`, under its former name."""
+:class:`~gfun.datasets.splits.DatasetSplits` (this name is an alias of that class)."""
 
 
 def resolve_sib200_dir(root: str | os.PathLike[str], lang: str) -> tuple[str, Path]:

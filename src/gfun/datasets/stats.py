@@ -18,7 +18,7 @@ column     meaning
 ``MinPos`` minimum number of positive training documents of a class (over the class list)
 ``MaxPos`` maximum number of positive training documents of a class
 ``Feats``  distinct features: the TF-IDF vocabulary of the language's training documents
-           (terms of :class:`gfun.text.Analyzer` in at least ``min_df`` documents); on ``all``
+           (terms of :class:`gfun.text.analysis.Analyzer` in at least ``min_df`` documents); on ``all``
            the average over the languages with training documents (Ave.Feats)
 =========  =================================================================================
 
@@ -69,11 +69,11 @@ def vocabulary_size(texts: Iterable[str], lang: str, *, min_df: int = 1,
     texts : iterable of str
         The documents.
     lang : str
-        Their language (selects the :class:`gfun.text.Analyzer`).
+        Their language (selects the :class:`gfun.text.analysis.Analyzer`).
     min_df : int
         Minimum document frequency of a counted term.
     analyzer : callable, optional
-        ``text -> list of terms``; by default ``gfun.text.Analyzer(lang)``.
+        ``text -> list of terms``; by default ``gfun.text.analysis.Analyzer(lang)``.
     """
     analyze = analyzer or _analyzer(lang)
     df: Counter[str] = Counter()

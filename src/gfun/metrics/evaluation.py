@@ -1,10 +1,11 @@
-"""Per-language evaluation: every measure of :mod:`gfun.metrics.measures`, per language of the test set and averaged over
-the languages, as the paper reports them (:func:`evaluate`), of a fitted model on a corpus (:func:`evaluate_model`),
-and per class (:func:`per_class_contingency`).
+"""Per-language evaluation: every measure of :mod:`gfun.metrics.measures`, per language of the test set and
+averaged over the languages, as the paper reports them (:func:`evaluate`), of a fitted model on a corpus
+(:func:`evaluate_model`), and per class (:func:`per_class_contingency`).
 
 The measures themselves (F1 and K, micro- and macro-averaged, equations 4 and 5 of the paper) are defined in
-:mod:`gfun.metrics.measures`, the paired t-test (:func:`paired_ttest`) in :mod:`gfun.metrics.significance` and the plain-text tables
-(:func:`format_table`, :data:`DISPLAY_NAMES`) in :mod:`gfun.metrics.formatting`; all are importable from here too.
+:mod:`gfun.metrics.measures`, the paired t-test (:func:`~gfun.metrics.significance.paired_ttest`) in
+:mod:`gfun.metrics.significance` and the plain-text tables (:func:`~gfun.metrics.formatting.format_table`,
+:data:`~gfun.metrics.formatting.DISPLAY_NAMES`) in :mod:`gfun.metrics.formatting`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ __all__ = ["MacroF1ScoreMixin", "macro_f1"]
 
 
 def macro_f1(Y_true: np.ndarray, Y_pred: np.ndarray) -> float:
-    """Mean over classes of F1 (1 for a class with no positive and none predicted, as in :mod:`gfun.metrics.measures`)."""
+    """Mean over classes of F1 (1 for a class with no positive and none predicted, as in
+    :mod:`gfun.metrics.measures`)."""
     t, p = np.asarray(Y_true, dtype=bool), np.asarray(Y_pred, dtype=bool)
     return float(np.mean(f1_from_counts((t & p).sum(0), (~t & p).sum(0), (t & ~p).sum(0))))
 

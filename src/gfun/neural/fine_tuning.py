@@ -79,17 +79,17 @@ __getattr__ = lazy_classes(__name__, {"TransformerNet": _net_class})
 class TransformerFineTuner:
     """Fine-tune a transformer encoder with a linear output layer by BCE; extract pooled vectors or logits.
 
-    The shared implementation behind :class:`TransformerView` and
-    :class:`gfun.baselines.naive.FineTunedTransformerClassifier` (not an estimator itself: the two wrappers hold the
-    parameters).
+    The shared implementation behind :class:`gfun.views.transformer.TransformerView` and
+    :class:`gfun.baselines.transformer.FineTunedTransformerClassifier` (not an estimator itself: the two wrappers
+    hold the parameters).
 
     Parameters
     ----------
     model : str or path-like
-        Spec for :func:`gfun.encoders.load_encoder`.
+        Spec for :func:`gfun.encoders.resolver.load_encoder`.
     pooling : {"cls", "mean"}
     settings : dict
-        Training settings (keys of :data:`TRANSFORMER_PRESETS`).
+        Training settings (keys of :data:`gfun.views.transformer.TRANSFORMER_PRESETS`).
     dropout : float
         Dropout before the output layer.
     prefix : str

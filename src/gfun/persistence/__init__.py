@@ -17,8 +17,8 @@ non-empty directory (a web application, a data folder, the current directory) is
 naming it and what it holds, and so is a path that is a file. gfun only ever deletes what its own
 naming proves it wrote inside a marked directory: ``v-<timestamp>-<random>`` version folders other than
 the current one and its own ``.CURRENT.*.tmp`` files. Nothing beside the directory (such as a
-``.DIR.old`` backup) is touched. :func:`check_model_destination` runs these checks (and a real write
-test) before an expensive fit.
+``.DIR.old`` backup) is touched. :func:`~gfun.persistence.saving.check_model_destination` runs these checks
+(and a real write test) before an expensive fit.
 
 Atomic replacement. A save writes a complete new version folder (files flushed to disk), then
 replaces ``CURRENT`` with a single ``os.replace``, and only after that removes the previous version.
@@ -34,14 +34,14 @@ links (for instance to ``/dev/zero`` or to a file elsewhere), devices and FIFOs 
 being opened for reading. ``CURRENT`` records the size and SHA-256 of the manifest, and the manifest
 those of the other files; sizes are checked before reading and checksums before parsing. A model
 written in another format version is refused, and a damaged or hand-edited manifest or state
-(missing keys, wrong types, inconsistent entries) raises :class:`DamagedModelError` naming the file and
+(missing keys, wrong types, inconsistent entries) raises :class:`~gfun.errors.DamagedModelError` naming the file and
 the field. After loading, the model is run on one probe document per language; a state that loads
 but cannot predict is refused the same way.
 
 References. Parts of a state that are a deterministic function of a local encoder are stored by reference,
 identified by a SHA-256 and rebuilt at load time from the local copy (never downloaded): the weights of a B view
 that fine-tuning did not change, and the word vectors of an M view over sub-word means (``e5-subword``). A copy
-that differs is refused with :class:`ReferenceMismatchError`, naming the state file and the encoder; a
+that differs is refused with :class:`~gfun.errors.ReferenceMismatchError`, naming the state file and the encoder; a
 self-contained save (``gfun train --self-contained``) stores them instead.
 
 Models saved by gfun 0.1.0 in the earlier flat layout (``manifest.json``, ``state.json`` and
@@ -49,8 +49,8 @@ Models saved by gfun 0.1.0 in the earlier flat layout (``manifest.json``, ``stat
 manifest checksum, which that layout did not have. gfun does not save over such a directory (it
 cannot prove that it wrote it): delete it or choose another directory.
 
-The work is done by three modules: :mod:`gfun.persistence.directory` (file names, marker, pointer, the estimators'
-allow-list), :mod:`gfun.persistence.saving` (destination checks, locking, versions, atomic writes) and
-:mod:`gfun.persistence.loading` (manifest checks, safe opening, verification, rebuild); this module is the public
-face of the three, and re-exports the state flattening helpers of :mod:`gfun.core.state`.
+Modules: :mod:`gfun.persistence.directory` (file names, marker, pointer, the estimators' allow-list),
+:mod:`gfun.persistence.saving` (:func:`~gfun.persistence.saving.save_model`: destination checks, locking, versions,
+atomic writes) and :mod:`gfun.persistence.loading` (:func:`~gfun.persistence.loading.load_model`: manifest checks,
+safe opening, verification, rebuild). The fitted states themselves are flattened by :mod:`gfun.core.state`.
 """

@@ -33,17 +33,18 @@ Tokenisation rules (the same for every language)
   trigrams of grapheme clusters (a base letter with its combining vowel and tone marks), since
   their letters are an alphabet. Hangul is written with spaces, but between words that carry their
   particles and endings (``터키는`` = ``터키`` + ``는``), so its words are cut into syllable unigrams
-  and bigrams as well (SIB-200, gFun-X: Korean macro-F1 .55 with words, .78 with n-grams). Letters
+  and bigrams as well (a word with its particles is rarely shared between documents, its stem's
+  syllables are). Letters
   and digits of other scripts inside the same run (``iPhone手机``) stay one token. N-grams are exempt
   from ``min_len``; stop words still apply (the Chinese list holds single characters). See
-  :data:`UNSPACED_NGRAMS`. ``segment=False`` keeps such runs whole (the
-  behaviour of gfun before this rule, and what a sub-word encoder wants: the M view with an ``e5``
+  :data:`UNSPACED_NGRAMS`. ``segment=False`` keeps such runs whole (what analysers saved without
+  this option do when loaded, and what a sub-word encoder wants: the M view with an ``e5``
   source passes it, because the encoder's own sub-word pieces of a whole run carry more meaning
   than the mean of the pieces of a two-letter fragment).
 * A language whose text still looks unsegmented when its TF-IDF is fitted (more than 80% of the
   token occurrences are of terms found in a single document, as when whole clauses of a script
-  without spaces that is not in the table above become tokens; 13-61% for the 20 languages of
-  SIB-200) is reported by a ``logging`` warning: gfun cannot tokenise that script.
+  without spaces that is not in the table above become tokens; tokenised languages stay far below
+  that share) is reported by a ``logging`` warning: gfun cannot tokenise that script.
 
 Nothing is downloaded at run time: the stop lists ship inside the ``stop-words`` package and
 the stemmers inside ``snowballstemmer`` (which uses the C extension of PyStemmer when that

@@ -8,8 +8,9 @@
     One :class:`TfidfVectorizer` per language of the training set (what every per-language model of gfun
     fits: the X view, the TF-IDF projection views, the Naive baseline, the cross-lingual baselines).
 
-The saved formats keep the names ``gfun.text.TfidfVectorizer`` and ``gfun.text.MultilingualTfidf`` (where
-these classes lived first); :mod:`gfun.text` re-exports them.
+The saved states are tagged with the format names ``gfun.text.TfidfVectorizer`` and
+``gfun.text.MultilingualTfidf``: identifiers recorded in saved models (not import paths), so they must not change
+for those models to keep loading.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ _SPEC_KINDS = ("e5", "e5-subword", "encoder", "encoder-subword", "vec")
 
 
 def build_source(spec: Any) -> Any:
-    """Build a :class:`gfun.wordvectors.WordVectorSource` from a JSON-able spec.
+    """Build a :class:`gfun.wordvectors.base.WordVectorSource` from a JSON-able spec.
 
     Parameters
     ----------
@@ -298,14 +298,14 @@ class WordEmbeddingView(_TfidfProjectionView):
         training language (default), one for all languages, or none. Zero-shot languages use the
         component fitted on all training languages.
     store_vectors : bool or "auto"
-        Whether the saved state holds the word-vector matrix of every training language (11-16 MB per
-        language with e5's 384 dimensions on debtags). ``True``: stored, so that a loaded model needs
-        the source only for zero-shot languages. ``False``: stored by reference: the state keeps the
-        vocabulary (it does anyway), the source spec and the SHA-256 of each matrix, and loading
+        Whether the saved state holds the word-vector matrix of every training language (vocabulary size x
+        dimensions float32 values per language: megabytes each with e5's 384 dimensions). ``True``: stored, so
+        that a loaded model needs the source only for zero-shot languages. ``False``: stored by reference: the
+        state keeps the vocabulary (it does anyway), the source spec and the SHA-256 of each matrix, and loading
         recomputes the matrices from the source (never downloading) and refuses, with
-        :class:`gfun.persistence.ReferenceMismatchError`, vectors that differ. ``"auto"`` (default): by
+        :class:`gfun.errors.ReferenceMismatchError`, vectors that differ. ``"auto"`` (default): by
         reference for the sub-word sources (``e5-subword``, ``encoder-subword:<model>``: a table lookup in
-        the local encoder, about a second per language), stored for the others (``.vec`` files, ``e5``,
+        the local encoder, cheap to recompute), stored for the others (``.vec`` files, ``e5``,
         which runs the encoder once per word). ``gfun train --self-contained`` stores them.
 
     Attributes
@@ -338,7 +338,7 @@ class WordEmbeddingView(_TfidfProjectionView):
 
     def _vectorizer_params(self) -> dict:
         # A sub-word encoder segments whole runs of Chinese, Japanese or Thai better than the mean of the pieces
-        # of character n-grams (SIB-200 zero-shot: Thai macro-F1 .53 with whole runs, .16 with n-grams).
+        # of character n-grams: its own pieces of a whole run carry meaning, those of a two-letter fragment little.
         return {"min_df": self.min_df, "stopwords": self.stopwords, "stem": self.stem,
                 "segment": not _encoder_source(self.source)}
 

@@ -89,7 +89,7 @@ class PosteriorsView(ViewGenerator):
     min_df : int
         Minimum document frequency of a term, per language.
     stopwords, stem : bool
-        Analyser options (see :class:`gfun.text.Analyzer`).
+        Analyser options (see :class:`gfun.text.analysis.Analyzer`).
     n_jobs : int, optional
         Languages fitted in parallel (threads by default: liblinear releases the GIL; see
         :mod:`gfun.core.parallel` for processes or a Dask cluster).

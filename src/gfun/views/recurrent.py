@@ -20,13 +20,12 @@ Presets (:data:`RECURRENT_PRESETS`; explicit parameters override them):
     Same as ``"paper"``.
 ``"cpu"``
     GRU of 256 units, batches of 32 at learning rate 2e-3, up to 30 epochs, patience 5 (the rest as ``"paper"``).
-    Measured on debtags run 0 (2 cores, RESULTS.md): the paper's settings cost 100 s an epoch and 6
-    epochs leave gFun-R_M at F1M .122 (21 updates an epoch: too few); 256 units cost 24 s an epoch and learn as
-    slowly at batch 256; at batch 32 and 2e-3 (162 updates an epoch, 27 s) the held-out macro-F1 is .29 after 8
-    epochs and gFun-R_M scores F1M .287 / F1µ .492 after 12.
+    Why: a CPU affords only a few epochs, and at the paper's batch of 256 they make too few parameter updates for
+    the GRU to learn (fewer units alone make epochs cheaper but learn as slowly); batches of 32 at a higher
+    learning rate make eight times as many updates an epoch. The measurements are in RESULTS.md.
 
 The held-out split is the one part of the training set the network never trains on (``heldout_idx_``); ``select``
-judges its candidates there (:meth:`gfun.funnelling.meta.MetaTierMixin._fit_select`), since the GRU's outputs for the
+judges its candidates there (:func:`gfun.funnelling.meta.judged_documents`), since the GRU's outputs for the
 documents it trained on are far better than for new ones.
 
 Training batches are cut to the average length of their documents (longer documents truncated, shorter padded:
@@ -447,7 +446,7 @@ class RecurrentView(ViewGenerator):
         obj.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
                             for lang in obj.languages_}
         obj.device_ = resolve_device(obj.device)
-        # models saved before hidden_size followed the preset hold it in their parameters
+        # states saved without hidden_size_ (by a gfun whose presets did not set it): the parameter's value
         obj.hidden_size_ = int(meta.get("hidden_size_", obj.hidden_size))
         obj.heldout_idx_ = None  # only the fit needs it
         net = _net_class()(int(meta["n_rows"]), obj.embedding_dim_, obj.hidden_size_, int(meta["n_classes"]),

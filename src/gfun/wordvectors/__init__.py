@@ -1,16 +1,17 @@
 """Sources of word vectors aligned across languages (the resources of the M and R views).
 
-* :class:`VecFileSource`: ``.vec`` text files (MUSE / fastText), read lazily for a vocabulary;
-* :class:`EncoderWordVectors`: vectors derived from a multilingual encoder for any vocabulary
-  (default: the offline multilingual-e5-small), cached on disk;
-* :class:`ProcrustesAligned`: optional orthogonal refinement of each language onto English with a
-  bilingual dictionary (FreeDict databases: :func:`freedict_pairs`);
-* :func:`evaluate_alignment`: word-translation precision@1 with cosine and CSLS.
-* :func:`make_source`: a source from a short spec (``"e5"``, ``"e5-subword"``, ``"vec:DIR"``, ...).
+* :class:`~gfun.wordvectors.vecfile.VecFileSource`: ``.vec`` text files (MUSE / fastText), read lazily for a
+  vocabulary;
+* :class:`~gfun.wordvectors.encoder.EncoderWordVectors`: vectors derived from a multilingual encoder for any
+  vocabulary (default: the offline multilingual-e5-small), cached on disk;
+* :class:`~gfun.wordvectors.procrustes.ProcrustesAligned`: optional orthogonal refinement of each language onto
+  English with a bilingual dictionary (FreeDict databases: :func:`~gfun.wordvectors.dictionaries.freedict_pairs`);
+* :func:`~gfun.wordvectors.evaluation.evaluate_alignment`: word-translation precision@1 with cosine and CSLS;
+* :func:`make_source` (defined here): a source from a short spec (``"e5"``, ``"e5-subword"``, ``"vec:DIR"``, ...).
 
-Every source answers ``source.vectors(lang, vocabulary)`` with a ``(len(vocabulary), dim)``
-float32 matrix, zero rows for out-of-vocabulary words.  Importing this package does not import
-torch.
+Every source (:class:`~gfun.wordvectors.base.WordVectorSource`) answers ``source.vectors(lang, vocabulary)`` with a
+``(len(vocabulary), dim)`` float32 matrix, zero rows for out-of-vocabulary words. Importing this package does not
+import torch.
 """
 
 from __future__ import annotations

@@ -53,14 +53,14 @@ class EncoderWordVectors(WordVectorSource):
     Parameters
     ----------
     model : str, path-like or (model, tokenizer)
-        A spec for :func:`gfun.encoders.load_encoder` (default the offline
+        A spec for :func:`gfun.encoders.resolver.load_encoder` (default the offline
         ``"multilingual-e5-small"``), or an already loaded pair.
     method : {"isolated", "subword-mean"}
         See the module docstring.
     prefix : str
         Prepended to each word by ``"isolated"``.  e5 models were trained with ``"query: "``, but
-        for words in isolation it made no measurable difference (en->it P@1 36.2 vs 36.0 without)
-        and costs two more tokens per word, so the default is none.
+        for words in isolation it does not change word-translation precision measurably and costs two
+        more tokens per word, so the default is none.
     layer : int
         Hidden layer pooled by ``"isolated"`` (``-1`` = last).
     batch_size : int
@@ -78,8 +78,9 @@ class EncoderWordVectors(WordVectorSource):
     device : str, optional
         Torch device for the forward passes.
     progress : bool or callable, optional
-        Progress of the encoding of a vocabulary (``"isolated"``: ~20 ms per word on a CPU core): ``True``, a
-        tqdm bar on a terminal; a callable, called as ``progress(done, total)`` after every batch of words.
+        Progress of the encoding of a vocabulary (``"isolated"``: one forward pass per batch of words, slow for
+        large vocabularies on a CPU): ``True``, a tqdm bar on a terminal; a callable, called as
+        ``progress(done, total)`` after every batch of words.
         Without a bar, a log line every 10 s gives the count and the time left (see :mod:`gfun.core.progress`).
 
     Notes

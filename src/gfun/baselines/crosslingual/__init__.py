@@ -1,10 +1,13 @@
 """Cross-lingual baselines of the paper's Tables 3-4 (the best four of Esuli, Moreo & Sebastiani 2019).
 
 One module per method: :mod:`~gfun.baselines.crosslingual.lri` (Lightweight Random Indexing),
-:mod:`~gfun.baselines.crosslingual.clesa` (Cross-Lingual Explicit Semantic Analysis), :mod:`~gfun.baselines.crosslingual.kcca`
-(Kernel Canonical Correlation Analysis), :mod:`~gfun.baselines.crosslingual.dci` (Distributional Correspondence
-Indexing); :mod:`~gfun.baselines.crosslingual.resources` builds the parallel collection CLESA and KCCA need.
-All share the API of :class:`gfun.baselines.naive.NaiveClassifier` (``fit(corpus)``, ``predict``, ``save``).
+:mod:`~gfun.baselines.crosslingual.clesa` (Cross-Lingual Explicit Semantic Analysis),
+:mod:`~gfun.baselines.crosslingual.kcca` (Kernel Canonical Correlation Analysis),
+:mod:`~gfun.baselines.crosslingual.dci` (Distributional Correspondence Indexing);
+:mod:`~gfun.baselines.crosslingual.base` holds what they share, and :mod:`~gfun.baselines.crosslingual.resources`
+builds the parallel collection CLESA and KCCA need. All share the API of
+:class:`gfun.baselines.naive.NaiveClassifier` (``fit(corpus)``, ``predict``, ``save``). This package holds their
+registry by name (:data:`CROSSLINGUAL`, :func:`make_crosslingual`).
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
     C_grid, cv, loss, class_weight
         As in :class:`gfun.baselines.naive.NaiveClassifier`.
     min_df, stopwords, stem
-        Of the per-language :class:`gfun.text.TfidfVectorizer`.
+        Of the per-language :class:`gfun.text.tfidf.TfidfVectorizer`.
     n_jobs : int, optional
         Classes fitted in parallel threads.
     random_state : int, optional
