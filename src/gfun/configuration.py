@@ -335,7 +335,9 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     """
     from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier, make_fun
     from gfun.baselines.transformer import FineTunedTransformerClassifier
+    from gfun.funnelling.aggregation import Aggregation, Concat, make_aggregation
     from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.funnelling.meta import default_meta
 
     config = parse_config(config) if isinstance(config, str) else config
     view_params = view_params or {}
@@ -359,25 +361,33 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
         return FineTunedTransformerClassifier(**bparams)
     if zero_shot and config.method == "fun":
         zero_shot_views = zero_shot_views or "m"
-    gf = {k: v for k, v in {"first_tier_C": first_tier_C, "train_posteriors": train_posteriors,
-                            "meta_class_weight": meta_class_weight, "zero_shot_views": zero_shot_views,
-                            "verbose": verbose}.items() if v is not None}
+    meta = None if meta_C == 1.0 and meta_class_weight is None else default_meta().set_params(
+        C=meta_C, class_weight=meta_class_weight)
+    gf = {k: v for k, v in {"meta": meta, "zero_shot_views": zero_shot_views, "verbose": verbose}.items()
+          if v is not None}
     used = set((zero_shot_views or "").lower())  # the letters are checked by the estimator, at fit
     if config.method == "fun":
         params = {k: dict(v) for k, v in view_params.items() if k in used}
-        return make_fun(meta_C=meta_C, n_jobs=n_jobs, random_state=random_state, memory=memory,
-                        view_params=params or None, **gf)
+        if first_tier_C is not None:
+            params.setdefault("x", {})["C"] = first_tier_C
+        aggregation = "concat" if train_posteriors is None else Concat(train_posteriors=train_posteriors)
+        return make_fun(n_jobs=n_jobs, random_state=random_state, memory=memory, view_params=params or None,
+                        aggregation=aggregation, **gf)
     if config.method != "gfun":
         raise ValueError(f"unknown method {config.method!r}; choose one of {METHODS}")
     letters = set(config.views.lower())  # as given to gfun train (checked by the estimator at fit)
     used |= letters
     params = {k: dict(v) for k, v in view_params.items() if k in used}
+    if first_tier_C is not None and "x" in letters:
+        params.setdefault("x", {})["C"] = first_tier_C
     if "b" in letters and frozen_cache:
         params.setdefault("b", {}).setdefault("frozen_cache", str(frozen_cache))
     if "r" in letters:
         params["r"] = {"wce": config.r_wce, **params.get("r", {})}
     if normalize is not None:
         gf["normalize"] = normalize
-    return GeneralizedFunnelling(views=config.views, aggregation=config.aggregation, meta_C=meta_C,
-                                 view_params=params or None, n_jobs=n_jobs, random_state=random_state,
-                                 memory=memory, **gf)
+    aggregation: str | Aggregation = config.aggregation
+    if train_posteriors is not None:
+        aggregation = make_aggregation(config.aggregation).set_params(train_posteriors=train_posteriors)
+    return GeneralizedFunnelling(views=config.views, aggregation=aggregation, view_params=params or None,
+                                 n_jobs=n_jobs, random_state=random_state, memory=memory, **gf)

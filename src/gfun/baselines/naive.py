@@ -48,7 +48,7 @@ def make_fun(**params: Any) -> GeneralizedFunnelling:
     Parameters
     ----------
     **params
-        Further :class:`GeneralizedFunnelling` parameters (``random_state``, ``n_jobs``, ``meta_C``, ...).
+        Further :class:`GeneralizedFunnelling` parameters (``random_state``, ``n_jobs``, ``meta``, ...).
         ``zero_shot_views="m"`` adds the 2019 paper's zero-shot fallback: an auxiliary classifier on aligned
         word embeddings serves the languages without training documents.
     """

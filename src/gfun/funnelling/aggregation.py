@@ -1,28 +1,47 @@
-"""Aggregation of the per-view meta-level inputs of Generalized Funnelling.
+"""Aggregation policies: how the per-view meta-level inputs of a document become the meta-classifier's input.
 
-Every policy reads one block per view and one boolean mask per view (which documents the view covers):
+Each policy is a small estimator that owns its choices (how tier 1 produces the training inputs, what the
+meta-classifier is validated on, the normalisation of the blocks) and its fitted state. Every policy reads one
+block per view and one boolean mask per view (the documents the view covers):
 
-* ``concat`` (the paper): the blocks side by side (every view must cover every document);
-* ``mean`` (the paper): the average of the available blocks of each document (every block holds |Y|
+* :class:`Concat` (the paper): the blocks side by side (every view must cover every document);
+* :class:`Mean` (the paper): the average of the available blocks of each document (every block holds |Y|
   posteriors);
-* ``stack``: the |Y| posteriors of every view side by side (m·|Y| columns), so that the meta-classifier
+* :class:`Stack`: the |Y| posteriors of every view side by side (m·|Y| columns), so that the meta-classifier
   learns how much to trust each view for each class. A view that does not cover a document (a language
   without training documents, seen by M or B only) gets the average of the document's available blocks:
   the best estimate of the missing view's posteriors that the other views give, which turns the document
   into what ``mean`` would give it;
-* ``wmean``: a weighted average of the standardised posteriors, with one non-negative weight per view and
+* :class:`WMean`: a weighted average of the standardised posteriors, with one non-negative weight per view and
   class fitted on out-of-fold posteriors by non-negative least squares against the labels (Breiman's
   stacked regressions, 1996), so that a view that carries noise for a class gets little or no weight. A
-  document missing a view is averaged over the weights of the views it has.
+  document missing a view is averaged over the weights of the views it has;
+* :class:`Select` (the default): the mean of the posteriors of the subset of views, normalised or raw, that the
+  meta-classifier validates best on out-of-fold inputs (see :mod:`gfun.funnelling.meta`).
+
+A policy is fitted by :meth:`Aggregation.fit`, which also trains the meta-classifier through a
+:class:`~gfun.funnelling.meta.MetaTrainer` (:class:`Select` needs it to compare its candidates; the others train it
+once on their aggregated input).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
 import numpy as np
+from sklearn.base import BaseEstimator, clone
 
-__all__ = ["AGGREGATIONS", "DEFAULT_AGGREGATION", "POSTERIOR_AGGREGATIONS", "aggregate", "fit_view_weights"]
+from gfun.views.normalization import ZScore, l2_normalize
 
-#: Every aggregation policy.
+if TYPE_CHECKING:
+    from gfun.funnelling.meta import MetaTrainer
+    from gfun.svm.kernel import RBFSVMOvR
+
+__all__ = ["AGGREGATIONS", "DEFAULT_AGGREGATION", "POSTERIOR_AGGREGATIONS", "Aggregation", "Concat", "Mean", "Select",
+           "Stack", "WMean", "aggregate", "fit_view_weights", "make_aggregation"]
+
+#: Every aggregation policy, by name.
 AGGREGATIONS: tuple[str, ...] = ("mean", "concat", "stack", "wmean", "select")
 #: The policy of ``GeneralizedFunnelling()``, ``gfun train`` and of configurations without a suffix.
 DEFAULT_AGGREGATION = "select"
@@ -111,3 +130,247 @@ def fit_view_weights(blocks: list[np.ndarray], Y: np.ndarray) -> tuple[np.ndarra
         if w.sum() > 0:
             W[:, j] = w / w.sum()
     return W, mean, scale
+
+
+class Aggregation(BaseEstimator):
+    """Base of the aggregation policies.
+
+    Parameters
+    ----------
+    train_posteriors : {"auto", "in-sample", "cv"}
+        How tier 1 produces the posteriors of the training documents the meta-classifier is trained on: in-sample
+        (the paper's choice: X's classifiers and the mappers applied to the documents they were trained on) or
+        out-of-fold (as test documents see them). ``"auto"``: the policy's default (:attr:`default_train_posteriors`).
+    validation : {"auto", "same", "oof"}
+        What the meta-classifier's cross-validation (C selection, Platt sigmoids, thresholds) scores its held-out
+        folds on: the training inputs themselves (``"same"``, the paper), or their out-of-fold version (``"oof"``:
+        first-tier posteriors of each training document produced by models that did not see it, as those of new
+        documents are). ``"auto"``: ``"same"`` for the paper's policies, ``"oof"`` for the others.
+    zscore : bool, optional
+        Z-score the meta-classifier's input columns with training statistics; ``None`` follows the estimator's
+        ``normalize``.
+    block_l2 : bool, optional
+        L2-normalise each view's block before aggregating; ``None``: with ``normalize`` for the paper's policies,
+        never for the others (calibrated posteriors are comparable across views as they are, and their size tells
+        how sure a view is, which L2 normalisation would blur).
+    """
+
+    #: The policy's name (``aggregation="<name>"``).
+    name: ClassVar[str] = ""
+    #: Whether every block must hold |Y| posteriors (non-posterior views are mapped to them).
+    reads_posteriors: ClassVar[bool] = True
+    #: The paper's policies keep the paper's plain cross-validation folds, L2 blocks and validation on the same inputs.
+    paper: ClassVar[bool] = False
+    #: ``train_posteriors="auto"``.
+    default_train_posteriors: ClassVar[str] = "in-sample"
+
+    def __init__(self, train_posteriors: str = "auto", validation: str = "auto", zscore: bool | None = None,
+                 block_l2: bool | None = None) -> None:
+        self.train_posteriors = train_posteriors
+        self.validation = validation
+        self.zscore = zscore
+        self.block_l2 = block_l2
+
+    # ------------------------------------------------------------------ resolved choices
+    def check(self) -> None:
+        """Refuse bad parameter values (called by the estimator before anything is fitted)."""
+        if self.train_posteriors not in ("auto", "in-sample", "cv"):
+            raise ValueError(f"train_posteriors must be 'auto', 'in-sample' or 'cv', got {self.train_posteriors!r}")
+        if self.validation not in ("auto", "same", "oof"):
+            raise ValueError(f"validation must be 'auto', 'same' or 'oof', got {self.validation!r}")
+
+    def resolved_train_posteriors(self) -> str:
+        """``train_posteriors`` with ``"auto"`` resolved."""
+        return self.default_train_posteriors if self.train_posteriors == "auto" else self.train_posteriors
+
+    def resolved_validation(self) -> str:
+        """``validation`` with ``"auto"`` resolved: ``"same"`` for the paper's policies, else ``"oof"``."""
+        if self.validation == "auto":
+            return "same" if self.paper else "oof"
+        return self.validation
+
+    def zscores(self, normalize: bool) -> bool:
+        """Whether the meta-classifier's input is z-scored."""
+        return normalize if self.zscore is None else bool(self.zscore)
+
+    def l2_blocks(self, normalize: bool) -> bool:
+        """Whether each view's block is L2-normalised before aggregating."""
+        return normalize and self.paper if self.block_l2 is None else bool(self.block_l2)
+
+    # ------------------------------------------------------------------ fit / transform
+    def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
+            normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
+            judged_on: np.ndarray | None = None) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
+        """Learn the policy's state and train the meta-classifier on the aggregated training input.
+
+        Parameters
+        ----------
+        train, val : list of ndarray (n_docs, d_v)
+            Each view's block of the training documents: what the meta-classifier is trained on, and its version
+            for validation (out-of-fold where the view has one).
+        Y : ndarray (n_docs, n_classes) binary
+        meta : MetaTrainer
+            Trains a meta-classifier on an input (and its validation version).
+        normalize : bool
+            The estimator's ``normalize``.
+        names : sequence of str
+            The views' names (for the log).
+        langs, judged_on : ndarray, optional
+            Each training document's language, and the documents validation is judged on (used by :class:`Select`).
+
+        Returns
+        -------
+        Zmeta : ndarray
+            The meta-classifier's training input (before its z-scoring).
+        meta_, scaler_ : RBFSVMOvR, ZScore or None
+            The fitted meta-classifier and the z-scoring of its input.
+        """
+        everyone = [np.ones(train[0].shape[0], dtype=bool)] * len(train)
+        self._fit_state(val, Y)
+        Zmeta = self.combine(train, everyone)
+        Zval = self.combine(val, everyone) if self.resolved_validation() == "oof" else None
+        fitted, scaler = meta.fit(Zmeta, Zval, Y, zscore=self.zscores(normalize))
+        return Zmeta, fitted, scaler
+
+    def _fit_state(self, val: list[np.ndarray], Y: np.ndarray) -> None:
+        """What the policy learns from the validation blocks before the meta-classifier is trained (nothing)."""
+
+    def block(self, Z: np.ndarray, normalize: bool) -> np.ndarray:
+        """A view's block as the policy reads it when fitting (L2-normalised for the paper's policies with
+        ``normalize``)."""
+        if self.l2_blocks(normalize):
+            return l2_normalize(Z)
+        return np.asarray(Z, dtype=np.float32)
+
+    def transform_block(self, Z: np.ndarray, normalize: bool) -> np.ndarray:
+        """A view's block of new documents, as the fitted policy aggregates it."""
+        return self.block(Z, normalize)
+
+    def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
+        """The meta-classifier's input (float32) from the blocks of the views and the masks of their documents."""
+        return aggregate(self.name, blocks, masks)
+
+
+class Mean(Aggregation):
+    """The paper's averaging: each document's meta-level input is the mean of the posteriors of the views that
+    cover it (see the module docstring)."""
+
+    name = "mean"
+    paper = True
+
+
+class Concat(Aggregation):
+    """The paper's concatenation: the views side by side (every view must cover every document)."""
+
+    name = "concat"
+    reads_posteriors = False
+    paper = True
+
+
+class Stack(Aggregation):
+    """The posteriors of every view side by side, out-of-fold training posteriors by default."""
+
+    name = "stack"
+    default_train_posteriors = "cv"
+
+
+class WMean(Aggregation):
+    """A per-view, per-class weighted mean of the posteriors (weights by non-negative least squares on out-of-fold
+    posteriors: :func:`fit_view_weights`).
+
+    Attributes
+    ----------
+    weights_ : (weights, mean, scale)
+        Arrays (n_views, n_classes), rows in the order of the estimator's views.
+    """
+
+    name = "wmean"
+    default_train_posteriors = "cv"
+
+    def _fit_state(self, val: list[np.ndarray], Y: np.ndarray) -> None:
+        self.weights_ = fit_view_weights(val, Y)
+
+    def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
+        return aggregate("wmean", blocks, masks, self.weights_)
+
+
+class Select(Aggregation):
+    """The mean of the posteriors of the views, normalised or raw, that validate best (the default policy).
+
+    The candidates, their validation and the one-standard-error rule that keeps one of them are those of
+    :func:`gfun.funnelling.meta.select_views`.
+
+    Parameters
+    ----------
+    cv : int
+        Folds of the validation of each candidate.
+    score : {"f1", "macro-f1", "f1k"}
+        What the candidates are compared by, on their validated predictions: the mean of macro-F1 and micro-F1
+        (``"f1"``: a candidate may not buy macro-F1 with micro-F1), macro-F1 alone, or the mean of F1M, F1µ, KM
+        and Kµ.
+    average : {"language", "pooled"}
+        How ``score`` is averaged over the training documents: per training language, then the mean over
+        languages (``"language"``: as gFun is evaluated, each language's F1 counted once), or over all documents
+        at once (``"pooled"``, which favours the views that do well on the languages with the most documents).
+    train_posteriors, validation, zscore, block_l2
+        As for every policy (:class:`Aggregation`); ``zscore`` and ``block_l2`` apply to the candidates that are
+        not chosen raw.
+
+    Attributes
+    ----------
+    selected_ : list of int
+        The kept views, as indices into the estimator's views.
+    l2_ : bool
+        Whether the kept candidate is normalised (each block L2-normalised, the input z-scored) or raw.
+    scores_ : dict of str to float
+        The validated score of every candidate.
+    """
+
+    name = "select"
+
+    def __init__(self, cv: int = 3, score: str = "f1", average: str = "language", train_posteriors: str = "auto",
+                 validation: str = "auto", zscore: bool | None = None, block_l2: bool | None = None) -> None:
+        super().__init__(train_posteriors=train_posteriors, validation=validation, zscore=zscore, block_l2=block_l2)
+        self.cv = cv
+        self.score = score
+        self.average = average
+
+    def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
+            normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
+            judged_on: np.ndarray | None = None) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
+        from gfun.funnelling.meta import select_views
+
+        chosen = select_views(train, val, Y, meta, cv=self.cv, score=self.score, average=self.average,
+                              normalize=normalize, names=names, langs=langs, judged_on=judged_on)
+        self.selected_, self.l2_, self.scores_ = chosen.subset, chosen.l2, chosen.scores
+        return chosen.Zmeta, chosen.meta, chosen.scaler
+
+    def transform_block(self, Z: np.ndarray, normalize: bool) -> np.ndarray:
+        Z = self.block(Z, normalize)
+        return l2_normalize(Z) if self.l2_ else Z
+
+    def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
+        return aggregate("mean", blocks, masks)
+
+
+_POLICIES: dict[str, type[Aggregation]] = {cls.name: cls for cls in (Mean, Concat, Stack, WMean, Select)}
+
+
+def make_aggregation(aggregation: str | Aggregation) -> Aggregation:
+    """An unfitted policy: a new one for a name, a clone of a policy object.
+
+    Raises
+    ------
+    ValueError
+        On an unknown name or object.
+    """
+    if isinstance(aggregation, Aggregation):
+        return clone(aggregation)
+    if isinstance(aggregation, str) and aggregation in _POLICIES:
+        return _POLICIES[aggregation]()
+    raise ValueError(f"aggregation must be one of {AGGREGATIONS} or an Aggregation object, got {aggregation!r}")
+
+
+def policy_params(aggregation: Any) -> dict[str, Any]:
+    """The parameters of a policy given by name or object, as :func:`make_aggregation` would build it."""
+    return make_aggregation(aggregation).get_params(deep=False)

@@ -13,13 +13,15 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.core.state import load_state, put_state, put_states
+from gfun.funnelling.aggregation import AGGREGATIONS, Aggregation, Select, WMean, make_aggregation
 from gfun.funnelling.branch import Branch
+from gfun.funnelling.meta import default_mapper, default_meta
 from gfun.funnelling.view_spec import registered_view_name, saved_view_class, view_names
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views import BUILTIN_VIEWS, class_path
 from gfun.views.normalization import ZScore
 
-__all__ = ["FunnellingStateMixin"]
+__all__ = ["FunnellingStateMixin", "params_from_flat"]
 
 
 class FunnellingStateMixin:
@@ -27,10 +29,17 @@ class FunnellingStateMixin:
 
     def _config_state(self) -> dict:
         """The parameters as JSON: a list of views as ``{"name", "view" (its class's registered name), "class",
-        "params"}`` entries (the classes are looked up by registered name when loading, never imported)."""
+        "params"}`` entries (the classes are looked up by registered name when loading, never imported); the nested
+        estimators as ``{"params": {...}}`` (``aggregation`` as ``{"policy", "params"}``)."""
         params = self.get_params(deep=False)
         params["memory"] = None  # a cache location is a property of the machine that fitted, not of the model
         params["random_state"] = self.random_seed_ if hasattr(self, "random_seed_") else params["random_state"]
+        for name in ("meta", "mapper"):
+            if params[name] is not None:
+                params[name] = {"params": _jsonable(params[name].get_params(deep=False))}
+        if isinstance(params["aggregation"], Aggregation):
+            policy = params["aggregation"]
+            params["aggregation"] = {"policy": policy.name, "params": _jsonable(policy.get_params(deep=False))}
         if not isinstance(self.views, str):
             entries = []
             for name, entry in zip(view_names(self.views), self.views, strict=True):
@@ -45,10 +54,11 @@ class FunnellingStateMixin:
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "meta_")
+        policy = self.aggregation_
         meta: dict = {"params": self._config_state(), "classes_": self.classes_,
-                      "selected_views_": getattr(self, "selected_views_", None),
-                      "selected_l2_": getattr(self, "selected_l2_", None),
-                      "dropped_views_": list(getattr(self, "dropped_views_", [])),
+                      "selected_views_": self.selected_views_,
+                      "selected_l2_": policy.l2_ if isinstance(policy, Select) else None,
+                      "dropped_views_": list(self.dropped_views_),
                       "languages_": self.languages_, "n_meta_features_": self.n_meta_features_, "views": [],
                       "mappers": {}, "mapper_scalers": sorted(self.mapper_scalers_)}
         arrays: dict[str, np.ndarray] = {}
@@ -65,8 +75,8 @@ class FunnellingStateMixin:
         for name, sc in self.mapper_scalers_.items():
             arrays[f"mapper_scaler/{name}/mean"] = sc.mean
             arrays[f"mapper_scaler/{name}/scale"] = sc.scale
-        if getattr(self, "view_weights_", None) is not None:
-            for name, arr in zip(("weights", "mean", "scale"), self.view_weights_, strict=True):
+        if isinstance(policy, WMean):
+            for name, arr in zip(("weights", "mean", "scale"), policy.weights_, strict=True):
                 arrays[f"view_weights/{name}"] = arr
         if self.scaler_ is not None:
             arrays["scaler/mean"] = self.scaler_.mean
@@ -77,7 +87,17 @@ class FunnellingStateMixin:
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> Any:
         params = dict(meta["params"])
-        params["meta_C_grid"] = tuple(params["meta_C_grid"])
+        if "meta_C" in params:  # the flat parameters of the models saved before the nested estimators
+            params = params_from_flat(params)
+        for name, factory in (("meta", default_meta), ("mapper", default_mapper)):
+            if isinstance(params.get(name), dict):
+                saved = dict(params[name]["params"])
+                if "C_grid" in saved:
+                    saved["C_grid"] = tuple(saved["C_grid"])
+                params[name] = factory().set_params(**saved)
+        if isinstance(params.get("aggregation"), dict):
+            entry = params["aggregation"]
+            params["aggregation"] = make_aggregation(entry["policy"]).set_params(**entry["params"])
         if not isinstance(params["views"], str):
             params["views"] = [
                 e["name"] if "params" not in e else
@@ -87,7 +107,6 @@ class FunnellingStateMixin:
         obj.languages_ = list(meta["languages_"])
         obj.n_meta_features_ = int(meta["n_meta_features_"])
         obj.selected_views_ = meta.get("selected_views_") or [e["letter"] for e in meta["views"]]
-        obj.selected_l2_ = meta.get("selected_l2_")
         obj.dropped_views_ = list(meta.get("dropped_views_") or [])
         obj.random_seed_ = params["random_state"]
         scalers = set(meta["mapper_scalers"])
@@ -106,12 +125,73 @@ class FunnellingStateMixin:
         obj.views_ = [b.view for b in obj.branches_]
         obj.fallback_branches_ = [branch(e, "fallback") for e in meta.get("fallback_views", [])]
         obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
-        obj.view_weights_ = (tuple(arrays[f"view_weights/{k}"] for k in ("weights", "mean", "scale"))
-                             if "view_weights/weights" in arrays else None)
+        policy = obj._policy()
+        if isinstance(policy, Select):
+            policy.selected_ = [obj.view_names_.index(n) for n in obj.selected_views_ if n in obj.view_names_]
+            l2 = meta.get("selected_l2_")
+            # a model saved with another policy's defaults read under select keeps the normalised form
+            policy.l2_ = bool(l2) if l2 is not None else False
+            policy.scores_ = {}
+        if isinstance(policy, WMean):
+            policy.weights_ = tuple(arrays[f"view_weights/{k}"] for k in ("weights", "mean", "scale"))
+        obj.aggregation_ = policy
         obj.meta_ = load_state(RBFSVMOvR, meta["meta"], arrays, "meta/")
         obj.timings_ = {}
         return obj
 
+
+#: The flat parameters of the earlier constructor that went to the meta-classifier, the mappers or both.
+_META_FLAT = {"meta_C": "C", "meta_C_grid": "C_grid", "meta_C_selection": "C_selection", "meta_cv": "cv",
+              "meta_class_weight": "class_weight", "meta_threshold": "threshold", "probability": "probability"}
+_SHARED_FLAT = {"gamma": "gamma", "kernel_approximation": "approximation", "n_components": "n_components",
+                "max_memory": "max_memory"}
+_POLICY_FLAT = {"train_posteriors": "train_posteriors", "meta_validation": "validation", "meta_zscore": "zscore",
+                "block_l2": "block_l2"}
+_SELECT_FLAT = {"select_cv": "cv", "select_score": "score", "select_average": "average"}
+
+
+def params_from_flat(flat: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of :class:`~gfun.funnelling.generalized.GeneralizedFunnelling` from the flat parameters of a
+    model saved before the meta-classifier, the mappers and the aggregation policy became nested estimators.
+
+    Every flat parameter becomes the parameter of the nested estimator it configured, so the loaded model predicts
+    exactly as it did.
+    """
+    flat = dict(flat)
+    meta = {new: flat.pop(old) for old, new in _META_FLAT.items() if old in flat}
+    mapper = {"C": flat.pop("mapper_C", 1.0)}
+    for old, new in _SHARED_FLAT.items():
+        if old in flat:
+            meta[new] = mapper[new] = flat[old]
+            flat.pop(old)
+    for key in ("C_grid", "C_selection"):
+        if key in meta:
+            mapper[key] = meta[key]
+    cv = flat.pop("cv", 5)
+    mapper["cv"] = cv
+    if "C_grid" in meta:
+        meta["C_grid"] = mapper["C_grid"] = tuple(meta["C_grid"])
+    policy_name = flat.pop("aggregation", "select")
+    policy = {new: flat.pop(old) for old, new in _POLICY_FLAT.items() if old in flat}
+    select = {new: flat.pop(old) for old, new in _SELECT_FLAT.items() if old in flat}
+    if policy_name not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {policy_name!r}")
+    aggregation = make_aggregation(policy_name).set_params(**policy, **(select if policy_name == "select" else {}))
+    view_params = {k: dict(v) for k, v in (flat.pop("view_params", None) or {}).items()}
+    first_tier_C = flat.pop("first_tier_C", 1.0)
+    views = flat["views"]
+    letters = isinstance(views, str)
+    if letters and "x" in views.lower():
+        x = view_params.setdefault("x", {})
+        x.setdefault("C", first_tier_C)
+        x.setdefault("cv", cv)
+    if letters and "w" in views.lower():
+        view_params.setdefault("w", {}).setdefault("cv", cv)
+    out = {k: flat[k] for k in ("views", "normalize", "cv_groups", "zero_shot_views", "memory", "n_jobs",
+                                "random_state", "verbose") if k in flat}
+    out.update(view_params=view_params or None, aggregation=aggregation,
+               meta=default_meta().set_params(**meta), mapper=default_mapper().set_params(**mapper))
+    return out
 
 
 def _jsonable(params: dict) -> dict:

@@ -23,7 +23,11 @@ from gfun.views import (
 )
 from gfun.views.base import ViewGenerator
 
-__all__ = ["NamedViewsMixin", "check_unique_names", "label", "parse_views", "registered_view_name",
+#: The nested estimators of GeneralizedFunnelling (``<name>__<parameter>`` in ``set_params``); no view may take
+#: their names.
+NESTED: tuple[str, ...] = ("meta", "mapper", "aggregation")
+
+__all__ = ["NESTED", "NamedViewsMixin", "check_unique_names", "label", "parse_views", "registered_view_name",
            "saved_view_class", "view_names"]
 
 
@@ -82,6 +86,10 @@ def view_names(spec: str | Sequence[Any]) -> list[str]:
     if repeated:
         raise ValueError(f"two views are named {repeated[0]!r}: every view needs its own name "
                          "(views=[('x', PosteriorsView()), ('x2', PosteriorsView(C=10))])")
+    taken = sorted(set(names) & set(NESTED))
+    if taken:
+        raise ValueError(f"a view cannot be named {taken[0]!r}: that name is the estimator's nested "
+                         f"{taken[0]} (its parameters are set as {taken[0]}__<parameter>)")
     return names
 
 
@@ -195,12 +203,32 @@ class NamedViewsMixin:
         return [view for _, view in self._named_views(spec)]
 
     # ------------------------------------------------------------------ nested parameters
+    def _nested_estimator(self, name: str) -> Any:
+        """The nested estimator ``name`` (``meta``, ``mapper``, ``aggregation``), made explicit when it is given by
+        default (``None``) or by name, so that ``<name>__<parameter>`` can be set on it."""
+        from gfun.funnelling.aggregation import make_aggregation
+        from gfun.funnelling.meta import default_mapper, default_meta
+
+        value = getattr(self, name)
+        if name == "aggregation" and isinstance(value, str):
+            value = make_aggregation(value)
+        elif value is None:
+            value = default_meta() if name == "meta" else default_mapper()
+        setattr(self, name, value)
+        return value
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The estimator's parameters; with ``deep``, also each view object of ``views`` (by name) and its
         parameters, as ``<name>__<parameter>`` (as :class:`sklearn.pipeline.Pipeline` does). A letters
         configuration has no view objects: :meth:`set_params` takes ``<letter>__<parameter>`` all the same."""
         out = super().get_params(deep=False)
-        if not deep or isinstance(self.views, str):
+        if not deep:
+            return out
+        for nested in NESTED:
+            value = out.get(nested)
+            if hasattr(value, "get_params"):
+                out.update({f"{nested}__{k}": v for k, v in value.get_params(deep=True).items()})
+        if isinstance(self.views, str):
             return out
         try:
             names = view_names(self.views)
@@ -222,20 +250,22 @@ class NamedViewsMixin:
         parameter (``<name>__<parameter>``) or a view replaced by name is checked here, against the views."""
         mine = super().get_params(deep=False)
         own = {k: v for k, v in params.items() if "__" not in k and k in mine}
-        if len(own) == len(params):
-            super().set_params(**own)
+        super().set_params(**own)
+        params = {k: v for k, v in params.items() if k not in own}
+        for nested in NESTED:
+            sub = {k.partition("__")[2]: params.pop(k) for k in list(params) if k.startswith(nested + "__")}
+            if sub:
+                self._nested_estimator(nested).set_params(**sub)
+        if not params:
             return self
         nested: dict[str, dict[str, Any]] = {}
         replaced: dict[str, Any] = {}
         for key, value in params.items():
-            if key in own:
-                continue
             name, sep, sub = key.partition("__")
             if sep:
                 nested.setdefault(name, {})[sub] = value
             else:
                 replaced[name] = value
-        super().set_params(**own)
         names = view_names(self.views)
         unknown = sorted((set(nested) | set(replaced)) - set(names))
         if unknown:
