@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gfun.funnelling.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
+from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
 
 __all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "METHODS", "PARALLEL_DATASETS", "PARALLEL_READERS",
            "UNAVAILABLE_VIEWS", "Config",

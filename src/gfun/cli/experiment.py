@@ -156,7 +156,7 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
                        help="refit every view for every configuration instead of fitting it once per run and "
                             "reusing it (the cache lives in <out>/.view-cache while the experiment runs)")
         if name == "aggregation":
-            from gfun.funnelling.aggregation import AGGREGATIONS
+            from gfun.funnelling import AGGREGATIONS
 
             p.add_argument("--aggregations", default=",".join(AGGREGATIONS),
                            help="comma-separated aggregation policies to compare (each gFun configuration is run "

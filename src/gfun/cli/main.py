@@ -35,7 +35,7 @@ from gfun.cli.options import (
     parse_view_params,
 )
 from gfun.configuration import METHODS
-from gfun.funnelling.aggregation import AGGREGATIONS, DEFAULT_AGGREGATION
+from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
 
 __all__ = ["build_parser", "main"]
 

@@ -30,7 +30,7 @@ from gfun.experiments.runner import (
     open_experiment,
     run_cells,
 )
-from gfun.funnelling.aggregation import AGGREGATIONS
+from gfun.funnelling import AGGREGATIONS
 
 __all__ = ["aggregation_variants", "pair_tests", "run_aggregation"]
 

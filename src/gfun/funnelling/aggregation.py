@@ -32,22 +32,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
+from gfun.funnelling import AGGREGATIONS
 from gfun.views.normalization import ZScore, l2_normalize
 
 if TYPE_CHECKING:
     from gfun.funnelling.meta import MetaTrainer
     from gfun.svm.kernel import RBFSVMOvR
 
-__all__ = ["AGGREGATIONS", "DEFAULT_AGGREGATION", "POSTERIOR_AGGREGATIONS", "Aggregation", "Concat", "Mean", "Select",
+__all__ = ["Aggregation", "Concat", "Mean", "Select",
            "Stack", "WMean", "aggregate", "fit_view_weights", "make_aggregation"]
-
-#: Every aggregation policy, by name.
-AGGREGATIONS: tuple[str, ...] = ("mean", "concat", "stack", "wmean", "select")
-#: The policy of ``GeneralizedFunnelling()``, ``gfun train`` and of configurations without a suffix.
-DEFAULT_AGGREGATION = "select"
-#: Policies whose blocks are |Y| posteriors (non-posterior views go through a mapper).
-POSTERIOR_AGGREGATIONS: tuple[str, ...] = ("mean", "stack", "wmean", "select")
-
 
 def _masked_mean(blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
     total = np.zeros_like(blocks[0], dtype=np.float64)

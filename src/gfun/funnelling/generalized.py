@@ -39,7 +39,8 @@ from sklearn.utils.validation import check_is_fitted
 from gfun.corpus.inputs import document_groups, training_data, unpack
 from gfun.errors import UnseenLanguageError
 from gfun.estimator import LabelPredictionsMixin
-from gfun.funnelling.aggregation import DEFAULT_AGGREGATION, Aggregation, make_aggregation
+from gfun.funnelling import DEFAULT_AGGREGATION
+from gfun.funnelling.aggregation import Aggregation, make_aggregation
 from gfun.funnelling.branch import Branch
 from gfun.funnelling.meta import (
     MetaTrainer,

@@ -13,7 +13,8 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.core.state import load_state, put_state, put_states
-from gfun.funnelling.aggregation import AGGREGATIONS, Aggregation, Select, WMean, make_aggregation
+from gfun.funnelling import AGGREGATIONS
+from gfun.funnelling.aggregation import Aggregation, Select, WMean, make_aggregation
 from gfun.funnelling.branch import Branch
 from gfun.funnelling.meta import default_mapper, default_meta
 from gfun.funnelling.view_spec import registered_view_name, saved_view_class, view_names
