@@ -156,6 +156,7 @@ def curve(args: argparse.Namespace) -> None:
     from gfun.corpus.multilingual import read_corpus
     from gfun.encoders.frozen import FrozenPass, encoder_layers, pad_states, run_layers
     from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.funnelling.meta import default_meta
     from gfun.metrics.evaluation import evaluate
     from gfun.metrics.measures import f1_score
     from gfun.views.transformer import TransformerView
@@ -230,7 +231,8 @@ def curve(args: argparse.Namespace) -> None:
         if k == 0:
             bparams["max_epochs"] = 1  # only the output layer trains (bert's classifier); the view needs none
         for views in args.configs.split(","):
-            gf = GeneralizedFunnelling(views=views, meta_C=args.meta_C, random_state=0, memory=str(memory),
+            gf = GeneralizedFunnelling(views=views, meta=default_meta().set_params(C=args.meta_C),
+                                       random_state=0, memory=str(memory),
                                        view_params={"b": bparams, "m": {"source": "e5-subword"}})
             t0 = time.perf_counter()
             gf.fit(train)

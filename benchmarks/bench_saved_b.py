@@ -15,7 +15,7 @@ the meta level only. Two steps, both resumable:
     and score it on the test documents: one row per run, configuration and setting (``many``: the training
     languages, ``zero``: the zero-shot ones), per-language averages as in ``gfun evaluate``. A configuration is
     view letters, a policy and ``GeneralizedFunnelling`` parameters: ``xmb-select``,
-    ``xmb-select:select_average=pooled``, ``xmb-stack``; ``fun`` is Funnelling. Rows already in ``--out`` are
+    ``xmb-select:aggregation__average=pooled``, ``xmb-stack``; ``fun`` is Funnelling. Rows already in ``--out`` are
     kept. ``--dataset`` scores any dataset of ``gfun experiment`` (configurations without ``b`` need no
     ``--bvectors``); the views are built from their letters, so each gets what ``gfun train`` hands it (W its
     out-of-fold word-class embeddings).
@@ -24,8 +24,8 @@ Example (issue 14, the 10-run comparison of gFun-XMB and gFun-B)::
 
     python benchmarks/bench_saved_b.py fit --runs 0-9 --bvectors .scratch/bvec --frozen-cache .scratch/fc
     python benchmarks/bench_saved_b.py score --runs 0-9 --bvectors .scratch/bvec \\
-        --configs b-select,xmb-select,xmb-select:select_average=pooled --out results/saved-b.csv \\
-        --pairs xmb-select:b-select,xmb-select:select_average=pooled:b-select
+        --configs b-select,xmb-select,xmb-select:aggregation__average=pooled --out results/saved-b.csv \\
+        --pairs xmb-select:b-select,xmb-select:aggregation__average=pooled:b-select
 
 A folder made by ``bench_b_cpu.py vectors --save-bvectors DIR`` (one run: ``train``, ``test`` and ``zeroshot``
 files, no ``run=R``) is read as run ``--runs``.
@@ -149,14 +149,14 @@ def score(args: argparse.Namespace) -> None:
             if letters == "fun":  # Funnelling (the X view's posteriors, raw, to the meta-classifier)
                 from gfun.baselines.naive import make_fun
 
-                est = make_fun(meta_C=1.0, n_jobs=args.n_jobs, random_state=run, memory=cache)
+                est = make_fun(n_jobs=args.n_jobs, random_state=run, memory=cache)
                 est.set_params(**params)
             else:
                 if "b" in letters and not args.bvectors:
                     raise SystemExit(f"{spec}: a configuration with the B view needs --bvectors")
                 # letters, so that each view gets what a letters configuration hands it (W: out-of-fold WCEs)
                 views = [PrecomputedB() if v == "b" else v for v in letters]
-                est = GeneralizedFunnelling(views=views, aggregation=policy or "mean", meta_C=1.0,
+                est = GeneralizedFunnelling(views=views, aggregation=policy or "mean",
                                             view_params={"m": {"source": args.word_vectors}} if "m" in letters
                                             else None, random_state=run, n_jobs=args.n_jobs, memory=cache, **params)
             frame = evaluate_cell(est, train, test)
@@ -169,7 +169,7 @@ def score(args: argparse.Namespace) -> None:
                     continue
                 row = language_average(scores[mask], ["run", "config"]).iloc[0].to_dict()
                 row.update(setting=setting, fit_s=round(float(frame.fit_s.iloc[0]), 1), selected=kept,
-                           selected_l2=getattr(est, "selected_l2_", None),
+                           selected_l2=getattr(est.aggregation_, "l2_", None),
                            validated=json.dumps({k: round(v, 4) for k, v in
                                                  (getattr(est, "selection_scores_", None) or {}).items()}))
                 rows.append(row)

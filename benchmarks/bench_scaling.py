@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _one(point: dict) -> dict:
     from gfun.datasets.debtags import load_debtags
     from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.funnelling.meta import default_mapper, default_meta
     from gfun.metrics.evaluation import evaluate
 
     load_start = os.getloadavg()[0]  # other jobs on the machine: timings are comparable only at similar load
@@ -66,9 +67,9 @@ def _one(point: dict) -> dict:
         train = r.train
     meta_C = point["meta_C"] if point["meta_C"] == "cv" else float(point["meta_C"])
     approx = point.get("approximation", "auto")
-    est = GeneralizedFunnelling(views=point["views"], meta_C=meta_C, n_jobs=point["n_jobs"], random_state=0,
-                                kernel_approximation=None if approx == "none" else approx,
-                                max_memory=point.get("max_memory", "2GB"))
+    kernel = {"approximation": None if approx == "none" else approx, "max_memory": point.get("max_memory", "2GB")}
+    est = GeneralizedFunnelling(views=point["views"], meta=default_meta().set_params(C=meta_C, **kernel),
+                                mapper=default_mapper().set_params(**kernel), n_jobs=point["n_jobs"], random_state=0)
     model, pred, figures = measure(lambda: est.fit(train), lambda m: m.predict(r.test))
     res = evaluate(r.test.Y, pred, r.test.langs).loc["average"]
     t = model.timings_

@@ -50,7 +50,7 @@ def main() -> int:
     est.fit(r.train)
     fit_s = time.perf_counter() - t
     scores = evaluate(r.test.Y, est.predict(r.test), r.test.langs).loc["average"]
-    kept = "".join(est.selected_views_) + ("" if est.selected_l2_ in (None, True) else " (raw)")
+    kept = "".join(est.selected_views_) + ("" if getattr(est.aggregation_, "l2_", True) else " (raw)")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     sys.stdout.write(f"{args.config} run {args.run}: kept {kept}; test F1M {scores['F1_macro']:.3f} F1mu "
                      f"{scores['F1_micro']:.3f} KM {scores['K_macro']:.3f} Kmu {scores['K_micro']:.3f}; fit "

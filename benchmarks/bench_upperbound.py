@@ -66,9 +66,9 @@ def main() -> int:
             if name == "upper-dedup":
                 fit_on = as_english(train, dedup=True)
         elif name == "gfun-x":
-            est = GeneralizedFunnelling(views="x", meta_C=1.0, **rs)
+            est = GeneralizedFunnelling(views="x", **rs)
         elif name == "gfun-x-english":
-            est = GeneralizedFunnelling(views="x", meta_C=1.0, **rs)
+            est = GeneralizedFunnelling(views="x", **rs)
             fit_on, predict_on = as_english(train), as_english(test)
         else:
             raise SystemExit(f"unknown row {name!r}")

@@ -38,13 +38,15 @@ def main() -> int:
 
     from gfun.datasets.debtags import load_debtags
     from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.funnelling.meta import default_meta
     from gfun.metrics.evaluation import evaluate
 
     r = load_debtags(run=args.run, data_dir=args.data_dir)
     meta_C = "cv" if args.meta_C == "cv" else float(args.meta_C)
     for cfg in args.configs.split(","):
         for agg in args.aggregations.split(","):
-            model = GeneralizedFunnelling(views=cfg, aggregation=agg, meta_C=meta_C, random_state=args.run,
+            model = GeneralizedFunnelling(views=cfg, aggregation=agg, meta=default_meta().set_params(C=meta_C),
+                                          random_state=args.run,
                                           n_jobs=args.n_jobs, view_params={"m": {"source": args.word_vectors}})
             t0 = time.perf_counter()
             model.fit(r.train)
