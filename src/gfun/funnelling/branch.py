@@ -92,7 +92,8 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     Z = view.fit_transform(texts, langs, Y)
-    release_free_memory()  # what the view's fit freed (a transformer's: ~1 GB) is of no use to the SVMs that follow
+    # what the view's fit freed (a transformer's is large) is of no use to the SVMs that follow
+    release_free_memory()
     seconds[f"view_{view.letter}"] = time.perf_counter() - t0
     oof = getattr(view, "train_oof_", None)  # a posterior view's out-of-fold training posteriors
     if oof is not None:

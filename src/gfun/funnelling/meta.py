@@ -39,13 +39,13 @@ SELECT_ALL_SUBSETS_UP_TO = 4
 #: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
 SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
 #: How ``aggregation="select"`` averages its score: over all training documents at once (``"pooled"``), or per
-#: training language, then over languages (``"language"``: as gFun is evaluated, :func:`gfun.metrics.evaluation.evaluate`).
+#: training language, then over languages (``"language"``: as gFun is evaluated,
+#: :func:`gfun.metrics.evaluation.evaluate`).
 SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
 #: libsvm stopping tolerance of the cross-validation models with which ``aggregation="select"`` compares its
-#: candidates (libsvm's default is 1e-3; the kept candidate is validated again and trained with it). On debtags run
-#: 0 (6,491 documents, 73 classes, 11 candidates) it takes the comparison from 28.6 s to 17.3 s (20.5 s with the
-#: kept candidate's second validation) and moves the validated scores by at most .0015, against differences of
-#: about .01 between the folds.
+#: candidates (libsvm's default is 1e-3; the kept candidate is validated again and trained with it). A looser
+#: tolerance makes the comparison markedly cheaper and moves the validated scores far less than the folds differ
+#: from one another (the measurements are in docs/select.md).
 SELECT_TOL = 0.1
 #: ``select`` judges its candidates on the documents a neural view held out of its training only when there are at
 #: least this many per cross-validation fold (else on all training documents, with a warning).
@@ -192,8 +192,8 @@ def judged_documents(branches: Sequence[Branch], n: int, cv: int) -> np.ndarray 
     A view that trains a network on the training documents gives them outputs far better than a new document's
     (a recurrent view's GRU can learn its training documents by heart), out-of-fold mappers or not; judged on
     them, such a view wins every comparison. A view that keeps a part of the training set out of its training
-    (:attr:`~gfun.views.base.ViewGenerator.heldout_idx_`, e.g. an early-stopping split) is judged there: the
-    documents every such view held out. With fewer than :data:`SELECT_MIN_JUDGED` of them per fold, all.
+    (``heldout_idx_``, e.g. the early-stopping split of :class:`gfun.views.recurrent.RecurrentView`) is judged
+    there: the documents every such view held out. With fewer than :data:`SELECT_MIN_JUDGED` of them per fold, all.
     """
     mask = None
     held = [(b.name, getattr(b.view, "heldout_idx_", None)) for b in branches]

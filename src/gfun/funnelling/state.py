@@ -1,5 +1,5 @@
-"""How a fitted :class:`~gfun.funnelling.generalized.GeneralizedFunnelling` is written as a state (JSON-able metadata and
-named arrays, see :mod:`gfun.persistence`) and rebuilt from one.
+"""How a fitted :class:`~gfun.funnelling.generalized.GeneralizedFunnelling` is written as a state (JSON-able metadata
+and named arrays, see :mod:`gfun.persistence`) and rebuilt from one.
 
 Views are referred to by their registered name (and class path, checked on loading): a saved model never
 imports or unpickles code.

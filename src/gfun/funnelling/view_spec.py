@@ -1,4 +1,5 @@
-"""The ``views`` configuration of :class:`~gfun.funnelling.generalized.GeneralizedFunnelling`: its names and its parameters.
+"""The ``views`` configuration of :class:`~gfun.funnelling.generalized.GeneralizedFunnelling`: its names and its
+parameters.
 
 A configuration is letters (``"xmw"``: the views registered under those names) or a list of ``(name, view)``
 pairs, registered names and view objects. This module parses it (:func:`parse_views`, :func:`view_names`),
@@ -152,8 +153,8 @@ def saved_view_class(name: str, path: str | None) -> type[ViewGenerator]:
 class NamedViewsMixin:
     """The named views of a ``views`` configuration as nested parameters (as :class:`sklearn.pipeline.Pipeline`).
 
-    Mixed into :class:`~gfun.funnelling.generalized.GeneralizedFunnelling`, which provides ``views``, ``view_params`` and
-    ``_view_defaults(name)`` (what a letters configuration hands each view) and ``_train_posteriors()``.
+    Mixed into :class:`~gfun.funnelling.generalized.GeneralizedFunnelling`, which provides ``views``, ``view_params``
+    and ``_view_defaults(name)`` (what a letters configuration hands each view) and ``_train_posteriors()``.
     """
 
     views: Any
