@@ -4,13 +4,13 @@ The one place where ``gfun train`` and every ``gfun experiment`` turn what the u
 
 A configuration name is ``naive``, ``fun``, ``bert`` (the fine-tuned transformer baseline, the paper's mBERT
 row), ``upper`` (alias ``upperbound``: the paper's UpperBound, parallel datasets only, see
-:class:`gfun.baselines.naive.UpperBoundClassifier`), ``lri``, ``clesa``, ``kcca``, ``dci`` (the cross-lingual baselines
-of :mod:`gfun.baselines.crosslingual`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``, ``xmb``, ...)
-optionally followed by ``-mean``, ``-concat``, ``-stack``, ``-wmean`` or ``-select`` (the aggregation, see
-:mod:`gfun.funnelling.aggregation`; without a suffix, the estimator's default). With the recurrent view ``r`` the letters end
-in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word vectors + WCEs), e.g. ``r_mw``,
-``xbr_m``, as in the paper's section 5. The letters are read by :func:`gfun.funnelling.generalized.parse_views`, as the
-estimator reads them.
+:class:`gfun.baselines.naive.UpperBoundClassifier`), ``lri``, ``clesa``, ``kcca``, ``dci`` (the cross-lingual
+baselines of :mod:`gfun.baselines.crosslingual`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``,
+``xmb``, ...) optionally followed by ``-mean``, ``-concat``, ``-stack``, ``-wmean`` or ``-select`` (the
+aggregation, see :mod:`gfun.funnelling.aggregation`; without a suffix, the estimator's default). With the
+recurrent view ``r`` the letters end in ``_m`` (R_M: GRU over word vectors, the default) or ``_mw`` (R_MW: word
+vectors + WCEs), e.g. ``r_mw``, ``xbr_m``, as in the paper's section 5. The letters are read by
+:func:`gfun.funnelling.view_spec.parse_views`, as the estimator reads them.
 
 * :func:`parse_config` / :func:`parse_configs` read names (a whole list is checked at once: every bad name in one
   error, with the valid ones; every name that is canonicalised is logged: ``mx`` runs and is reported as ``xm``,
@@ -239,7 +239,8 @@ def check_configs_for_dataset(configs: Sequence[Config], dataset: str, view_para
                              f"translations of the training documents, which only the parallel datasets "
                              f"{', '.join(PARALLEL_DATASETS)} provide; for {dataset!r} pass one "
                              f"(--view-param {c.method}.parallel=PATH, a JSONL file of "
-                             "gfun.baselines.crosslingual.ParallelCollection.to_jsonl) or drop it from --configs")
+                             "gfun.baselines.crosslingual.resources.ParallelCollection.to_jsonl) "
+                             "or drop it from --configs")
 
 
 def method_config(method: str, *, views: str = "x", aggregation: str = DEFAULT_AGGREGATION,

@@ -7,8 +7,8 @@ its language: no information crosses languages. UpperBound (the paper's section 
 2019) trains the same learner once, on the English version of every training document, and classifies
 the English version of every test document: the idealised bound of a parallel corpus. Fun is
 :class:`GeneralizedFunnelling` with the Posteriors view only and no normalisation.
-:class:`FineTunedTransformerClassifier` (the paper's mBERT row) lives in :mod:`gfun.baselines.transformer` and is
-re-exported here.
+:class:`~gfun.baselines.transformer.FineTunedTransformerClassifier` (the paper's mBERT row) lives in
+:mod:`gfun.baselines.transformer`.
 """
 
 from __future__ import annotations

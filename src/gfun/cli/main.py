@@ -142,7 +142,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def format_model_description(info: dict[str, Any], *, max_classes: int = 20) -> str:
-    """``gfun info``'s text: one line per aspect of :func:`gfun.persistence.model_description`."""
+    """``gfun info``'s text: one line per aspect of :func:`gfun.persistence.loading.model_description`."""
     size = info["size_bytes"]
     views = ", ".join(f"{v['letter'].upper()} ({v['name']}: {', '.join(v['languages']) or 'no training language'})"
                       for v in info["views"]) or "none (a baseline)"
@@ -209,8 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "bert: the fine-tuned transformer used as the classifier (the paper's mBERT baseline); upper: the "
                    "paper's UpperBound, one English classifier on the documents' English versions (a text_en field "
                    "in every non-English record: gfun datasets build debtags --english, or sib200); lri, clesa, "
-                   "kcca, dci: the cross-lingual baselines of gfun.baselines.crosslingual (clesa and kcca read a parallel "
-                   "collection: debtags by default, or --view-param kcca.parallel=FILE)")
+                   "kcca, dci: the cross-lingual baselines of gfun.baselines.crosslingual (clesa and kcca read a "
+                   "parallel collection: debtags by default, or --view-param kcca.parallel=FILE)")
     p.add_argument("--views", default="x", help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
                    "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors); e.g. xmw, xmb")
     p.add_argument("--r-wce", action="store_true",

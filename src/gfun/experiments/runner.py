@@ -45,7 +45,7 @@ class ExperimentSettings:
     Attributes
     ----------
     dataset : str
-        Registry name (see :func:`gfun.datasets.load_dataset`).
+        Registry name (see :func:`gfun.datasets.registry.load_dataset`).
     runs : int
         Number of runs; run ``r`` loads the dataset's run ``r`` (resampled splits where the dataset has
         them) and seeds every estimator with ``seed + r``.
@@ -182,7 +182,7 @@ def load_run(settings: ExperimentSettings, run: int, *, zero_shot_test: bool = T
 def evaluate_cell(estimator: Any, train: Any, test: Any) -> pd.DataFrame:
     """Fit ``estimator`` on ``train`` and return per-language, per-class contingency counts on ``test``.
 
-    Languages the fitted estimator cannot serve (:class:`gfun.views.base.UnseenLanguageError`) get NaN
+    Languages the fitted estimator cannot serve (:class:`gfun.errors.UnseenLanguageError`) get NaN
     counts. Columns: ``lang, class, TP, FP, FN, TN, n_train, fit_s, predict_s``; ``n_train`` is the number of
     training documents of the row's language (0: a zero-shot language).
     """

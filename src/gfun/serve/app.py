@@ -1,10 +1,11 @@
 """``gfun serve``: a saved model behind a small HTTP API, with a page to try it.
 
-The model is loaded once (:func:`gfun.persistence.load_model`) and shared by every request; predictions run one
-at a time under a lock (in a worker thread, so ``/health`` answers while a batch is being labelled).
-Documents are validated as ``gfun predict`` validates a file (:meth:`gfun.corpus.multilingual.MultilingualCorpus.from_records`),
-a document without a language has it detected (:func:`gfun.text.langid.fill_missing_languages`, as
-``gfun predict --detect-language``), and every refusal is a JSON object with a 4xx status::
+The model is loaded once (:func:`gfun.persistence.loading.load_model`) and shared by every request; predictions
+run one at a time under a lock (in a worker thread, so ``/health`` answers while a batch is being labelled).
+Documents are validated as ``gfun predict`` validates a file
+(:meth:`gfun.corpus.multilingual.MultilingualCorpus.from_records`), a document without a language has it detected
+(:func:`gfun.text.langid.fill_missing_languages`, as ``gfun predict --detect-language``), and every refusal is a
+JSON object with a 4xx status::
 
     {"detail": "document 1, field 'text': expected a string, got int", "index": 1, "field": "text"}
 
@@ -99,7 +100,7 @@ class ModelService:
         return names
 
     def info(self) -> dict[str, Any]:
-        """What ``GET /model`` answers: :func:`gfun.persistence.model_description` and the request limits."""
+        """What ``GET /model`` answers: :func:`gfun.persistence.loading.model_description` and the request limits."""
         from gfun.persistence.loading import model_description
 
         return {**model_description(self.model, self.manifest, self.model_dir),

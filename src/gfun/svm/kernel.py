@@ -15,10 +15,10 @@ it (``approximation="auto"``) regularised least squares on Nystroem features of 
 which solves every class, fold and C value from one pass over the data (memory and time linear in
 the number of training vectors). The switch is logged.
 
-The pieces it is built from have their own modules: the memory budget (:mod:`gfun.svm.memory_budget`), the RBF kernel
-(:mod:`gfun.svm.rbf_kernel`), the decision thresholds (:mod:`gfun.svm.thresholds`), the Nystroem landmarks and least-squares
-path (:mod:`gfun.svm.nystroem`), Platt sigmoids (:mod:`gfun.svm.calibration`), folds and class weights
-(:mod:`gfun.svm.linear`).
+The pieces it is built from have their own modules: the memory budget (:mod:`gfun.svm.memory_budget`), the RBF
+kernel (:mod:`gfun.svm.rbf_kernel`), the decision thresholds (:mod:`gfun.svm.thresholds`), the Nystroem landmarks
+and least-squares path (:mod:`gfun.svm.nystroem`), Platt sigmoids (:mod:`gfun.svm.calibration`), folds and class
+weights (:mod:`gfun.svm.linear`).
 """
 
 from __future__ import annotations
@@ -49,9 +49,7 @@ from gfun.svm.sklearn_private import libsvm as _libsvm  # None when unusable: SV
 from gfun.svm.sklearn_private import libsvm_binary
 from gfun.svm.thresholds import validated_thresholds
 
-# Re-exported from their own modules (memory_budget, rbf_kernel, thresholds), where they were defined until split.
-__all__ = ["APPROXIMATIONS", "DEFAULT_C_GRID", "DEFAULT_MAX_MEMORY", "RBFSVMOvR", "exact_memory", "parse_memory",
-           "rbf_kernel_inplace", "validated_thresholds"]
+__all__ = ["APPROXIMATIONS", "DEFAULT_C_GRID", "RBFSVMOvR"]
 
 logger = logging.getLogger(__name__)
 
@@ -138,15 +136,15 @@ class RBFSVMOvR(BaseEstimator):
         Exact path: largest training set for which the Gram matrix is precomputed (above it libsvm evaluates
         the kernel itself, slower but in little memory).
     approximation : {"auto", None, "nystroem", "nystroem-ls"}
-        ``None``: exact. ``"auto"``: exact while :func:`gfun.svm.memory_budget.exact_memory` fits in ``max_memory``, else
-        ``"nystroem-ls"`` (logged). ``"nystroem-ls"``: one-vs-rest regularised least squares (targets +-1,
-        ridge ``1 / (2 C)``, unpenalised intercept) on ``n_components`` Nystroem features of the same RBF
-        kernel: the normal equations of every class, fold and C come from one pass over the training vectors
-        in chunks (each fold's are the whole minus the fold's own), so memory is ``O(n_components^2)`` besides
-        the inputs and C by cross-validation costs almost nothing. ``"nystroem"``: linear SVMs (liblinear,
-        hinge loss) on the same features, one class at a time (slow on dense features: debtags run 0, 1,000
-        landmarks: minutes where the exact path takes seconds). C selection, thresholds and Platt calibration
-        work as on the exact path.
+        ``None``: exact. ``"auto"``: exact while :func:`gfun.svm.memory_budget.exact_memory` fits in
+        ``max_memory``, else ``"nystroem-ls"`` (logged). ``"nystroem-ls"``: one-vs-rest regularised least
+        squares (targets +-1, ridge ``1 / (2 C)``, unpenalised intercept) on ``n_components`` Nystroem features
+        of the same RBF kernel: the normal equations of every class, fold and C come from one pass over the
+        training vectors in chunks (each fold's are the whole minus the fold's own), so memory is
+        ``O(n_components^2)`` besides the inputs and C by cross-validation costs almost nothing.
+        ``"nystroem"``: linear SVMs (liblinear, hinge loss) on the same features, one class at a time (slow on
+        dense features: far slower than the exact path wherever the exact path fits in memory). C selection,
+        thresholds and Platt calibration work as on the exact path.
     n_components : int
         Nystroem landmarks (at most the number of training vectors).
     landmarks : {"kmeans", "random"}
@@ -160,7 +158,7 @@ class RBFSVMOvR(BaseEstimator):
         Precision in which the support vectors are kept (and saved) once fitted: ``"float32"`` halves the
         largest array of a fitted model (a mapper over 6,500 training documents of 384 features: 19.9 MB
         in float64). The cast happens at the end of :meth:`fit`, so the fitted model is the one saved and
-        loaded; decision scores are computed in float64 as before (small calls keep the widened copy, see
+        loaded; decision scores are still computed in float64 (small calls keep the widened copy, see
         :data:`KEEP_WIDE_SUPPORT_BELOW`).
     random_state : int, optional
         Seed of the cross-validation folds.
@@ -301,9 +299,9 @@ class RBFSVMOvR(BaseEstimator):
 
         Sets ``C_``, ``cv_scores_``, ``threshold_``, ``oof_decision_`` and ``validated_decision_`` (the
         out-of-fold decision scores with each fold's thresholds fitted without it: positive means predicted),
-        enough to compare inputs by their validated predictions at about 55-60% of the cost of a fit (3
-        folds). :meth:`finish` then trains the final models of the one kept. (With ``approximation`` the
-        final models are trained here already.)
+        enough to compare inputs by their validated predictions for a fraction of the cost of a fit (the
+        folds' models only, no final models). :meth:`finish` then trains the final models of the one kept.
+        (With ``approximation`` the final models are trained here already.)
         """
         return self._validate(X, Y, X_val, groups)
 
