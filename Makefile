@@ -29,7 +29,7 @@ $(VENV)/.installed-torch: pyproject.toml $(VENV)/.installed
 demo-full: $(VENV)/.installed-torch
 	$(VENV)/bin/gfun demo --full
 
-## browser: Debian's chromium and chromium-driver for the page test (tests/test_serve_page.py), installed with
+## browser: Debian's chromium and chromium-driver for the page test (tests/serve/test_page.py), installed with
 ## apt-get when missing and run as root; never fails (without them that test is skipped and says why)
 browser:
 	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
@@ -50,7 +50,8 @@ test: $(VENV)/.installed-dev browser
 ## test-sklearn-min: the fast-path tests (private liblinear/libsvm calls against LinearSVC/SVC) at the lowest
 ## supported scikit-learn, 1.3, in their own virtual environment ($(SKMIN)); `make test` runs them at the newest
 SKMIN ?= .venv-sklearn-min
-FAST_PATH_TESTS := tests/test_sklearn_private.py tests/test_fast_path.py tests/test_linear_svm.py tests/test_kernel_svm.py
+FAST_PATH_TESTS := tests/svm/test_sklearn_private.py tests/svm/test_fast_path.py tests/svm/test_linear.py \
+	tests/svm/test_kernel.py
 test-sklearn-min:
 	$(PYTHON) -m venv $(SKMIN)
 	$(SKMIN)/bin/python -m pip install -q "scikit-learn==1.3.*" "numpy<2" "scipy<1.14" "pandas<2.3" pytest -e .

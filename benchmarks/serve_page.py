@@ -1,6 +1,6 @@
 """Run ``gfun serve`` on a free local port and drive its page in headless Chromium; save screenshots.
 
-Used by the browser test (tests/test_serve_page.py), the load benchmark (benchmarks/bench_serve.py, for
+Used by the browser test (tests/serve/test_page.py), the load benchmark (benchmarks/bench_serve.py, for
 :func:`running_server`) and on its own to take the screenshots of the page::
 
     python benchmarks/serve_page.py --model /tmp/serve-model-x --text "$(cat de.txt)" --text "$(cat fi.txt)" \\

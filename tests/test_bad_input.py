@@ -14,9 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
 
 from gfun.baselines.naive import NaiveClassifier
 from gfun.cli.main import main
@@ -24,8 +21,8 @@ from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
 from gfun.errors import CorpusFormatError, UnseenLanguageError
 from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.funnelling.meta import default_meta
 from gfun.persistence.loading import read_manifest
-from gfun.views.normalization import ZScore, l2_normalize
 
 LANGS = ("de", "en", "it")
 
@@ -52,7 +49,7 @@ def demo() -> dict[str, MultilingualCorpus]:
 
 @pytest.fixture(scope="module")
 def model(demo) -> GeneralizedFunnelling:
-    return GeneralizedFunnelling(meta_C=1.0, random_state=0).fit(demo["train"])
+    return GeneralizedFunnelling(random_state=0, meta=default_meta().set_params(C=1.0)).fit(demo["train"])
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +97,8 @@ def _assert_finite_outputs(est, texts: list[str], langs: list[str]) -> None:
 
 
 BLANK = ["", " ", "\n\t  \r\n", "\u00a0\u2003"]  # empty, spaces, control white space, Unicode spaces
+
+
 NO_TERMS = ["!!! ... ???", "12 345 6789", "the of and"]  # punctuation, numbers, stop words only
 
 
@@ -111,7 +110,8 @@ def test_empty_and_whitespace_documents_in_training(demo, folder: Path, capsys) 
              for i, (lang, text) in enumerate(zip(["en", "de", "it", "en", "de", "it", "en"], BLANK + NO_TERMS,
                                                   strict=True))]
     data = _add(demo["train"], extra)
-    for est in (GeneralizedFunnelling(meta_C=1.0, random_state=0), NaiveClassifier(C=1.0, random_state=0)):
+    for est in (GeneralizedFunnelling(random_state=0, meta=default_meta().set_params(C=1.0)),
+                NaiveClassifier(C=1.0, random_state=0)):
         est.fit(data)
         _assert_finite_outputs(est, demo["test"].texts, demo["test"].langs)
     data.to_jsonl(folder / "train-blank.jsonl")
@@ -123,7 +123,7 @@ def test_empty_and_whitespace_documents_in_training(demo, folder: Path, capsys) 
 def test_language_whose_training_documents_are_all_empty_is_refused_naming_it(demo, folder: Path, capsys) -> None:
     c0 = demo["train"].classes[0]
     data = _add(demo["train"], [("f1", "fr", "", (c0,)), ("f2", "fr", "  \n", ()), ("f3", "fr", "123 !!", ())])
-    for est in (GeneralizedFunnelling(meta_C=1.0), NaiveClassifier(C=1.0)):
+    for est in (GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)), NaiveClassifier(C=1.0)):
         with pytest.raises(ValueError, match="language 'fr'.*no terms"):
             est.fit(data)
     data.to_jsonl(folder / "train-empty-fr.jsonl")
@@ -168,7 +168,7 @@ def test_out_of_vocabulary_documents_give_finite_views(demo, model: GeneralizedF
 
 # ------------------------------------------------------------------------------------------------ languages
 def test_unseen_language_with_the_naive_baseline_cli(folder: Path, capsys) -> None:
-    """(gFun's API and CLI: tests/test_funnelling.py::test_unseen_language, tests/test_cli.py.)"""
+    """(gFun's API and CLI: tests/funnelling/test_generalized.py::test_unseen_language, tests/cli/test_main.py.)"""
     model = folder / "model-naive"
     code, err = _cli(capsys, "train", "--train", folder / "train.jsonl", "--method", "naive", "--meta-C", "1",
                      "--model", model)
@@ -186,7 +186,7 @@ def test_missing_language(demo, model: GeneralizedFunnelling, lang: object) -> N
     with pytest.raises(ValueError, match="text 1 has no language"):
         model.predict(texts, langs=langs)
     with pytest.raises(ValueError, match="text 1 has no language"):
-        GeneralizedFunnelling(meta_C=1.0).fit(texts, [["a"], ["b"], ["a"]], langs=langs)
+        GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)).fit(texts, [["a"], ["b"], ["a"]], langs=langs)
     with pytest.raises(CorpusFormatError, match="no language") as err:
         MultilingualCorpus(["a", "b", "c"], langs, texts)
     assert err.value.field == "lang"
@@ -207,7 +207,7 @@ def test_missing_language_field_in_jsonl_cli(folder: Path, cli_model: Path, caps
 def test_labels_outside_the_class_list_cli(demo, folder: Path, capsys) -> None:
     """An error by default (naming the label and the option); --ignore-unknown-labels drops them.
 
-    (The API side: tests/test_corpus.py::test_unknown_label_errors_or_is_ignored.)
+    (The API side: tests/corpus/test_multilingual.py::test_unknown_label_errors_or_is_ignored.)
     """
     recs = demo["train"].to_records()
     recs[5]["labels"] = [*recs[5]["labels"], "made::up"]
@@ -230,7 +230,7 @@ def test_labels_given_as_a_string_instead_of_a_list() -> None:
 
 def test_labels_that_name_no_class_at_all(demo, folder: Path, capsys) -> None:
     train = demo["train"]
-    for est in (GeneralizedFunnelling(meta_C=1.0), NaiveClassifier(C=1.0)):
+    for est in (GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)), NaiveClassifier(C=1.0)):
         with pytest.raises(ValueError, match="no class"):
             est.fit(train.texts, [[] for _ in train.texts], langs=train.langs)
     path = _write_jsonl(folder / "no-labels.jsonl", [{**r, "labels": []} for r in train.to_records()])
@@ -241,7 +241,7 @@ def test_labels_that_name_no_class_at_all(demo, folder: Path, capsys) -> None:
 def test_class_without_positives_anywhere_or_in_one_language(demo, folder: Path, capsys) -> None:
     """Trained all the same (with a warning); the class that has no positive is never predicted.
 
-    (gFun's API: tests/test_funnelling.py::test_missing_classes_and_a_single_document_language.)
+    (gFun's API: tests/funnelling/test_generalized.py::test_missing_classes_and_a_single_document_language.)
     """
     train, test = demo["train"], demo["test"]
     gone, partial = train.classes[0], train.classes[1]
@@ -261,7 +261,7 @@ def test_class_without_positives_anywhere_or_in_one_language(demo, folder: Path,
 
 
 def test_language_with_a_single_training_document_cli(demo, folder: Path, capsys) -> None:
-    """(API: tests/test_funnelling.py and tests/test_baselines.py, single-document language tests.)"""
+    """(API: tests/funnelling/test_generalized.py and tests/baselines/test_naive.py, single-document language tests.)"""
     lone = demo["full_train"].select("fr").subset([0])
     MultilingualCorpus.concat([demo["train"], lone]).to_jsonl(folder / "lone-fr.jsonl")
     fr_test = demo["full_test"].select("fr").subset(range(5))
@@ -277,7 +277,8 @@ def test_language_with_a_single_training_document_cli(demo, folder: Path, capsys
 
 def test_training_on_one_language_only(demo, folder: Path, capsys) -> None:
     en_train, en_test = demo["train"].select("en"), demo["test"].select("en")
-    for est in (GeneralizedFunnelling(meta_C=1.0, random_state=0), NaiveClassifier(C=1.0, random_state=0)):
+    for est in (GeneralizedFunnelling(random_state=0, meta=default_meta().set_params(C=1.0)),
+                NaiveClassifier(C=1.0, random_state=0)):
         est.fit(en_train)
         assert est.languages_ == ["en"]
         _assert_finite_outputs(est, en_test.texts, en_test.langs)
@@ -294,7 +295,7 @@ def test_training_on_one_language_only(demo, folder: Path, capsys) -> None:
 def test_duplicated_ids_cli(demo, folder: Path, cli_model: Path, capsys) -> None:
     """Refused with both line numbers, in training and prediction files (JSONL and TSV).
 
-    (API: tests/test_corpus.py duplicated-id tests; the same id in two languages is allowed.)
+    (API: tests/corpus/test_multilingual.py duplicated-id tests; the same id in two languages is allowed.)
     """
     recs = demo["train"].to_records()[:6]
     recs[4]["id"] = recs[1]["id"]
@@ -310,6 +311,8 @@ def test_duplicated_ids_cli(demo, folder: Path, cli_model: Path, capsys) -> None
 
 
 GOOD_LINE = json.dumps({"id": "1", "lang": "en", "text": "text editor", "labels": ["devel::editor"]})
+
+
 BAD_FILES = {
     "non-utf8.jsonl": (GOOD_LINE.encode() + b"\n" + b'{"id": "2", "lang": "en", "text": "caf\xe9"}\n', 2, "UTF-8"),
     "non-utf8.jsonl.gz": (gzip.compress(GOOD_LINE.encode() + b"\n\n" + b'{"id": "2", "text": "\xff"}\n'), 3, "UTF-8"),
@@ -328,7 +331,7 @@ def test_malformed_files_are_reported_with_file_and_line_cli(folder: Path, cli_m
                                                              name: str) -> None:
     """Non-UTF-8 bytes and malformed JSONL/TSV lines, at training and prediction time.
 
-    (API: tests/test_corpus.py file-error tests.)
+    (API: tests/corpus/test_multilingual.py file-error tests.)
     """
     content, line, what = BAD_FILES[name]
     path = folder / name
@@ -357,7 +360,8 @@ def test_one_megabyte_document(demo, model: GeneralizedFunnelling, folder: Path,
     big = (prose * (1_000_000 // len(prose) + 1))[:1_000_000]
     one_token = "x" * 1_000_000
     t0 = time.perf_counter()
-    GeneralizedFunnelling(meta_C=1.0, random_state=0).fit(_add(train, [("big", "en", big, (train.classes[0],))]))
+    GeneralizedFunnelling(random_state=0,
+                          meta=default_meta().set_params(C=1.0)).fit(_add(train, [("big", "en", big, (train.classes[0],))]))
     _assert_finite_outputs(model, [big, one_token], ["en", "de"])
     docs = _write_jsonl(folder / "big.jsonl", [{"id": "big", "lang": "en", "text": big}])
     code, err, rows = _predict_cli(capsys, cli_model, docs)
@@ -368,10 +372,10 @@ def test_one_megabyte_document(demo, model: GeneralizedFunnelling, folder: Path,
 
 # ------------------------------------------------------------------------------------------------ lengths
 def test_mismatched_lengths_of_texts_languages_and_labels(demo, model: GeneralizedFunnelling) -> None:
-    """(The corpus container: tests/test_corpus.py::test_mismatched_lengths.)"""
+    """(The corpus container: tests/corpus/test_multilingual.py::test_mismatched_lengths.)"""
     train = demo["train"]
     texts, langs, Y = train.texts[:6], train.langs[:6], train.Y.toarray()[:6]
-    for est in (GeneralizedFunnelling(meta_C=1.0), NaiveClassifier(C=1.0)):
+    for est in (GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)), NaiveClassifier(C=1.0)):
         with pytest.raises(ValueError, match="6 texts but 5 languages"):
             est.fit(texts, Y, langs=langs[:5])
         with pytest.raises(ValueError, match="6 documents but 5 rows"):
@@ -384,51 +388,3 @@ def test_mismatched_lengths_of_texts_languages_and_labels(demo, model: Generaliz
         model.predict(texts[:3], langs=langs[:2])
     with pytest.raises(CorpusFormatError, match="mismatched lengths.*labels=2"):
         MultilingualCorpus(["1", "2", "3"], ["en"] * 3, ["a", "b", "c"], [["x"], ["y"]])
-
-
-# ------------------------------------------------------------------------------------------------ normalisation
-_wide = st.one_of(st.just(0.0), st.floats(1e-30, 1e30), st.floats(-1e30, -1e-30))
-
-
-@settings(max_examples=60, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 5)), elements=_wide),
-       st.floats(1e-6, 1e6))
-def test_l2_unit_norm_and_scale_invariant_at_any_magnitude(Z: np.ndarray, c: float) -> None:
-    """Rows of huge or tiny values still get unit norm (no overflow to inf, no underflow to zero)."""
-    out = l2_normalize(Z)
-    assert out.dtype == np.float32 and np.isfinite(out).all()
-    zero = ~Z.any(axis=1)
-    assert not out[zero].any()
-    np.testing.assert_allclose(np.linalg.norm(out[~zero], axis=1), 1.0, rtol=1e-5)
-    np.testing.assert_allclose(l2_normalize(Z * c), out, atol=1e-6)
-    np.testing.assert_allclose(l2_normalize(out), out, atol=1e-6)  # idempotent
-
-
-@settings(max_examples=40, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(2, 12), st.integers(1, 4)),
-              elements=st.floats(-1e6, 1e6, allow_subnormal=False)), st.randoms(use_true_random=False))
-def test_zscore_standardises_training_columns_and_ignores_row_order(Z: np.ndarray, rnd) -> None:
-    sc = ZScore.fit(Z)
-    out = sc.transform(Z)
-    assert np.isfinite(out).all()
-    np.testing.assert_allclose(out.mean(axis=0), 0.0, atol=1e-3)
-    std = out.std(axis=0)
-    assert np.all((np.abs(std - 1.0) < 1e-3) | (std < 1e-3))  # 1, or 0 for a (numerically) constant column
-    perm = list(range(len(Z)))
-    rnd.shuffle(perm)
-    sc2 = ZScore.fit(Z[perm])
-    np.testing.assert_allclose(sc2.mean, sc.mean, rtol=1e-9, atol=1e-6)
-    np.testing.assert_allclose(sc2.scale, sc.scale, rtol=1e-9, atol=1e-9)
-
-
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_normalisation_refuses_non_finite_values(bad: float) -> None:
-    """A NaN view is a bug upstream: refused with the row, never turned into zeros or propagated."""
-    Z = np.ones((3, 2))
-    Z[1, 0] = bad
-    with pytest.raises(ValueError, match="row 1"):
-        l2_normalize(Z)
-    with pytest.raises(ValueError, match="row 1"):
-        ZScore.fit(Z)
-    with pytest.raises(ValueError, match="row 1"):
-        ZScore.fit(np.ones((3, 2))).transform(Z)

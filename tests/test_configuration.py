@@ -1,9 +1,12 @@
 """gfun.configuration: one layer from a configuration name + overrides to an estimator, for the CLI and the
-experiments alike."""
+experiments alike; every configuration name the README and the experiments list is accepted.
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from gfun.baselines.crosslingual import CROSSLINGUAL
 from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier
 from gfun.baselines.transformer import FineTunedTransformerClassifier
-from gfun.cli.experiment import add_experiment_parser, settings_from_args
+from gfun.cli.experiment import DEFAULT_CONFIGS, add_experiment_parser, settings_from_args
 from gfun.cli.main import build_parser, main, train_estimator
 from gfun.configuration import (
     METHODS,
@@ -21,9 +24,12 @@ from gfun.configuration import (
     parse_config,
     parse_configs,
 )
-from gfun.experiments.runner import experiment_estimator
+from gfun.experiments.aggregation import aggregation_variants
+from gfun.experiments.keys import check_key_value
+from gfun.experiments.runner import CellStore, experiment_estimator, run_cells
 from gfun.funnelling.generalized import GeneralizedFunnelling
-from test_paper_commands import _listed_names  # every name the README, the --configs help and the defaults list
+
+pytest.importorskip("matplotlib")
 
 CLASSES = {"naive": NaiveClassifier, "upper": UpperBoundClassifier, "bert": FineTunedTransformerClassifier,
            "fun": GeneralizedFunnelling, "gfun": GeneralizedFunnelling, **CROSSLINGUAL}
@@ -141,3 +147,87 @@ def test_neural_view_params_reach_the_views() -> None:
                                                "wce": True},
                   "b": {"model": "enc", "trainable_layers": 2, "preset": "cpu", "device": "cuda", "progress": True}}
     assert neural_view_params() is None
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------------------------------- names
+def _listed_names() -> set[str]:
+    """Every configuration name the README, the --configs help and the defaults mention."""
+    names: set[str] = set()
+    for full, quick in DEFAULT_CONFIGS.values():
+        names |= set(full.split(",")) | set(quick.split(","))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for m in re.finditer(r"^gfun experiment .*?--configs ([\w,\-]+)", readme, flags=re.MULTILINE):
+        names |= set(m.group(1).split(","))
+    import argparse
+
+    from gfun.cli.experiment import add_experiment_parser
+
+    parser = argparse.ArgumentParser()
+    add_experiment_parser(parser.add_subparsers())
+    sub = parser._subparsers._group_actions[0].choices["experiment"]._subparsers._group_actions[0]
+    help_text = next(a.help for a in sub.choices["many-shot"]._actions if "--configs" in a.option_strings)
+    listed = re.sub(r"\([^()]*:[^()]*\)", "", re.search(r"configurations: (.*?), optionally", help_text).group(1))
+    names |= {w for w in (x.strip() for x in re.split(r",|\(|\)", listed)) if w and w[0].isalpha() and " " not in w}
+    return {n for n in names if n and n != "..."}
+
+
+def test_every_listed_configuration_name_is_accepted_and_usable_as_a_cell_key() -> None:
+    names = _listed_names()
+    assert {"r_m", "r_mw", "xbr_m", "upper", "bert", "xmw"} <= names
+    for cfg in parse_configs(sorted(names)):
+        assert check_key_value("config", cfg.name) == cfg.name
+    assert CellStore("/tmp/x").path({"run": 0, "config": "xbr_mw-concat"}).name == "run=0__config=xbr_mw-concat.csv"
+
+
+def test_the_whole_list_is_checked_before_anything_runs() -> None:
+    with pytest.raises(ValueError) as err:
+        parse_configs("x,foo,r_w,xm,rx_mq,xx")
+    text = str(err.value)
+    assert text.startswith("4 bad configuration name(s)")
+    for bad in ("'foo'", "'r_w'", "'rx_mq'", "'xx'"):
+        assert bad in text
+    assert "Valid names: naive, fun, bert, upper" in text and "r_m, r_mw" in text
+    calls = []
+    cells = [({"run": 0, "config": "x"}, lambda: calls.append(1)), ({"run": 0, "config": "a__b"}, lambda: None)]
+    with pytest.raises(ValueError, match="cannot be used in a file name"):
+        run_cells(CellStore("/nonexistent"), cells)
+    assert not calls  # the bad key was found before the first cell ran
+    for bad in ("a__b", "_a", "a_", "a b", "a=b", ".a", ""):
+        with pytest.raises(ValueError):
+            check_key_value("config", bad)
+
+
+def test_no_silent_renaming(caplog) -> None:
+    with caplog.at_level(logging.INFO, logger="gfun.configuration"):
+        assert [c.name for c in parse_configs("mx,r,upperbound,xr_mw")] == ["xm", "r_m", "upper", "xr_mw"]
+    logged = caplog.text
+    assert "'mx' is run and reported as 'xm'" in logged and "'r' is run and reported as 'r_m'" in logged
+    assert "'upperbound' is run and reported as 'upper'" in logged and "'xr_mw'" not in logged
+    variants = [c.name for c in aggregation_variants(parse_configs("xr_mw,r_m,fun"), ["concat", "mean"])]
+    assert variants == ["xr_mw-concat", "xr_mw-mean", "r_m-concat", "r_m-mean", "fun"]
+    assert all(parse_config(v).r_wce for v in variants[:2]) and not parse_config(variants[2]).r_wce
+
+
+# ------------------------------------------------------------------------------------------- configurations
+def test_parse_configs_names_and_errors():
+    cfgs = parse_configs("naive,fun,x,wmx,xm-concat,x")
+    assert [c.name for c in cfgs] == ["naive", "fun", "x", "xmw", "xm-concat"]
+    assert [c.display for c in cfgs] == ["Naive", "Fun", "gFun-X", "gFun-XMW", "gFun-XM (concat)"]
+    assert cfgs[3].group == "gFun, 3 views" and cfgs[0].group == "baselines"
+    assert parse_config("m").serves_unseen and not parse_config("x").serves_unseen
+    neural = parse_configs("bert,xmb,bmw-concat,r,r_mw,xbr_m,rx_mw-concat")
+    assert [c.name for c in neural] == ["bert", "xmb", "mwb-concat", "r_m", "r_mw", "xbr_m", "xr_mw-concat"]
+    assert [c.display for c in neural][:2] == ["BERT (fine-tuned)", "gFun-XMB"]
+    assert neural[4].display == "gFun-R_MW" and neural[4].r_wce and not neural[3].r_wce
+    assert neural[0].serves_unseen and neural[1].serves_unseen and not parse_config("xb-concat").serves_unseen
+    with pytest.raises(ValueError, match="recurrent view"):
+        parse_config("xm_mw")
+    with pytest.raises(ValueError, match="_m or _mw"):
+        parse_config("r_w")
+    with pytest.raises(ValueError, match="unknown configuration"):
+        parse_config("xq")
+    with pytest.raises(ValueError, match="aggregation"):
+        parse_config("xm-median")

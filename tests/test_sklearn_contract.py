@@ -10,6 +10,7 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
 from gfun import FineTunedTransformerClassifier, GeneralizedFunnelling, NaiveClassifier, load_model, make_fun
 from gfun.datasets.demo import load_demo
+from gfun.funnelling.meta import default_mapper, default_meta
 from gfun.metrics.scoring import macro_f1
 from gfun.views.posteriors import PosteriorsView
 
@@ -43,8 +44,8 @@ def test_grid_search_over_meta_C_agrees_with_gfun_own_cv(demo) -> None:
                           cv=_folds()).fit(train)
     scores = search.cv_results_["mean_test_score"]
     assert np.isfinite(scores).all() and len(set(np.round(scores, 6))) == len(GRID)  # C changes the model
-    own = GeneralizedFunnelling(views="x", aggregation="mean", meta_C="cv", meta_C_grid=GRID,
-                                meta_C_selection="global", meta_cv=3, random_state=0).fit(train)
+    own = GeneralizedFunnelling(views='x', aggregation='mean', random_state=0,
+                                meta=default_meta().set_params(C='cv', C_grid=GRID, C_selection='global', cv=3)).fit(train)
     assert set(own.meta_.C_) == {search.best_params_["meta_C"]}
     assert search.best_estimator_.meta_C == search.best_params_["meta_C"]
 
@@ -84,7 +85,7 @@ def test_score_is_macro_f1_and_texts_without_langs_say_what_to_do(demo) -> None:
 
 def test_random_state_may_be_a_RandomState(demo, tmp_path) -> None:
     train, test = demo
-    fits = [GeneralizedFunnelling(views="x", aggregation="mean", cv=3, random_state=np.random.RandomState(0)).fit(train)
+    fits = [GeneralizedFunnelling(views='x', aggregation='mean', random_state=np.random.RandomState(0), mapper=default_mapper().set_params(cv=3)).fit(train)
             for _ in range(2)]
     assert isinstance(fits[0].random_seed_, int) and fits[0].random_seed_ == fits[1].random_seed_
     np.testing.assert_array_equal(fits[0].decision_function(test), fits[1].decision_function(test))

@@ -14,7 +14,7 @@ scikit-learn release. So:
   for the rest of the process, with one warning) on any exception or any output not shaped as expected; the
   callers then train the same model with the public estimator.
 
-``tests/test_sklearn_private.py`` checks that the fallback gives the same models. The fast path is checked
+``tests/svm/test_sklearn_private.py`` checks that the fallback gives the same models. The fast path is checked
 against the public estimators at the lowest supported scikit-learn too (see the README's Development section).
 """
 

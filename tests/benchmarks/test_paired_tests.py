@@ -1,0 +1,41 @@
+"""benchmarks/paired_tests.py: per-run language averages, paired differences and p-values per setting."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("paired_tests", ROOT / "benchmarks" / "paired_tests.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_pair_table_matches_scipy_on_language_averages():
+    rng = np.random.default_rng(0)
+    rows = []
+    for run in range(5):
+        for config, shift in (("a", 0.05), ("b", 0.0)):
+            for lang in ("da", "de"):
+                v = 0.5 + shift + rng.normal(0, 0.01)
+                rows.append({"run": run, "config": config, "lang": lang, "F1_macro": v, "F1_micro": v,
+                             "K_macro": v, "K_micro": v, "setting": "many-shot"})
+    # zero-shot rows where "b" has no score (NaN) must not produce a row
+    rows += [{"run": r, "config": c, "lang": "fi", "F1_macro": np.nan if c == "b" else 0.4, "F1_micro": 0.4,
+              "K_macro": 0.4, "K_micro": 0.4, "setting": "zero-shot"} for r in range(5) for c in ("a", "b")]
+    scores = pd.DataFrame(rows)
+    table = _module().pair_table(scores, [("a", "b")])
+    lines = table.splitlines()
+    assert len(lines) == 3 and lines[2].startswith("| many-shot | a vs b | 5 |")
+    avg = scores[scores.setting == "many-shot"].groupby(["config", "run"]).F1_macro.mean()
+    diff = (avg["a"] - avg["b"]).mean()
+    p = stats.ttest_rel(avg["a"], avg["b"]).pvalue
+    assert f"{diff:+.3f} ({p:.2g})" in lines[2]

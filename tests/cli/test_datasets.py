@@ -1,0 +1,85 @@
+"""The ``gfun datasets`` command: list, stats and build, and its errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from gfun.cli.datasets import add_datasets_parser, build_dataset
+from gfun.corpus.multilingual import MultilingualCorpus
+from gfun.datasets.registry import DATASETS
+
+
+# ---------------------------------------------------------------------------------------------- fixtures
+def _write_sib(root: Path) -> Path:
+    for folder, prefix in (("eng_Latn", "The"), ("ita_Latn", "Il")):
+        (root / folder).mkdir(parents=True)
+        for split, n in (("train", 4), ("dev", 1), ("test", 2)):
+            rows = ["index_id\tcategory\ttext"] + [
+                f"{split}{k}\t{'sports' if k % 2 else 'health'}\t{prefix} sentence number {k} of {split}"
+                for k in range(n)]
+            (root / folder / f"{split}.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return root
+
+
+def _cli() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gfun")
+    add_datasets_parser(parser.add_subparsers(dest="command"))
+    return parser
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    args = _cli().parse_args(argv)
+    code = args.func(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_list(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                  tmp_path: Path) -> None:
+    monkeypatch.setenv("GFUN_DATA", str(tmp_path))
+    (tmp_path / "sib200").mkdir()
+    code, out, _ = _run(["datasets", "list"], capsys)
+    assert code == 0
+    for name in DATASETS:
+        assert name in out
+    assert f"{tmp_path / 'sib200'}  [found]" in out and "[missing]" in out
+
+
+def test_cli_stats_and_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sib = _write_sib(tmp_path / "sib200")
+    code, _, err = _run(["datasets", "stats", "sib200", "--data-dir", str(sib)], capsys)
+    assert code == 1 and "no directory for language 'da'" in err  # the default eleven languages
+    code, out, _ = _run(["datasets", "stats", "sib200", "--data-dir", str(sib), "--langs", "en,it"], capsys)
+    assert code == 0 and "sib200 (run 0)" in out and "Feats" in out and "all" in out
+    code, out, _ = _run(["datasets", "stats", "sib200", "--data-dir", str(sib), "--json", "--langs", "en,it"],
+                        capsys)
+    payload = json.loads(out)
+    assert payload["overall"]["Tr"] == 8 and payload["overall"]["Dev"] == 2 and payload["classes"] == 7
+    assert payload["languages"]["it"]["Te"] == 2
+    out_dir = tmp_path / "built"
+    code, out, _ = _run(["datasets", "build", "sib200", "--data-dir", str(sib), "--out", str(out_dir),
+                         "--langs", "en,it"], capsys)
+    assert code == 0 and f"written to {out_dir}" in out and "Feats" in out  # the Table-1 statistics follow
+    assert sorted(p.name for p in out_dir.iterdir()) == ["classes.json", "dev.jsonl", "test.jsonl",
+                                                         "train.jsonl"]
+    back = MultilingualCorpus.from_jsonl(out_dir / "train.jsonl")
+    assert len(back) == 8 and back.extra["index_id"][0] == "train0"
+    assert build_dataset("sib200", tmp_path / "again", data_dir=sib, langs=["en"]) == tmp_path / "again"
+
+
+def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(["datasets", "stats", "imdb"], capsys)
+    assert code == 2 and "unknown dataset" in err
+    code, _, err = _run(["datasets", "stats", "exceptius", "--data-dir", str(tmp_path / "none")], capsys)
+    assert code == 1 and "not found" in err
+    bad = tmp_path / "sib200" / "eng_Latn"
+    bad.mkdir(parents=True)
+    (bad / "train.tsv").write_text("index_id\tcategory\ttext\n1\tcooking\tx\n", encoding="utf-8")
+    code, _, err = _run(["datasets", "stats", "sib200", "--data-dir", str(tmp_path / "sib200")], capsys)
+    assert code == 1 and "no directory for language" in err
+    code, out, _ = _run(["datasets"], capsys)
+    assert code == 2 and "list" in out

@@ -1,0 +1,501 @@
+"""The ``gfun`` command line, end to end on a sample of the bundled demo data.
+
+Including evaluations that never report a skewed score silently: labels the model does not know, documents
+without a ``labels`` field, non-finite or non-positive C values, written labels that agree with the probabilities.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gfun.baselines.naive import NaiveClassifier
+from gfun.cli.main import build_parser, main
+from gfun.corpus.multilingual import MultilingualCorpus, read_corpus
+from gfun.datasets.demo import load_demo
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.funnelling.meta import default_meta
+from gfun.metrics.evaluation import evaluate, evaluate_model
+from gfun.persistence.loading import load_model, read_manifest
+from gfun.svm.kernel import RBFSVMOvR
+from gfun.views.posteriors import PosteriorsView
+
+
+def _sample(corpus: MultilingualCorpus, n: int, langs: tuple[str, ...]) -> MultilingualCorpus:
+    idx = np.concatenate([ix[:n] for lang, ix in corpus.by_language().items() if lang in langs])
+    return corpus.subset(np.sort(idx))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    train, test = load_demo()
+    langs = ("de", "en", "it")
+    folder = tmp_path_factory.mktemp("cli")
+    paths = {"train": folder / "train.jsonl", "test": folder / "test.jsonl.gz", "classes": folder / "classes.json",
+             "folder": folder}
+    _sample(train, 120, langs).to_jsonl(paths["train"])
+    _sample(test, 40, langs).to_jsonl(paths["test"])
+    train.save_classes(paths["classes"])
+    return paths
+
+
+@pytest.fixture(scope="module")
+def gfun_model(files: dict[str, Path]) -> Path:
+    model = files["folder"] / "model-gfun"
+    code = main(["-q", "train", "--train", str(files["train"]), "--classes", str(files["classes"]),
+                 "--method", "gfun", "--views", "x", "--meta-C", "1", "--model", str(model)])
+    assert code == 0
+    return model
+
+
+def test_train_writes_a_loadable_model(gfun_model: Path) -> None:
+    manifest = read_manifest(gfun_model)
+    assert manifest["estimator"] == "GeneralizedFunnelling"
+    assert manifest["languages"] == ["de", "en", "it"]
+    assert len(manifest["classes"]) == 30
+
+
+def test_predict_writes_labels_and_probabilities(files: dict[str, Path], gfun_model: Path) -> None:
+    out = files["folder"] / "pred.jsonl"
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(files["test"]), "--output", str(out)]) == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    test = MultilingualCorpus.from_jsonl(files["test"])
+    assert [r["id"] for r in lines] == test.ids
+    classes = json.loads(files["classes"].read_text())
+    for rec in lines:
+        assert set(rec["probabilities"]) == set(classes)
+        assert all(0.0 <= p <= 1.0 for p in rec["probabilities"].values())
+        assert set(rec["labels"]) <= set(classes)
+    assert any(rec["labels"] for rec in lines)
+
+
+def test_evaluate_json_matches_table(files: dict[str, Path], gfun_model: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-q", "evaluate", "--model", str(gfun_model), "--test", str(files["test"]), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert set(res) == {"de", "en", "it", "average"}
+    avg = np.mean([res[lang]["F1_macro"] for lang in ("de", "en", "it")])
+    assert res["average"]["F1_macro"] == pytest.approx(avg)
+    assert 0.0 < res["average"]["F1_micro"] <= 1.0
+    assert main(["-q", "evaluate", "--model", str(gfun_model), "--test", str(files["test"])]) == 0
+    table = capsys.readouterr().out
+    assert "F1M" in table and "average" in table
+
+
+@pytest.mark.parametrize("method", ["naive", "fun"])
+def test_train_baselines(files: dict[str, Path], method: str, capsys: pytest.CaptureFixture[str]) -> None:
+    model = files["folder"] / f"model-{method}"
+    assert main(["-q", "train", "--train", str(files["train"]), "--method", method, "--meta-C", "1",
+                 "--model", str(model)]) == 0
+    assert main(["-q", "evaluate", "--model", str(model), "--test", str(files["test"]), "--json"]) == 0
+    out = capsys.readouterr().out
+    res = json.loads(out[out.index("{"):])
+    assert res["average"]["F1_micro"] > 0
+
+
+def test_malformed_input_is_reported_with_line(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    bad = files["folder"] / "bad.jsonl"
+    bad.write_text('{"id": "a", "lang": "en", "text": "ok", "labels": []}\n{"id": "b", "lang": "en"}\n')
+    code = main(["-q", "train", "--train", str(bad), "--model", str(files["folder"] / "never")])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "bad.jsonl" in err and "line 2" in err and "'text'" in err
+    assert not (files["folder"] / "never").exists()
+
+
+def test_unseen_language_is_an_error(files: dict[str, Path], gfun_model: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    doc = files["folder"] / "fi.jsonl"
+    doc.write_text(json.dumps({"id": "x", "lang": "fi", "text": "tekstieditori"}) + "\n")
+    code = main(["-q", "predict", "--model", str(gfun_model), "--input", str(doc), "--output",
+                 str(files["folder"] / "fi-pred.jsonl")])
+    assert code == 1
+    assert "'fi'" in capsys.readouterr().err
+
+
+def test_missing_model_is_an_error(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["-q", "evaluate", "--model", str(files["folder"] / "nope"), "--test", str(files["test"])])
+    assert code == 1
+    assert "not a saved gfun model" in capsys.readouterr().err
+
+
+def test_every_command_has_help() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name in ("train", "predict", "evaluate", "demo", "datasets"):
+        text = sub.choices[name].format_help()
+        assert name in text
+        if name == "train":
+            for opt in ("--train", "--method", "--views", "--model", "--meta-C", "--aggregation"):
+                assert opt in text
+
+
+def test_console_script_runs() -> None:
+    out = subprocess.run([sys.executable, "-m", "gfun.cli.main", "--help"], capture_output=True, text=True, check=True)
+    assert "train" in out.stdout and "predict" in out.stdout and "evaluate" in out.stdout
+
+
+def test_predict_detects_missing_languages(files: dict[str, Path], gfun_model: Path) -> None:
+    pytest.importorskip("py3langid", reason="language identification needs gfun[langid] (py3langid)")
+    test = MultilingualCorpus.from_jsonl(files["test"])
+    records = [{"id": i, "text": t} for i, t in zip(test.ids[:6], test.texts[:6], strict=True)]
+    path = files["folder"] / "nolang.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = files["folder"] / "nolang-pred.jsonl"
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(path), "--output", str(out)]) == 1
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(path), "--output", str(out),
+                 "--detect-language"]) == 0
+    detected = [json.loads(x)["lang"] for x in out.read_text().splitlines()]
+    assert detected == test.langs[:6]
+
+
+def test_embeddings_command_is_wired() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert "align-eval" in sub.choices["embeddings"].format_help()
+
+
+# ---------------------------------------------------------------------------------------------- texts a person reads
+def _parsers(parser):
+    """The parser and every sub-command's parser, recursively."""
+    import argparse
+
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+def test_help_states_only_real_defaults() -> None:
+    helps = {p.prog: p.format_help() for p in _parsers(build_parser())}
+    assert len(helps) > 15
+    for prog, text in helps.items():
+        flat = " ".join(text.split())
+        assert "(default: None)" not in flat and "(default: False)" not in flat, prog
+    train = " ".join(helps["gfun train"].split())
+    assert "(default: gfun)" in train and "(default: 0)" in train  # the real ones stay, 0 included (--seed)
+
+
+def test_help_texts_are_written_for_users() -> None:
+    """No developer docstring (reST roles, double back-quotes), no literal %%, every option explained."""
+    import argparse
+    import re
+
+    parsers = list(_parsers(build_parser()))
+    for parser in parsers:
+        text = parser.format_help()
+        assert not re.search(r"``|:(func|class|meth|mod|data):`|%%", text), (parser.prog, text)
+        for action in parser._actions:
+            if action.option_strings and action.help != argparse.SUPPRESS:
+                assert action.help, (parser.prog, action.option_strings)
+    embeddings = " ".join(next(p for p in parsers if p.prog == "gfun embeddings").format_help().split())
+    assert "align-eval" in embeddings and "convert-e5" in embeddings and "add_embeddings_parser" not in embeddings
+    assert "(default: 0)" not in " ".join(build_parser().format_help().split())  # -v is a counter
+
+
+def test_info_describes_a_saved_model(gfun_model: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["-q", "info", str(gfun_model)]) == 0
+    out = capsys.readouterr().out
+    lines = dict(line.split(None, 1) for line in out.splitlines() if not line.startswith(("selected", "model")))
+    assert lines["languages"].strip() == "de, en, it"
+    assert lines["views"].strip() == "X (PosteriorsView: de, en, it)"
+    assert lines["classes"].startswith("30: ") and lines["probabilities"].startswith("yes")
+    assert "GeneralizedFunnelling" in out and 'views="x"' in out and "MiB" in lines["size"]
+    assert main(["-q", "info", str(gfun_model), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["classes"] == read_manifest(gfun_model)["classes"] and info["selected_views"] == ["x"]
+    assert main(["-q", "info", str(gfun_model.parent)]) == 1  # not a model: one line, status 1
+    assert "gfun info: error:" in capsys.readouterr().err
+
+
+def test_missing_language_error_names_detect_language(files: dict[str, Path], gfun_model: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    src = files["folder"] / "nolang.jsonl"
+    src.write_text(json.dumps({"id": "a", "text": "Ein Texteditor für das Terminal"}) + "\n", encoding="utf-8")
+    code = main(["-q", "predict", "--model", str(gfun_model), "--input", str(src), "--output", "-"])
+    err = capsys.readouterr().err
+    assert code == 1 and "missing required field 'lang'" in err and "--detect-language" in err
+    pytest.importorskip("py3langid")
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(src), "--output", "-",
+                 "--detect-language"]) == 0
+    assert json.loads(capsys.readouterr().out)["lang"] == "de"
+
+
+def test_chosen_C_is_logged_as_plain_numbers(caplog: pytest.LogCaptureFixture) -> None:
+    from gfun.svm.kernel import RBFSVMOvR
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    Y = (X[:, :3] > 0).astype(int)
+    with caplog.at_level("INFO", logger="gfun.svm.kernel"):
+        RBFSVMOvR(C="cv", C_grid=(0.1, 1.0), cv=3, verbose=True, random_state=0).fit(X, Y)
+    line = next(r.getMessage() for r in caplog.records if "C chosen" in r.getMessage())
+    assert "np." not in line and "C chosen: " in line
+    assert sum(int(n) for n in __import__("re").findall(r"\((\d+) class", line)) == 3
+
+
+def test_quiet_silences_transformers_progress_bars(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    """`-q` silences transformers' own bars (the "Loading weights" one), and leaves them on afterwards."""
+    hf_logging = pytest.importorskip("transformers.utils.logging")
+    import gfun.cli.demo
+
+    def command(args) -> int:
+        for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
+            pass
+        return 0
+
+    monkeypatch.setattr(gfun.cli.main, "cmd_info", command)
+    enabled = hf_logging.is_progress_bar_enabled()
+    assert main(["-q", "info", "any"]) == 0
+    assert "Loading weights" not in capsys.readouterr().err
+    assert hf_logging.is_progress_bar_enabled() == enabled
+    if enabled:
+        assert main(["info", "any"]) == 0
+        assert "Loading weights" in capsys.readouterr().err
+
+
+def test_demo_asks_for_the_torch_extra_only_when_it_is_missing(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    import pandas as pd
+
+    import gfun.cli.demo
+    import gfun.core.optional
+
+    table = pd.DataFrame({"F1_macro": [0.3], "F1_micro": [0.4], "K_macro": [0.2], "K_micro": [0.3],
+                          "fit_s": [1.0]}, index=pd.Index(["gFun-X"], name="method"))
+    monkeypatch.setattr(gfun.cli.demo, "run_demo", lambda **kw: table)
+    for installed in (True, False):
+        monkeypatch.setattr(gfun.core.optional, "has_optional", lambda name, ok=installed: ok)
+        assert main(["-q", "demo"]) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.endswith("gFun-XW and gFun-XMW: gfun demo --full" if installed else
+                              "after pip install 'gfun[torch]' for the m view's word vectors "
+                              "(make demo-full does both)")
+        assert ("gfun[torch]" in first) is not installed
+
+
+def test_a_training_log_prints_plain_numbers(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
+    """What `gfun train` logs (views, mappers, folds, select's choice) reads as plain numbers: no `np.float64(`."""
+    assert main(["train", "--train", str(files["train"]), "--classes", str(files["classes"]), "--views", "xw",
+                 "--meta-C", "cv", "--model", str(files["folder"] / "model-xw")]) == 0
+    messages = capsys.readouterr().err.splitlines()
+    assert any("C chosen: " in m for m in messages) and any(" INFO select: validated" in m for m in messages)
+    assert any("fold 1/" in m and "left" in m for m in messages)  # progress with the time left
+    assert not [m for m in messages if "np." in m or "float64(" in m or "int64(" in m]
+
+
+@pytest.mark.parametrize(("method", "options"), [("lri", ["--view-param", "lri.n_dimensions=400"]), ("dci", [])])
+def test_train_a_crosslingual_baseline(files: dict[str, Path], method: str, options: list[str],
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """gfun train takes every baseline the experiments take: trained, saved, described, loaded, evaluated and
+    predicting as the estimator fitted in memory does."""
+    from gfun.configuration import build_estimator
+    from gfun.persistence.loading import load_model
+    from gfun.predictions import prediction_records
+
+    model = files["folder"] / f"model-{method}"
+    assert main(["-q", "train", "--train", str(files["train"]), "--method", method, "--meta-C", "1",
+                 "--model", str(model), *options]) == 0
+    assert read_manifest(model)["estimator"] == type(build_estimator(method)).__name__
+    assert main(["-q", "info", str(model)]) == 0 and method.upper() in capsys.readouterr().out.upper()
+    loaded = load_model(model)
+    assert loaded.get_params()["C"] == 1.0 and (method != "lri" or loaded.n_dimensions == 400)
+    out = files["folder"] / f"pred-{method}.jsonl"
+    assert main(["-q", "predict", "--model", str(model), "--input", str(files["test"]), "--output", str(out)]) == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    params = {"n_dimensions": 400} if method == "lri" else {}
+    fitted = build_estimator(method, meta_C=1.0, view_params={method: params}).fit(
+        MultilingualCorpus.from_jsonl(files["train"]))
+    in_memory = prediction_records(fitted, MultilingualCorpus.from_jsonl(files["test"]))
+    assert [r["labels"] for r in lines] == [r["labels"] for r in in_memory] and any(r["labels"] for r in lines)
+    capsys.readouterr()
+    assert main(["-q", "evaluate", "--model", str(model), "--test", str(files["test"]), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert set(res) == {"de", "en", "it", "average"} and res["average"]["F1_micro"] > 0
+
+
+LANGS = ("de", "en", "it")
+
+
+def _first(corpus: MultilingualCorpus, n: int) -> MultilingualCorpus:
+    idx = np.concatenate([ix[:n] for lang, ix in corpus.by_language().items() if lang in LANGS])
+    return corpus.subset(np.sort(idx))
+
+
+@pytest.fixture(scope="module")
+def demo() -> dict[str, MultilingualCorpus]:
+    train, test = load_demo()
+    return {"train": _first(train, 60), "test": _first(test, 25)}
+
+
+@pytest.fixture(scope="module")
+def folder(demo, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("honest")
+    demo["train"].to_jsonl(path / "train.jsonl")
+    demo["test"].to_jsonl(path / "test.jsonl")
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_dir(folder: Path) -> Path:
+    model = folder / "model"
+    assert main(["-q", "train", "--train", str(folder / "train.jsonl"), "--meta-C", "1", "--model", str(model)]) == 0
+    return model
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
+    code = main(["-q", *map(str, argv)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------ unknown test labels
+@pytest.fixture(scope="module")
+def unknown_test(demo, folder: Path) -> Path:
+    """The test file with two labels the model has never seen, on 10 documents (7 en, 3 de)."""
+    recs = demo["test"].to_records()
+    en = [i for i, r in enumerate(recs) if r["lang"] == "en"][:7]
+    de = [i for i, r in enumerate(recs) if r["lang"] == "de"][:3]
+    for i in en + de:
+        recs[i]["labels"] = [*recs[i]["labels"], "made::up"]
+    recs[en[0]]["labels"].append("also::new")
+    return _write_jsonl(folder / "test-unknown.jsonl", recs)
+
+
+def test_evaluate_counts_unknown_labels_as_missed_by_default(model_dir: Path, unknown_test: Path, capsys) -> None:
+    code, out, err = _cli(capsys, "evaluate", "--model", model_dir, "--test", unknown_test, "--json")
+    assert code == 0, err
+    table = json.loads(out)
+    known = set(load_model(model_dir).classes_)
+    expected = {lang: 0 for lang in LANGS}
+    for rec in map(json.loads, unknown_test.read_text().splitlines()):
+        expected[rec["lang"]] += sum(lab not in known for lab in rec["labels"])
+    assert expected["en"] >= 8 and expected["de"] >= 3
+    assert {lang: table[lang]["unknown_labels"] for lang in LANGS} == expected
+    assert table["average"]["unknown_labels"] == sum(expected.values())
+    assert f"WARNING {sum(expected.values())} occurrence(s)" in err and "'made::up'" in err and "missed" in err
+
+    code, out_ignore, err = _cli(capsys, "evaluate", "--model", model_dir, "--test", unknown_test, "--json",
+                                 "--unknown-labels", "ignore")
+    assert code == 0, err
+    ignored = json.loads(out_ignore)
+    assert ignored["average"]["unknown_labels"] == sum(expected.values())
+    # counted, the missed positives lower the scores of the languages they occur in; dropped, they do not
+    assert table["en"]["F1_micro"] < ignored["en"]["F1_micro"] and table["de"]["F1_micro"] < ignored["de"]["F1_micro"]
+    assert table["en"]["F1_macro"] < ignored["en"]["F1_macro"]  # both new labels occur in en: F1 0 for each
+
+
+def test_evaluate_unknown_labels_error_option_and_table(model_dir: Path, unknown_test: Path, folder: Path,
+                                                       capsys) -> None:
+    code, _, err = _cli(capsys, "evaluate", "--model", model_dir, "--test", unknown_test, "--unknown-labels", "error")
+    assert code == 1 and "'made::up'" in err and "--unknown-labels count" in err and "Traceback" not in err
+    code, out, err = _cli(capsys, "evaluate", "--model", model_dir, "--test", unknown_test)
+    assert code == 0 and "unknown_labels" in out.splitlines()[0]
+    code, out, err = _cli(capsys, "evaluate", "--model", model_dir, "--test", folder / "train.jsonl", "--json")
+    assert code == 0 and json.loads(out)["average"]["unknown_labels"] == 0 and "WARNING" not in err
+
+
+def test_evaluate_model_api_matches_evaluate_without_unknown_labels(demo) -> None:
+    model = NaiveClassifier(C=1.0, random_state=0).fit(demo["train"])
+    test = demo["test"]
+    df = evaluate_model(model, test)
+    ref = evaluate(test.Y, model.predict(test), test.langs)
+    np.testing.assert_allclose(df[ref.columns].to_numpy(dtype=float), ref.to_numpy(dtype=float))
+    assert (df["unknown_labels"] == 0).all()
+    relabelled = MultilingualCorpus(test.ids, test.langs, test.texts,
+                                    [(*labs, "zz-new") for labs in test.labels])
+    counted = evaluate_model(model, relabelled)
+    assert counted.loc["average", "unknown_labels"] == len(test)
+    # a class present in every document that is never predicted: F1 0 for it, so macro-F1 drops
+    assert (counted["F1_macro"] < df["F1_macro"]).all()
+    with pytest.raises(ValueError, match="'zz-new'"):
+        evaluate_model(model, relabelled, unknown_labels="error")
+    np.testing.assert_allclose(evaluate_model(model, relabelled, unknown_labels="ignore")["F1_macro"],
+                               df["F1_macro"])
+
+
+# ------------------------------------------------------------------------------------------ missing labels fields
+def test_missing_labels_field_warns_in_training_and_evaluation(demo, folder: Path, model_dir: Path, capsys,
+                                                               caplog) -> None:
+    """(The command line replaces the logging handlers while it runs: its warnings are read from stderr.)"""
+    recs = demo["train"].to_records()
+    for i in (3, 7, 11):
+        del recs[i]["labels"]
+    recs[12]["labels"] = None
+    path = _write_jsonl(folder / "train-missing.jsonl", recs)
+    code, _, err = _cli(capsys, "train", "--train", path, "--meta-C", "1", "--model", folder / "m-missing")
+    assert code == 0, err
+    msgs = [line for line in err.splitlines() if "'labels' field" in line]
+    assert len(msgs) == 1 and "4 of 180" in msgs[0] and "line 4" in msgs[0] and repr(recs[3]["id"]) in msgs[0]
+    assert "--missing-labels negative" in msgs[0]
+    code, _, err = _cli(capsys, "train", "--train", path, "--meta-C", "1", "--model", folder / "never",
+                        "--missing-labels", "error")
+    assert code == 1 and "line 4" in err and "'labels'" in err and not (folder / "never").exists()
+    with caplog.at_level(logging.WARNING):
+        corpus = read_corpus(path, on_missing_labels="negative")
+    assert not [r for r in caplog.records if "'labels' field" in r.getMessage()]
+    assert corpus.labels[3] == () and corpus.Y[3].nnz == 0
+
+    test = demo["test"].to_records()
+    del test[0]["labels"]
+    tpath = _write_jsonl(folder / "test-missing.jsonl", test)
+    code, _, err = _cli(capsys, "evaluate", "--model", model_dir, "--test", tpath)
+    assert code == 0 and "1 of 75 document(s) have no 'labels' field" in err
+    code, _, err = _cli(capsys, "evaluate", "--model", model_dir, "--test", tpath, "--missing-labels", "error")
+    assert code == 1 and "test-missing.jsonl" in err and "line 1" in err
+
+
+# ------------------------------------------------------------------------------------------ C values
+@pytest.mark.parametrize(("option", "value"), [("--meta-C", "nan"), ("--meta-C", "inf"), ("--meta-C", "0"),
+                                               ("--first-tier-C", "nan"), ("--first-tier-C", "-inf"),
+                                               ("--first-tier-C", "0"), ("--first-tier-C", "cv")])
+def test_non_finite_or_non_positive_C_is_refused_at_the_argument(folder: Path, capsys, option: str,
+                                                                value: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["-q", "train", "--train", str(folder / "train.jsonl"), "--model", str(folder / "never"),
+              f"{option}={value}"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"argument {option}: must be a positive finite number" in err
+    assert repr(value) in err and "b'C" not in err and not (folder / "never").exists()
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, 0.0, -1.0])
+def test_non_finite_or_non_positive_C_is_refused_by_the_estimators(demo, value: float) -> None:
+    train = demo["train"]
+    cases = [(GeneralizedFunnelling(meta=default_meta().set_params(C=value)), "meta__C"),
+             (GeneralizedFunnelling(view_params={"x": {"C": value}}), "C must be"),
+             (NaiveClassifier(C=value), "C must be")]
+    for est, name in cases:
+        with pytest.raises(ValueError, match=name):
+            est.fit(train)
+    with pytest.raises(ValueError, match="C must be a positive finite number"):
+        PosteriorsView(C=value).fit_transform(train.texts, np.asarray(train.langs, dtype=object), train.Y.toarray())
+    with pytest.raises(ValueError, match="C must be a positive finite number"):
+        RBFSVMOvR(C=value).fit(np.random.RandomState(0).rand(20, 3), np.eye(20, 2, dtype=int))
+
+
+def test_written_labels_are_exactly_the_probabilities_above_one_half(demo, model_dir: Path, folder: Path,
+                                                                    capsys) -> None:
+    out = folder / "pred.jsonl"
+    code, _, err = _cli(capsys, "predict", "--model", model_dir, "--input", folder / "test.jsonl", "--output", out)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sum(len(r["labels"]) for r in rows) > 0
+    for r in rows:
+        assert sorted(r["labels"]) == sorted(c for c, p in r["probabilities"].items() if p > 0.5)
+    model = GeneralizedFunnelling(random_state=0, meta=default_meta().set_params(C=1.0)).fit(demo["train"])
+    np.testing.assert_array_equal(model.predict_proba(demo["test"]) > 0.5, model.predict(demo["test"]) == 1)

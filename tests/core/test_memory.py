@@ -1,0 +1,39 @@
+"""Returning freed memory to the operating system between the phases of a fit (``gfun.core.memory``)."""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+import numpy as np
+import pytest
+
+import gfun.core.memory
+import gfun.funnelling.branch
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from tests.synthetic_vectors import make_corpus
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="malloc_trim is glibc's")
+def test_release_free_memory_trims_the_glibc_heap() -> None:
+    assert gfun.core.memory._malloc_trim() is not None
+    blocks = [bytearray(64 * 1024) for _ in range(200)]  # heap-sized blocks (below the mmap threshold)
+    del blocks
+    assert gfun.core.memory.release_free_memory() is True
+
+
+def test_release_free_memory_is_a_no_op_without_glibc(monkeypatch) -> None:
+    monkeypatch.setattr(gfun.core.memory, "_malloc_trim", lambda: None)
+    assert gfun.core.memory.release_free_memory() is False
+
+
+def test_fit_and_transform_release_memory_after_each_view(monkeypatch) -> None:
+    calls = []
+    monkeypatch.setattr(gfun.funnelling.branch, "release_free_memory", lambda: calls.append(1) or True)
+    texts, langs, Y = make_corpus(["en", "it"], 20, seed=0)
+    gf = GeneralizedFunnelling(views="xw", aggregation="mean", random_state=0).fit(texts, Y, langs=langs)
+    assert len(calls) == 3  # after X's fit, after W's fit, after W's mapper (X needs none)
+    calls.clear()
+    gf.predict(texts[:5], langs=np.asarray(langs[:5]))
+    assert len(calls) == 2  # after each view's transform

@@ -1,0 +1,56 @@
+"""Experiment tables (gfun.experiments.tables): significance marks, Markdown and LaTeX."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gfun.experiments.tables import dagger, significance_table, to_latex, to_markdown
+from gfun.metrics.significance import paired_ttest
+
+pytest.importorskip("matplotlib")
+
+
+# ------------------------------------------------------------------------------------------- tables
+def _scores() -> pd.DataFrame:
+    # A is best; B differs from A by a constant-ish small amount with noise (p between .001 and .05);
+    # C is equal to A up to noise (p >= .05); D is far below with a constant gap (p = 0).
+    a = np.array([0.50, 0.52, 0.48, 0.51, 0.49, 0.53])
+    b = a - np.array([0.010, 0.030, 0.015, 0.025, 0.020, 0.012])
+    c = a + np.array([-0.02, 0.02, -0.01, 0.01, -0.015, 0.005])
+    d = a - 0.2
+    rows = [{"config": n, "run": r, "F1_macro": v[r], "F1_micro": v[r]}
+            for n, v in (("A", a), ("B", b), ("C", c), ("D", d)) for r in range(6)]
+    return pd.DataFrame(rows)
+
+
+def test_significance_marks_follow_ttest():
+    df = _scores()
+    a = df[df.config == "A"].F1_macro.to_numpy()
+    p = {n: paired_ttest(a, df[df.config == n].F1_macro.to_numpy()) for n in "BCD"}
+    assert 0.001 < p["B"] < 0.05 and p["C"] >= 0.05 and p["D"] <= 0.001
+    t = significance_table(df, measures=["F1_macro"], groups={"A": "g1", "B": "g1", "C": "g2", "D": "g2"})
+    t = t.set_index("method")
+    assert t.loc["A", "best"] and not t.loc[["B", "C", "D"], "best"].any()
+    assert t["mark"].to_dict() == {"A": "", "B": "†", "C": "‡", "D": ""}
+    assert t.loc["C", "group_best"] and t.loc["A", "group_best"] and not t.loc["B", "group_best"]
+    assert math.isclose(t.loc["A", "std"], np.std(a, ddof=1))
+    assert (dagger(0.05), dagger(0.0499), dagger(0.001), dagger(float("nan"))) == ("‡", "†", "", "")
+
+
+def test_markdown_and_latex_rendering():
+    t = significance_table(_scores(), measures=["F1_macro", "F1_micro"],
+                           groups={"A": "g1", "B": "g1", "C": "g2", "D": "g2"})
+    md = to_markdown(t, labels={"A": "gFun-A"})
+    lines = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith("| ")}
+    assert "| F1M | F1µ |" in lines["Method"]
+    assert "***.505*** ± .019 |" in lines["gFun-A"]  # best overall and of its group
+    assert "| .486 ± .019† |" in lines["B"]
+    assert "| *.503* ± .032‡ |" in lines["C"]  # best of group g2, not significantly different
+    assert "| .305 ± .019 |" in lines["D"]
+    tex = to_latex(t, caption="x")
+    assert "\\textbf{.505}" in tex and "$^{\\ddag}$" in tex and "$^{\\dag}$" in tex
+    assert "\\cellcolor{gray!20}" in tex and tex.count("\\midrule") == 2  # header + one group break

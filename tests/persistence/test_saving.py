@@ -1,0 +1,328 @@
+"""Saving fitted models (gfun.persistence.saving): exact round trips, destinations, atomic replacement, no pickle."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from gfun.baselines.naive import NaiveClassifier, make_fun
+from gfun.corpus.multilingual import MultilingualCorpus
+from gfun.datasets.demo import load_demo
+from gfun.errors import UnseenLanguageError
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.funnelling.meta import default_meta
+from gfun.persistence.directory import FORMAT_VERSION
+from gfun.persistence.loading import load_model, read_manifest
+from gfun.persistence.saving import check_model_destination, save_model
+from gfun.views.posteriors import PosteriorsView
+
+LANGS = ["de", "en", "it"]
+
+
+def _sample(corpus: MultilingualCorpus, n: int, seed: int) -> MultilingualCorpus:
+    rng = np.random.RandomState(seed)
+    groups = corpus.by_language()
+    return corpus.subset(np.sort(np.concatenate([rng.choice(groups[lang], n, replace=False) for lang in LANGS])))
+
+
+@pytest.fixture(scope="module")
+def demo() -> tuple[MultilingualCorpus, MultilingualCorpus, MultilingualCorpus]:
+    full_train, full_test = load_demo()
+    return _sample(full_train, 80, 0), _sample(full_test, 40, 1), full_test
+
+
+@pytest.fixture(scope="module")
+def models(demo) -> dict[str, object]:
+    train = demo[0]
+    return {
+        "gfun": GeneralizedFunnelling(random_state=0,
+                                      meta=default_meta().set_params(C='cv', C_grid=(1.0, 10.0), cv=3)).fit(train),
+        "fun": make_fun(random_state=0, meta=default_meta().set_params(C=1.0)).fit(train),
+        "naive": NaiveClassifier(C=1.0, random_state=0).fit(train),
+    }
+
+
+@pytest.fixture(scope="module")
+def saved(models, tmp_path_factory) -> Path:
+    """The fitted GeneralizedFunnelling saved once; tests that damage it work on copies."""
+    return save_model(models["gfun"], tmp_path_factory.mktemp("saved") / "gfun-model")
+
+
+def _version(path: Path) -> Path:
+    """The version folder that ``path``'s CURRENT pointer names."""
+    return path / json.loads((path / "CURRENT").read_text(encoding="utf-8"))["version"]
+
+
+# ----------------------------------------------------------------------------------------------- round trips
+@pytest.mark.parametrize("name", ["gfun", "fun", "naive"])
+def test_round_trip_gives_identical_predictions(demo, models, tmp_path: Path, name: str) -> None:
+    _, test, _ = demo
+    model = models[name]
+    path = save_model(model, tmp_path / "m")
+    assert path == tmp_path / "m"
+    assert sorted(p.name for p in path.iterdir()) == [".gfun-model", "CURRENT", _version(path).name]
+    assert sorted(p.name for p in _version(path).iterdir()) == ["arrays.npz", "manifest.json", "state.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["m"]  # no temporary file or directory left
+    loaded = load_model(path)
+    assert type(loaded) is type(model)
+    assert loaded.get_params() == model.get_params()
+    assert loaded.classes_ == model.classes_ and loaded.languages_ == model.languages_
+    np.testing.assert_array_equal(loaded.predict(test), model.predict(test))
+    np.testing.assert_array_equal(loaded.decision_function(test), model.decision_function(test))
+    if hasattr(model, "predict_proba"):
+        np.testing.assert_array_equal(loaded.predict_proba(test), model.predict_proba(test))
+        np.testing.assert_array_equal(loaded.transform(test), model.transform(test))
+    fr = demo[2].select("fr").subset(range(2))
+    with pytest.raises(UnseenLanguageError, match="'fr'"):
+        loaded.predict(fr)
+
+
+def test_loaded_model_keeps_the_chosen_Cs(models, saved: Path) -> None:
+    loaded = load_model(saved)
+    np.testing.assert_array_equal(loaded.meta_.C_, models["gfun"].meta_.C_)
+    np.testing.assert_array_equal(loaded.meta_.cv_scores_, models["gfun"].meta_.cv_scores_)
+    assert loaded.meta_C_grid == (1.0, 10.0)
+
+
+def test_save_method_and_overwriting(demo, models, tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "dir" / "m"
+    models["naive"].save(str(path))
+    first = read_manifest(path)
+    assert first["estimator"] == "NaiveClassifier"
+    models["fun"].save(str(path))  # replacing a saved model is allowed by default
+    assert read_manifest(path)["estimator"] == "GeneralizedFunnelling"
+    np.testing.assert_array_equal(load_model(path).predict(demo[1]), models["fun"].predict(demo[1]))
+    with pytest.raises(FileExistsError, match="overwrite"):
+        save_model(models["naive"], path, overwrite=False)
+    assert read_manifest(path)["estimator"] == "GeneralizedFunnelling"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["m"]
+
+
+def test_manifest(models, saved: Path) -> None:
+    manifest = json.loads((_version(saved) / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest == read_manifest(saved)
+    assert manifest["format"] == "gfun-model" and manifest["format_version"] == FORMAT_VERSION
+    assert manifest["estimator"] == "GeneralizedFunnelling"
+    assert manifest["classes"] == models["gfun"].classes_ and manifest["languages"] == LANGS
+    assert manifest["config"]["meta_C_grid"] == [1.0, 10.0] and manifest["config"]["random_state"] == 0
+    for fname in ("state.json", "arrays.npz"):
+        assert manifest["files"][fname] == hashlib.sha256((_version(saved) / fname).read_bytes()).hexdigest()
+        assert manifest["sizes"][fname] == (_version(saved) / fname).stat().st_size
+    pointer = json.loads((saved / "CURRENT").read_text(encoding="utf-8"))
+    assert pointer["manifest_sha256"] == hashlib.sha256((_version(saved) / "manifest.json").read_bytes()).hexdigest()
+    assert json.loads((saved / ".gfun-model").read_text(encoding="utf-8"))["magic"] == "gfun model directory"
+    json.loads((_version(saved) / "state.json").read_text(encoding="utf-8"))  # plain JSON
+    with np.load(_version(saved) / "arrays.npz", allow_pickle=False) as npz:  # plain numeric arrays only
+        assert all(npz[k].dtype != object for k in npz.files)
+
+
+def test_saving_over_a_non_model_directory_is_refused(models, tmp_path: Path) -> None:
+    target = tmp_path / "important"
+    target.mkdir()
+    (target / "data.csv").write_text("keep me")
+    with pytest.raises(FileExistsError, match=r"important: the directory is not empty .* it holds data.csv"):
+        save_model(models["naive"], target)
+    assert (target / "data.csv").read_text() == "keep me" and sorted(os.listdir(target)) == ["data.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["important"]
+    a_file = tmp_path / "file.bin"
+    a_file.write_bytes(b"x")
+    with pytest.raises(NotADirectoryError, match="file.bin"):
+        save_model(models["naive"], a_file)
+    assert a_file.read_bytes() == b"x"
+
+
+def test_unsaveable_models_are_refused_without_leftovers(demo, tmp_path: Path) -> None:
+    with pytest.raises(NotFittedError):
+        save_model(GeneralizedFunnelling(), tmp_path / "m")
+    with pytest.raises(TypeError, match="cannot save"):
+        save_model(PosteriorsView(), tmp_path / "m")
+    class Unregistered(PosteriorsView):
+        """A view class no one registered: a model with it cannot be saved (it could not be loaded)."""
+
+    custom = GeneralizedFunnelling(views=[('u', Unregistered(random_state=0))], random_state=0,
+                                   meta=default_meta().set_params(C=1.0))
+    custom.fit(demo[0].subset(range(0, len(demo[0]), 4)))
+    with pytest.raises(ValueError, match="is not registered.*register_view"):
+        save_model(custom, tmp_path / "m")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_refuses_object_arrays(models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    naive = models["naive"]
+    meta, arrays = naive.get_state()
+    arrays["oops"] = np.array([{"a": 1}], dtype=object)
+    monkeypatch.setattr(naive, "get_state", lambda: (meta, arrays))
+    with pytest.raises(TypeError, match="dtype object"):
+        save_model(naive, tmp_path / "m")
+    assert list(tmp_path.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------------------------- issue 15: outputs
+def _tree(path: Path) -> dict[str, bytes]:
+    """Every file under ``path`` with its content (to prove that nothing changed)."""
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_a_foreign_directory_holding_a_manifest_json_is_refused_and_untouched(models, tmp_path: Path) -> None:
+    webapp = tmp_path / "webapp"
+    (webapp / "static").mkdir(parents=True)
+    (webapp / "manifest.json").write_text('{"name": "my web app"}')
+    (webapp / "index.html").write_text("<html></html>")
+    (webapp / "static" / "app.js").write_text("alert(1)")
+    before = _tree(webapp)
+    with pytest.raises(FileExistsError, match=r"webapp: the directory is not empty .*index.html, manifest.json"):
+        save_model(models["naive"], webapp)
+    assert _tree(webapp) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["webapp"]
+
+
+def test_a_users_old_backup_beside_the_model_is_never_deleted(models, tmp_path: Path) -> None:
+    backup = tmp_path / ".m.old"
+    backup.mkdir()
+    (backup / "precious.txt").write_text("my backup")
+    for name in ("naive", "fun", "naive"):
+        save_model(models[name], tmp_path / "m")
+    (tmp_path / "m" / "NOTES.md").write_text("notes beside the model")  # foreign files in a gfun directory stay
+    save_model(models["fun"], tmp_path / "m")
+    assert (backup / "precious.txt").read_text() == "my backup"
+    assert (tmp_path / "m" / "NOTES.md").read_text() == "notes beside the model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".m.old", "m"]
+    assert len([p for p in (tmp_path / "m").iterdir() if p.name.startswith("v-")]) == 1
+
+
+def test_the_current_directory_with_other_files_is_refused(models, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "train.jsonl").write_text("{}\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileExistsError, match=r"cannot save a model to \.: .*train.jsonl"):
+        check_model_destination(".")
+    with pytest.raises(FileExistsError):
+        save_model(models["naive"], ".")
+    assert sorted(os.listdir(tmp_path)) == ["train.jsonl"]
+
+
+def test_an_empty_directory_is_adopted(models, tmp_path: Path) -> None:
+    target = tmp_path / "empty"
+    target.mkdir()
+    save_model(models["naive"], target)
+    assert load_model(target).classes_ == models["naive"].classes_
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        check_model_destination(target, overwrite=False)
+
+
+def test_destinations_that_cannot_be_written_are_refused_before_anything_is_created(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(NotADirectoryError, match="exists and is not a directory"):
+        check_model_destination(a_file)
+    with pytest.raises(NotADirectoryError, match="is a file, not a directory"):
+        check_model_destination(a_file / "sub" / "m")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(FileExistsError, match="dangling"):
+        check_model_destination(tmp_path / "dangling")
+    check_model_destination(tmp_path / "new" / "deeper" / "m")  # a new path under a writable directory is fine
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "file"]
+
+
+def test_a_read_only_parent_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o555)
+        try:
+            with pytest.raises(PermissionError, match="not writable"):
+                check_model_destination(ro / "m")
+        finally:
+            ro.chmod(0o755)
+        return
+    # as root every directory is writable: check as an unprivileged user in a forked child
+    import tempfile
+
+    ro = Path(tempfile.mkdtemp(dir="/tmp"))
+    ro.chmod(0o755)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        try:
+            os.setuid(65534)
+            check_model_destination(ro / "m")
+        except PermissionError as exc:
+            os.write(write, str(exc).encode())
+            code = 3
+        finally:
+            os._exit(code)
+    os.close(write)
+    try:
+        _, status = os.waitpid(pid, 0)
+        message = os.read(read, 4096).decode()
+    finally:
+        os.close(read)
+        shutil.rmtree(ro)
+    assert os.waitstatus_to_exitcode(status) == 3
+    assert "not writable" in message and str(ro) in message
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_model_directories_honour_the_umask(models, tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        path = save_model(models["naive"], tmp_path / "m")
+    finally:
+        os.umask(old)
+    for p in [path, *path.rglob("*")]:
+        mode = p.stat().st_mode & 0o777
+        assert mode == (0o777 if p.is_dir() else 0o666) & ~umask, (p, oct(mode))
+
+
+def test_a_reader_always_finds_a_complete_model_when_a_save_replaces_the_one_it_reads(
+        demo, models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gfun.persistence.loading as model_loading
+
+    path = save_model(models["naive"], tmp_path / "m")
+    first_version = _version(path).name
+    real_read_state = model_loading._read_state
+    calls = []
+
+    def read_state_during_a_save(dir_fd, where, manifest):
+        calls.append(where.name)
+        if len(calls) == 1:  # the reader followed CURRENT to the old version; a save replaces it now
+            save_model(models["fun"], path)
+            assert not (path / first_version).exists()
+        return real_read_state(dir_fd, where, manifest)
+
+    monkeypatch.setattr(model_loading, "_read_state", read_state_during_a_save)
+    loaded = load_model(path)
+    assert calls[0] == first_version and calls[1] == _version(path).name
+    np.testing.assert_array_equal(loaded.predict(demo[1]), models["fun"].predict(demo[1]))
+
+
+def test_a_save_that_dies_before_the_swap_leaves_the_old_model(demo, models, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import gfun.persistence.saving as model_saving
+
+    path = save_model(models["naive"], tmp_path / "m")
+    old = _version(path).name
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(model_saving, "write_bytes_atomic", crash)
+    with pytest.raises(KeyboardInterrupt):
+        save_model(models["fun"], path)
+    monkeypatch.undo()
+    assert sorted(p.name for p in path.iterdir()) == [".gfun-model", "CURRENT", old]
+    np.testing.assert_array_equal(load_model(path).predict(demo[1]), models["naive"].predict(demo[1]))
+    # a save killed with SIGKILL leaves its half-written version folder: ignored by readers, removed by the next save
+    leftover = path / "v-20260101T000000000000Z-0123abcd"
+    leftover.mkdir()
+    (leftover / "state.json").write_text("{")
+    np.testing.assert_array_equal(load_model(path).predict(demo[1]), models["naive"].predict(demo[1]))
+    save_model(models["fun"], path)
+    assert not leftover.exists() and len([p for p in path.iterdir() if p.name.startswith("v-")]) == 1

@@ -1,0 +1,57 @@
+"""The page of `gfun serve` in a real headless browser (Chromium driven by selenium) against a real server.
+
+Skipped, with the reason, where selenium, Chromium or chromedriver is missing (`make test` installs them when it
+can: pip for selenium, apt-get for Debian's chromium and chromium-driver when run as root).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="gfun[serve] is not installed")
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from serve_page import browser_missing, headless_chromium, label_on_page, running_server  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def browser():
+    why = browser_missing()
+    if why:
+        print(f"\nskipping the browser test of gfun serve's page: {why}")
+        pytest.skip(why)
+    with headless_chromium() as driver:
+        yield driver
+
+
+def test_page_shows_language_views_labels_and_bars(browser, shared_data: Path, tmp_path: Path) -> None:
+    """A German and a Finnish SIB-200 test sentence typed into the page get the labels the model predicts."""
+    from gfun.datasets.sib200 import load_sib200
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.predictions import prediction_records
+
+    sib = load_sib200(shared_data / "sib200", ["de", "fi", "en"])
+    model = GeneralizedFunnelling(views="x", random_state=0, n_jobs=1).fit(sib.train)
+    model.save(str(tmp_path / "model"))
+    records = prediction_records(model, sib.test)
+    # the first German and Finnish test sentences with at least one label (what the page must show)
+    chosen = {lang: next(i for i, r in enumerate(records) if r["lang"] == lang and r["labels"])
+              for lang in ("de", "fi")}
+    with running_server(tmp_path / "model") as url:
+        for lang, i in chosen.items():
+            shown = label_on_page(browser, url, sib.test.texts[i])
+            assert "error" not in shown, shown
+            assert shown["language"] == f"Language: {lang} (detected)"
+            assert shown["views"].startswith(f"Views covering {lang}: X")
+            assert shown["labels"] == records[i]["labels"]
+            want = sorted(records[i]["probabilities"].items(), key=lambda kv: -kv[1])
+            assert list(shown["bars"]) == [c for c, _ in want]  # every class (7 < 10 shown), most probable first
+            assert list(shown["bars"].values()) == pytest.approx([p for _, p in want], abs=5e-4)
+        # a refusal is shown on the page, not swallowed
+        shown = label_on_page(browser, url, "12345 678")
+        assert "Error 422" in shown["error"] and "the text has no letters" in shown["error"]
