@@ -1,4 +1,4 @@
-"""Progress a person can read on long steps (issue 18): bars on a terminal only, log lines with the time left
+"""Progress a person can read on long steps: bars on a terminal only, log lines with the time left
 elsewhere, callbacks for programs, and nothing at all under ``gfun -q``."""
 
 from __future__ import annotations

@@ -280,7 +280,7 @@ def test_progress_bars_only_on_a_terminal(model_dir, data, capsys, caplog, monke
 
 
 def test_fit_keeps_one_tokenizer_and_hashes_the_base_only_when_saving(model_dir, data, monkeypatch):
-    """Memory of a fit (issue 13): the loaded backend tokenizer itself is used (no ~280 MB copy of a 250k-piece
+    """Memory of a fit: the loaded backend tokenizer itself is used (no ~280 MB copy of a 250k-piece
     vocabulary), and the frozen weights are hashed when a save needs it, not during training (hashing reads the
     whole memory-mapped embedding table)."""
     import gfun.encoders.frozen as frozen_module
@@ -288,7 +288,8 @@ def test_fit_keeps_one_tokenizer_and_hashes_the_base_only_when_saving(model_dir,
 
     loaded, hashed = [], []
     real_load, real_hash = gfun.encoders.resolver.load_encoder, frozen_module.frozen_fingerprint
-    monkeypatch.setattr(gfun.encoders.resolver, "load_encoder", lambda *a, **k: loaded.append(real_load(*a, **k)) or loaded[-1])
+    monkeypatch.setattr(gfun.encoders.resolver, "load_encoder",
+                        lambda *a, **k: loaded.append(real_load(*a, **k)) or loaded[-1])
     monkeypatch.setattr(frozen_module, "frozen_fingerprint", lambda *a: hashed.append(a) or real_hash(*a))
     view = TransformerView(model=str(model_dir), **{**PARTIAL, "max_epochs": 1})
     view.fit_transform(data["texts"], data["langs"], data["Y"])

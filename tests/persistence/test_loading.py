@@ -200,7 +200,7 @@ def test_object_arrays_are_never_unpickled(saved: Path, tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-# ----------------------------------------------------------------------------------------------- issue 15: outputs
+# ------------------------------------------------------------------------------ what a save must not touch
 def _tree(path: Path) -> dict[str, bytes]:
     """Every file under ``path`` with its content (to prove that nothing changed)."""
     return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
@@ -218,7 +218,7 @@ def test_a_legacy_flat_model_loads_but_is_not_replaced(demo, models, saved: Path
     assert _tree(flat) == before
 
 
-# ----------------------------------------------------------------------------------------------- issue 15: loading
+# --------------------------------------------------------------------------------- files that are not files
 @pytest.mark.parametrize("fname", ["state.json", "arrays.npz", "manifest.json"])
 def test_a_symlink_to_dev_zero_is_refused_without_reading_it(saved: Path, tmp_path: Path, fname: str) -> None:
     path = _copy(saved, tmp_path)

@@ -244,7 +244,7 @@ def test_fine_tuned_baseline(model_dir, data, tmp_path, caplog):
     with caplog.at_level(logging.INFO):
         clf = FineTunedTransformerClassifier(model=str(model_dir), **TINY).fit(corpus)
     messages = [r.getMessage() for r in caplog.records]
-    # the baseline's log speaks of the baseline, not of a B view (issue 18)
+    # the baseline's log speaks of the baseline, not of a B view: a user of bert never asked for views
     assert any(m.startswith("bert baseline: fine-tuning") for m in messages), messages
     assert sum(m.startswith("bert baseline: epoch") for m in messages) >= 1
     assert not any("B view" in m for m in messages), messages
@@ -315,8 +315,8 @@ def test_cli_train_predict_evaluate_bert(model_dir, data, tmp_path, capsys):
 def test_importing_the_neural_modules_does_not_import_torch():
     import subprocess
 
-    code = ("import sys, gfun.views, gfun.views.transformer, gfun.views.recurrent, gfun.neural.training, gfun.baselines.naive, "
-            "gfun.baselines.transformer, gfun.configuration, gfun.cli.main; "
+    code = ("import sys, gfun.views, gfun.views.transformer, gfun.views.recurrent, gfun.neural.training, "
+            "gfun.baselines.naive, gfun.baselines.transformer, gfun.configuration, gfun.cli.main; "
             "bad = [m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules]; sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
