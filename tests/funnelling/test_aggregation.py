@@ -9,7 +9,7 @@ import pytest
 
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
-from gfun.funnelling.aggregation import Select, aggregate, fit_view_weights
+from gfun.funnelling.aggregation import Select, aggregate, fit_view_weights, make_aggregation
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.funnelling.meta import default_meta
 from gfun.metrics.evaluation import evaluate
@@ -296,21 +296,21 @@ def test_select_scores_each_training_language_then_averages(demo, monkeypatch) -
     per_language = set(np.bincount(np.unique(train.lang_array, return_inverse=True)[1]).tolist())
     assert per_language <= set(sizes["language"]) and max(sizes["language"]) < len(train)
     assert models["language"].selected_views_ == ["x"]  # the noise view is still left out
-    assert models["language"].get_params()["select_average"] == "language"
-    assert GeneralizedFunnelling().get_params()["select_average"] == "language"
+    assert models["language"].aggregation_.average == "language"
+    assert make_aggregation(GeneralizedFunnelling().aggregation).average == "language"
 
 
 def test_select_average_is_the_same_on_one_language(demo) -> None:
     train, _ = demo
     one = train.select(["en"])
-    scores = [GeneralizedFunnelling(views='x', random_state=0, meta=default_meta().set_params(C=1.0), aggregation=Select(average=avg)).fit(one)
+    scores = [GeneralizedFunnelling(views='x', random_state=0, aggregation=Select(average=avg)).fit(one)
               .aggregation_.scores_ for avg in ("language", "pooled")]
     assert scores[0] == scores[1]
 
 
 def test_select_average_typo_is_refused_with_the_choices(demo) -> None:
     train, _ = demo
-    with pytest.raises(ValueError, match=r"select_average must be one of \('pooled', 'language'\), got 'languages'"):
+    with pytest.raises(ValueError, match=r"select average must be one of \('pooled', 'language'\), got 'languages'"):
         GeneralizedFunnelling(views='x', meta=default_meta().set_params(C=1.0),
                               aggregation=Select(average='languages')).fit(train)
 

@@ -66,6 +66,6 @@ def test_mapper_C_is_fixed_unless_asked(demo) -> None:
     assert paper.meta_.cv_scores_ is not None
     tuned = GeneralizedFunnelling(views='xw', aggregation='mean', random_state=0,
                                   meta=default_meta().set_params(C=1.0, C_grid=(0.1, 1.0, 10.0)),
-                                  mapper=default_mapper().set_params(C='cv', cv=3)).fit(train)
+                                  mapper=default_mapper().set_params(C='cv', C_grid=(0.1, 1.0, 10.0), cv=3)).fit(train)
     assert tuned.mappers_["w"].cv_scores_.shape == (3, len(train.classes))
     assert set(np.unique(tuned.mappers_["w"].C_)) <= {0.1, 1.0, 10.0}

@@ -14,7 +14,7 @@ from gfun.corpus.inputs import as_label_matrix
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
 from gfun.errors import UnseenLanguageError
-from gfun.funnelling.aggregation import Mean
+from gfun.funnelling.aggregation import Mean, Select
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.funnelling.meta import default_mapper, default_meta
 from gfun.metrics.evaluation import evaluate
@@ -46,14 +46,19 @@ def model(demo) -> GeneralizedFunnelling:
 def test_sklearn_contract(demo, model: GeneralizedFunnelling) -> None:
     est = GeneralizedFunnelling(views='x', random_state=5, meta=default_meta().set_params(C=1.0),
                                 mapper=default_mapper().set_params(cv=3))
-    params = est.get_params()
+    params = est.get_params(deep=False)
     assert set(params) == set(inspect.signature(GeneralizedFunnelling.__init__).parameters) - {"self"}
-    assert params["cv"] == 3 and params["random_state"] == 5
+    assert len(params) <= 12
+    deep = est.get_params()
+    assert deep["mapper__cv"] == 3 and deep["meta__C"] == 1.0 and params["random_state"] == 5
+    assert not any(k.startswith("aggregation__") for k in deep)  # a policy given by name has no nested parameters
+    assert est.set_params(aggregation__cv=5).aggregation.cv == 5  # ... until one is set
     assert est.set_params(mapper__cv=4, meta__C=10.0) is est and est.mapper.cv == 4 and est.meta.C == 10.0
     cloned = clone(est)
-    assert cloned is not est and cloned.get_params() == est.get_params()
+    flat = lambda e: {k: v for k, v in e.get_params().items() if not hasattr(v, "get_params")}  # noqa: E731
+    assert cloned is not est and flat(cloned) == flat(est) and cloned.meta is not est.meta
     fitted_clone = clone(model)
-    assert not hasattr(fitted_clone, "meta_") and fitted_clone.get_params() == model.get_params()
+    assert not hasattr(fitted_clone, "meta_") and flat(fitted_clone) == flat(model)
     assert not [k for k in vars(est) if k.endswith("_")]  # __init__ stores parameters only
     with pytest.raises(NotFittedError):
         est.transform(demo[1])
@@ -156,7 +161,8 @@ def test_single_view_mean_equals_concat_and_view_objects_equal_letters(demo, mod
 
 
 @pytest.mark.parametrize(("params", "match"), [
-    ({"aggregation": "sum"}, "aggregation"), ({"train_posteriors": "oof"}, "train_posteriors"),
+    ({"aggregation": "sum"}, "aggregation"), ({"aggregation": Mean(train_posteriors="oof")}, "train_posteriors"),
+    ({"views": [("meta", PosteriorsView())]}, "cannot be named"),
     ({"views": "q"}, "unknown view"), ({"views": "xx"}, "repeat"), ({"views": ""}, "at least one"),
     ({"views": []}, "at least one"),
 ])
@@ -266,7 +272,7 @@ def test_missing_classes_and_a_single_document_language(demo) -> None:
 
 def test_balanced_meta_class_weight_predicts_more_positives(demo, model: GeneralizedFunnelling) -> None:
     train, test = demo[0], demo[1]
-    balanced = clone(model).set_params(meta_class_weight="balanced").fit(train)
+    balanced = clone(model).set_params(meta__class_weight="balanced").fit(train)
     assert balanced.meta_.class_weight == "balanced"
     # same tier 1, so the meta-level inputs are identical; only the meta-classifier's weights differ
     np.testing.assert_array_equal(balanced.transform(test), model.transform(test))
@@ -287,5 +293,5 @@ def test_cv_groups_come_from_the_corpus_parallel_fields() -> None:
         document_groups(corpus, 3, "index_id")
     with pytest.raises(ValueError, match="2 documents"):
         document_groups(corpus, 2, "source")
-    assert GeneralizedFunnelling(aggregation="mean")._cv_groups(corpus, 3) is None  # the paper's plain folds
-    assert GeneralizedFunnelling(aggregation="select")._cv_groups(corpus, 3).tolist() == ["p1", "p1", "p2"]
+    assert GeneralizedFunnelling()._cv_groups(corpus, 3, Mean()) is None  # the paper's plain folds
+    assert GeneralizedFunnelling()._cv_groups(corpus, 3, Select()).tolist() == ["p1", "p1", "p2"]

@@ -36,7 +36,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.corpus.inputs import document_groups, training_data, unpack
+from gfun.corpus.inputs import check_C, document_groups, training_data, unpack
 from gfun.errors import UnseenLanguageError
 from gfun.estimator import LabelPredictionsMixin
 from gfun.funnelling import DEFAULT_AGGREGATION
@@ -248,6 +248,8 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
             value = getattr(self, name)
             if value is not None and not isinstance(value, RBFSVMOvR):
                 raise TypeError(f"{name} must be an RBFSVMOvR (gfun.svm.kernel) or None, got {type(value).__name__}")
+            if value is not None:  # before any view is fitted
+                check_C(value.C, f"{name}__C")
         view_names(self.views)
         self._check_view_params()
         return policy
