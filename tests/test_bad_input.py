@@ -360,8 +360,8 @@ def test_one_megabyte_document(demo, model: GeneralizedFunnelling, folder: Path,
     big = (prose * (1_000_000 // len(prose) + 1))[:1_000_000]
     one_token = "x" * 1_000_000
     t0 = time.perf_counter()
-    GeneralizedFunnelling(random_state=0,
-                          meta=default_meta().set_params(C=1.0)).fit(_add(train, [("big", "en", big, (train.classes[0],))]))
+    GeneralizedFunnelling(random_state=0, meta=default_meta().set_params(C=1.0)).fit(
+        _add(train, [("big", "en", big, (train.classes[0],))]))
     _assert_finite_outputs(model, [big, one_token], ["en", "de"])
     docs = _write_jsonl(folder / "big.jsonl", [{"id": "big", "lang": "en", "text": big}])
     code, err, rows = _predict_cli(capsys, cli_model, docs)

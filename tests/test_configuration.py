@@ -27,7 +27,10 @@ from gfun.configuration import (
 from gfun.experiments.aggregation import aggregation_variants
 from gfun.experiments.keys import check_key_value
 from gfun.experiments.runner import CellStore, experiment_estimator, run_cells
+from gfun.funnelling.aggregation import make_aggregation
 from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.funnelling.meta import default_meta
+from gfun.views.posteriors import PosteriorsView
 
 pytest.importorskip("matplotlib")
 
@@ -51,7 +54,7 @@ def test_every_listed_name_builds_its_estimator_with_the_overrides() -> None:
             assert params["max_length"] == 48  # the B view's parameters
             continue
         assert params["n_jobs"] == 2
-        assert params["meta_C" if cfg.method in ("fun", "gfun") else "C"] == 7.0
+        assert (est.get_params()["meta__C"] if cfg.method in ("fun", "gfun") else params["C"]) == 7.0
         if cfg.method in CROSSLINGUAL:
             key, value = next(iter(VIEW_PARAMS[cfg.method].items()))
             assert params[key] == value
@@ -72,8 +75,14 @@ def test_the_view_cache_and_zero_shot_fun() -> None:
     assert xmb.zero_shot_views is None and xmb.view_params == {"b": {"frozen_cache": "/tmp/cache"}}
     assert build_estimator("bert", memory="/tmp/cache").frozen_cache == "/tmp/cache"
     # the default meta C is gfun train's: C by CV for the SVM baselines, 1 for gFun and Fun
-    assert [build_estimator(n).get_params()["C" if n in ("naive", "lri") else "meta_C"]
-            for n in ("naive", "lri", "fun", "xm")] == ["cv", "cv", 1.0, 1.0]
+    assert [_meta_C(build_estimator(n)) for n in ("naive", "lri", "fun", "xm")] == ["cv", "cv", 1.0, 1.0]
+
+
+def _meta_C(est) -> float | str:
+    """C of the SVM baselines' linear SVMs, or of a gFun/Fun meta-classifier (``meta=None``: ``default_meta()``)."""
+    if isinstance(est, GeneralizedFunnelling):
+        return (default_meta() if est.meta is None else est.meta).C
+    return est.get_params()["C"]
 
 
 UNKNOWN = ("unknown configuration 'xq': expected naive, fun, bert, upper, lri, clesa, kcca, dci, or gFun view "
@@ -109,11 +118,25 @@ def _experiment_estimator(config: str, *options: str):
 
 
 def _comparable(est) -> dict:
-    """``get_params`` without what differs by design: the experiments' view cache, the CLI's progress output."""
+    """``get_params`` without what differs by design: the experiments' view cache, the CLI's progress output.
+
+    The nested estimators (meta-classifier, mappers, aggregation policy) are compared by their parameters, and a
+    default is the same estimator whether left implicit or spelled out: an aggregation name is its policy with the
+    default parameters (the CLI gives the policy its ``--train-posteriors``), and the X view's C is the view's
+    default unless given (the CLI gives its ``--first-tier-C``).
+    """
     params = {k: v for k, v in est.get_params(deep=False).items() if k not in ("memory", "verbose", "progress")}
-    if params.get("view_params"):
-        params["view_params"] = {k: {p: v for p, v in d.items() if p != "progress"}
-                                 for k, d in params["view_params"].items()}
+    if isinstance(params.get("aggregation"), str):
+        params["aggregation"] = make_aggregation(params["aggregation"])
+    for key, value in params.items():
+        if hasattr(value, "get_params"):
+            params[key] = (type(value), value.get_params())
+    view_params = {k: {p: v for p, v in d.items() if p != "progress"}
+                   for k, d in (params.get("view_params") or {}).items()}
+    if isinstance(params.get("views"), str) and "x" in params["views"]:
+        view_params.setdefault("x", {}).setdefault("C", PosteriorsView().C)
+    if "view_params" in params:
+        params["view_params"] = view_params or None
     return params
 
 

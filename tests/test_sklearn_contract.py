@@ -40,14 +40,14 @@ def test_a_corpus_splits_like_an_array(demo) -> None:
 
 def test_grid_search_over_meta_C_agrees_with_gfun_own_cv(demo) -> None:
     train = demo[0]
-    search = GridSearchCV(GeneralizedFunnelling(views="x", aggregation="mean", random_state=0), {"meta_C": GRID},
+    search = GridSearchCV(GeneralizedFunnelling(views="x", aggregation="mean", random_state=0), {"meta__C": GRID},
                           cv=_folds()).fit(train)
     scores = search.cv_results_["mean_test_score"]
     assert np.isfinite(scores).all() and len(set(np.round(scores, 6))) == len(GRID)  # C changes the model
-    own = GeneralizedFunnelling(views='x', aggregation='mean', random_state=0,
-                                meta=default_meta().set_params(C='cv', C_grid=GRID, C_selection='global', cv=3)).fit(train)
-    assert set(own.meta_.C_) == {search.best_params_["meta_C"]}
-    assert search.best_estimator_.meta_C == search.best_params_["meta_C"]
+    meta = default_meta().set_params(C="cv", C_grid=GRID, C_selection="global", cv=3)
+    own = GeneralizedFunnelling(views="x", aggregation="mean", random_state=0, meta=meta).fit(train)
+    assert set(own.meta_.C_) == {search.best_params_["meta__C"]}
+    assert search.best_estimator_.meta.C == search.best_estimator_.meta_.C == search.best_params_["meta__C"]
 
 
 def test_grid_search_over_a_view_parameter(demo) -> None:
@@ -85,7 +85,8 @@ def test_score_is_macro_f1_and_texts_without_langs_say_what_to_do(demo) -> None:
 
 def test_random_state_may_be_a_RandomState(demo, tmp_path) -> None:
     train, test = demo
-    fits = [GeneralizedFunnelling(views='x', aggregation='mean', random_state=np.random.RandomState(0), mapper=default_mapper().set_params(cv=3)).fit(train)
+    fits = [GeneralizedFunnelling(views="x", aggregation="mean", random_state=np.random.RandomState(0),
+                                  mapper=default_mapper().set_params(cv=3)).fit(train)
             for _ in range(2)]
     assert isinstance(fits[0].random_seed_, int) and fits[0].random_seed_ == fits[1].random_seed_
     np.testing.assert_array_equal(fits[0].decision_function(test), fits[1].decision_function(test))

@@ -137,11 +137,15 @@ def test_make_fun_configuration() -> None:
     est = make_fun(random_state=3, meta=default_meta().set_params(C=1.0))
     assert isinstance(est, GeneralizedFunnelling)
     assert est.normalize is False and est.views == "x" and est.aggregation == "concat"
-    assert est.random_state == 3 and est.meta is None
-    assert make_fun().normalize is False
+    assert est.random_state == 3 and est.get_params()["meta__C"] == 1.0
+    assert make_fun().normalize is False and make_fun().meta is None  # None: default_meta()
     with pytest.raises(ValueError, match="Posteriors view only"):
         make_fun(views="xm")
-    assert clone(est).get_params() == est.get_params()
+    cloned = clone(est)
+    assert cloned.meta is not est.meta and type(cloned.meta) is type(est.meta)
+    # the nested meta-classifier is compared by its parameters (meta__*), not by identity
+    assert ({k: v for k, v in cloned.get_params().items() if k != "meta"}
+            == {k: v for k, v in est.get_params().items() if k != "meta"})
 
 
 def test_fun_meta_input_is_the_raw_posteriors(demo, fun: GeneralizedFunnelling) -> None:

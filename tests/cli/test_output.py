@@ -217,7 +217,8 @@ def test_an_interrupt_that_a_library_turns_into_another_error_still_exits_130(ca
         main(["--version"])
 
 
-_CHILD = "import sys\nfrom gfun.cli.main import main\nsys.stderr.write('ready\\n'); sys.stderr.flush()\nsys.exit(main())"
+_CHILD = ("import sys\nfrom gfun.cli.main import main\nsys.stderr.write('ready\\n'); sys.stderr.flush()\n"
+          "sys.exit(main())")
 
 
 @pytest.mark.parametrize("delay", [0.02, 0.15, 0.5])
