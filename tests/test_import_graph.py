@@ -71,3 +71,31 @@ def test_the_graph_sees_imports_inside_functions() -> None:
 def test_no_import_circles() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+#: The packages and top-level modules of gfun, lowest first: each imports only from those before it.
+LAYERS = ["errors", "core", "text", "corpus", "metrics", "svm", "datasets", "encoders", "wordvectors", "neural",
+          "views", "predictions", "persistence", "estimator", "funnelling", "baselines", "configuration",
+          "experiments", "serve", "cli"]
+
+
+def test_every_top_level_entry_is_a_layer_and_no_import_runs_back_up() -> None:
+    entries = {p.stem if p.suffix == ".py" else p.name for p in SRC.iterdir()
+               if p.name != "__init__.py" and not p.name.startswith((".", "__")) and (p.suffix == ".py" or p.is_dir())}
+    assert entries == set(LAYERS), "every top-level entry of src/gfun is one layer of the architecture"
+    assert len(entries) <= 20
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    upward = []
+    for mod, imported in import_graph().items():
+        if "." not in mod:
+            continue
+        layer = mod.split(".")[1]
+        upward += [f"{mod} -> {other}" for other in imported
+                   if "." in other and rank[other.split(".")[1]] > rank[layer]]
+    assert not upward, "imports running back up the layers: " + ", ".join(sorted(upward))
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    graph = import_graph()
+    assert "gfun.svm.kernel" in graph["gfun.funnelling.meta"]  # downward: allowed
+    assert LAYERS.index("svm") < LAYERS.index("funnelling")

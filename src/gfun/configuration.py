@@ -184,7 +184,7 @@ def config_names_help() -> str:
 def parse_configs(specs: str | Sequence[str]) -> list[Config]:
     """Configurations from a comma-separated list (or a sequence of names), duplicates removed.
 
-    Every name is checked before any is returned (also that it can name an experiment cell's file); names that
+    Every name is checked before any is returned; names that
     are canonicalised (``mx`` -> ``xm``) are logged.
 
     Raises
@@ -192,8 +192,6 @@ def parse_configs(specs: str | Sequence[str]) -> list[Config]:
     ValueError
         Listing every bad name of the list with the reason, and the valid names.
     """
-    from gfun.experiments.keys import check_key_value
-
     items = specs.split(",") if isinstance(specs, str) else list(specs)
     out: list[Config] = []
     errors: list[str] = []
@@ -202,7 +200,6 @@ def parse_configs(specs: str | Sequence[str]) -> list[Config]:
             continue
         try:
             cfg = parse_config(item)
-            check_key_value("config", cfg.name)
         except ValueError as exc:
             errors.append(str(exc))
             continue
@@ -369,9 +366,9 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     used = set((zero_shot_views or "").lower())  # the letters are checked by the estimator, at fit
     if config.method == "fun":
         params = {k: dict(v) for k, v in view_params.items() if k in used}
-        if first_tier_C is not None:
+        if first_tier_C not in (None, 1.0):
             params.setdefault("x", {})["C"] = first_tier_C
-        aggregation = "concat" if train_posteriors is None else Concat(train_posteriors=train_posteriors)
+        aggregation = "concat" if train_posteriors in (None, "auto") else Concat(train_posteriors=train_posteriors)
         return make_fun(n_jobs=n_jobs, random_state=random_state, memory=memory, view_params=params or None,
                         aggregation=aggregation, **gf)
     if config.method != "gfun":
@@ -379,7 +376,7 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     letters = set(config.views.lower())  # as given to gfun train (checked by the estimator at fit)
     used |= letters
     params = {k: dict(v) for k, v in view_params.items() if k in used}
-    if first_tier_C is not None and "x" in letters:
+    if first_tier_C not in (None, 1.0) and "x" in letters:
         params.setdefault("x", {})["C"] = first_tier_C
     if "b" in letters and frozen_cache:
         params.setdefault("b", {}).setdefault("frozen_cache", str(frozen_cache))
@@ -388,7 +385,7 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     if normalize is not None:
         gf["normalize"] = normalize
     aggregation: str | Aggregation = config.aggregation
-    if train_posteriors is not None:
+    if train_posteriors not in (None, "auto"):
         aggregation = make_aggregation(config.aggregation).set_params(train_posteriors=train_posteriors)
     return GeneralizedFunnelling(views=config.views, aggregation=aggregation, view_params=params or None,
                                  n_jobs=n_jobs, random_state=random_state, memory=memory, **gf)

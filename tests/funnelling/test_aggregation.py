@@ -1,4 +1,4 @@
-"""Aggregation policies (gfun.funnelling.aggregation) on a sample of the bundled demo data (real Debian descriptions)."""
+"""Aggregation policies (gfun.funnelling.aggregation) on a sample of the bundled demo data (Debian descriptions)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,8 @@ def noisy(demo) -> dict[str, GeneralizedFunnelling]:
     """gFun on X plus a pure-noise view, with each learned policy."""
     train, _ = demo
     views = [PosteriorsView(random_state=0), NoiseView()]
-    return {agg: GeneralizedFunnelling(views=views, aggregation=agg, random_state=0, meta=default_meta().set_params(C=1.0)).fit(train)
+    return {agg: GeneralizedFunnelling(views=views, aggregation=agg, random_state=0,
+                                       meta=default_meta().set_params(C=1.0)).fit(train)
             for agg in ("wmean", "stack", "select")}
 
 
@@ -121,7 +122,8 @@ def test_select_leaves_a_pure_noise_view_out(noisy) -> None:
     # one-standard-error rule: X alone is kept because X plus noise is not validated clearly better
     kept = "x" + ("" if model.aggregation_.l2_ else " (raw)")
     assert model.aggregation_.scores_[kept] > max(model.aggregation_.scores_.values()) - 0.05
-    assert model.aggregation_.scores_["n" + ("" if model.aggregation_.l2_ else " (raw)")] < 0.6 * model.aggregation_.scores_[kept]
+    scores = model.aggregation_.scores_
+    assert scores["n" + ("" if model.aggregation_.l2_ else " (raw)")] < 0.6 * scores[kept]
     assert model.n_meta_features_ == len(model.classes_)
 
 
@@ -266,7 +268,7 @@ def test_meta_f1_threshold_raises_training_f1_of_its_own_out_of_fold_scores(demo
 def test_select_scores_each_training_language_then_averages(demo, monkeypatch) -> None:
     """``select_average="language"`` (the default) judges a candidate on each language's documents apart and
     averages over languages, as gFun is evaluated; ``"pooled"`` judges all documents at once."""
-    import gfun.funnelling.meta as meta_tier
+    import gfun.funnelling.aggregation as meta_tier
 
     train, _ = demo
     sizes: dict[str, list[int]] = {}
@@ -316,7 +318,7 @@ def test_select_average_typo_is_refused_with_the_choices(demo) -> None:
 
 
 def test_one_standard_error_rule_uses_the_paired_fold_differences() -> None:
-    from gfun.funnelling.meta import one_standard_error_choice
+    from gfun.funnelling.aggregation import one_standard_error_choice
 
     # folds differ a lot in difficulty, the same for both candidates: the smaller candidate is always .02
     # below the larger one, a real difference although it is smaller than either candidate's fold spread
@@ -356,7 +358,8 @@ def test_select_compares_at_a_coarse_tolerance_but_keeps_a_full_precision_model(
     assert coarse.selected_views_ == precise.selected_views_ and coarse.aggregation_.l2_ == precise.aggregation_.l2_
     assert coarse.meta_.tol == precise.meta_.tol == RBFSVMOvR().tol and coarse.meta_.probability
     assert coarse.aggregation_.scores_ != precise.aggregation_.scores_  # the comparison itself did change
-    drift = [abs(coarse.aggregation_.scores_[k] - precise.aggregation_.scores_[k]) for k in precise.aggregation_.scores_]
+    before, after = coarse.aggregation_.scores_, precise.aggregation_.scores_
+    drift = [abs(before[k] - after[k]) for k in after]
     assert max(drift) < 0.02
     np.testing.assert_array_equal(coarse.meta_.threshold_, precise.meta_.threshold_)
     np.testing.assert_array_equal(coarse.predict_proba(test), precise.predict_proba(test))

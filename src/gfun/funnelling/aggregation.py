@@ -17,7 +17,7 @@ block per view and one boolean mask per view (the documents the view covers):
   stacked regressions, 1996), so that a view that carries noise for a class gets little or no weight. A
   document missing a view is averaged over the weights of the views it has;
 * :class:`Select` (the default): the mean of the posteriors of the subset of views, normalised or raw, that the
-  meta-classifier validates best on out-of-fold inputs (see :mod:`gfun.funnelling.meta`).
+  meta-classifier validates best on out-of-fold inputs (:func:`select_views`).
 
 A policy is fitted by :meth:`Aggregation.fit`, which also trains the meta-classifier through a
 :class:`~gfun.funnelling.meta.MetaTrainer` (:class:`Select` needs it to compare its candidates; the others train it
@@ -26,21 +26,28 @@ once on their aggregated input).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from gfun.funnelling import AGGREGATIONS
+from gfun.funnelling.meta import MetaTrainer
+from gfun.funnelling.view_spec import label
+from gfun.metrics.measures import f1_from_counts
 from gfun.views.normalization import ZScore, l2_normalize
 
 if TYPE_CHECKING:
-    from gfun.funnelling.meta import MetaTrainer
     from gfun.svm.kernel import RBFSVMOvR
 
-__all__ = ["Aggregation", "Concat", "Mean", "Select",
-           "Stack", "WMean", "aggregate", "fit_view_weights", "make_aggregation"]
+__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_SCORES", "Aggregation", "Concat", "Mean", "Select",
+           "Selection", "Stack", "WMean", "aggregate", "fit_view_weights", "make_aggregation",
+           "one_standard_error_choice", "select_views"]
+
+logger = logging.getLogger("gfun.funnelling.generalized")
 
 def _masked_mean(blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
     total = np.zeros_like(blocks[0], dtype=np.float64)
@@ -123,6 +130,173 @@ def fit_view_weights(blocks: list[np.ndarray], Y: np.ndarray) -> tuple[np.ndarra
         if w.sum() > 0:
             W[:, j] = w / w.sum()
     return W, mean, scale
+
+
+#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 sets; all views
+#: and single views both normalised and raw); beyond, all views and every set that leaves one out.
+SELECT_ALL_SUBSETS_UP_TO = 4
+#: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
+#: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
+SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
+#: How ``aggregation="select"`` averages its score: over all training documents at once (``"pooled"``), or per
+#: training language, then over languages (``"language"``: as gFun is evaluated,
+#: :func:`gfun.metrics.evaluation.evaluate`).
+SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
+def _selection_score(name: str) -> Any:
+    """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
+    from gfun.metrics.measures import k_from_counts
+
+    if name not in SELECT_SCORES:
+        raise ValueError(f"select_score must be one of {SELECT_SCORES}, got {name!r}")
+
+    def score(pred: np.ndarray, y: np.ndarray) -> float:
+        tp, fp, fn, tn = (pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0), (~pred & ~y).sum(0)
+        parts = [float(np.mean(f1_from_counts(tp, fp, fn, tn)))]
+        if name != "macro-f1":
+            parts.append(float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())))
+        if name == "f1k":
+            parts += [float(np.mean(k_from_counts(tp, fp, fn, tn))),
+                      float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum()))]
+        return float(np.mean(parts))
+
+    return score
+
+
+def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequence[int]) -> int:
+    """The candidate ``select`` keeps: the one-standard-error rule (Breiman et al., 1984) on paired folds.
+
+    Among the candidates whose score is within one standard error of the best one's, the smallest (fewest
+    views), the best-scoring of those. The standard error is that of the difference between the candidate's
+    and the best one's per-fold scores (the candidates share the folds): the noise a fold puts into every
+    candidate cancels, and only a view that adds nothing beyond that noise is left out.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        Each candidate's validated score.
+    per_fold : sequence of ndarray
+        Each candidate's score on each fold (same folds, same order, for every candidate).
+    sizes : sequence of int
+        Each candidate's number of views.
+
+    Returns
+    -------
+    int
+        The index of the kept candidate.
+    """
+    scores = np.asarray(scores, dtype=float)
+    top = int(np.argmax(scores))
+    near = []
+    best = np.asarray(per_fold[top], dtype=float)
+    for i, folds in enumerate(per_fold):
+        diff = best - np.asarray(folds, dtype=float)
+        se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if scores[i] >= scores[top] - se:
+            near.append(i)
+    return min(near, key=lambda i: (sizes[i], -scores[i]))
+
+
+@dataclass
+class Selection:
+    """What :func:`select_views` keeps: the views (indices), their form, every candidate's score, the kept
+    candidate's training input and its fitted meta-classifier and input scaler."""
+
+    subset: list[int]
+    l2: bool
+    scores: dict[str, float]
+    Zmeta: np.ndarray
+    meta: RBFSVMOvR
+    scaler: ZScore | None
+
+
+def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, trainer: MetaTrainer, *, cv: int,
+                 score: str, average: str, normalize: bool, names: Sequence[str], langs: np.ndarray | None = None,
+                 judged_on: np.ndarray | None = None) -> Selection:
+    """``select``: choose the meta-level input by the meta-classifier's validated F1.
+
+    Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per
+    view, z-scored columns) or without any (Funnelling's raw posteriors; only this form with
+    ``normalize=False``): all views and each single view in both forms, then every other non-empty set of
+    views when there are at most :data:`SELECT_ALL_SUBSETS_UP_TO` views (every set that leaves one view out
+    beyond that) in the form all views validated better in. Single views are tried both ways because their
+    better form can differ from that of all views (a posteriors view may be better raw while the views together
+    are better normalised). Each candidate's meta-classifier is trained on the training inputs (``train``:
+    in-sample, as the paper's) and cross-validated with ``cv`` folds (one split shared by every candidate) on the
+    out-of-fold inputs (``val``); its per-class thresholds are chosen by the meta-classifier's ``threshold`` and
+    validated cross-fitted (each fold judged with thresholds fitted on the others,
+    :func:`gfun.svm.thresholds.validated_thresholds`). A candidate is scored by ``score`` of those predictions,
+    per training language and averaged over the languages (``average="language"``, the way gFun is evaluated;
+    ``langs`` gives each training document's language) or pooled over all documents (``"pooled"``), on the
+    documents ``judged_on`` (a boolean mask, :func:`judged_documents`) or all. The kept candidate follows the
+    one-standard-error rule (Breiman et al., 1984, :func:`one_standard_error_choice`): the fewest views whose
+    score is within one standard error of the best candidate's, the best of those, so that a view must earn its
+    place by more than the noise of the estimate. Candidates are compared at a coarse libsvm tolerance
+    (:data:`SELECT_TOL`) without sigmoids; the kept one is validated again and trained at full precision.
+    """
+    from itertools import combinations
+
+    from gfun.svm.linear import make_folds
+
+    everyone = np.ones(train[0].shape[0], dtype=bool)
+    Yb = np.asarray(Y, dtype=bool)
+    folds = make_folds(len(Yb), cv, trainer.random_state, trainer.groups)  # the meta-classifier's
+    score_of = _selection_score(score)
+    if average not in SELECT_AVERAGES:
+        raise ValueError(f"select average must be one of {SELECT_AVERAGES}, got {average!r}")
+    by_language = average == "language" and langs is not None
+    groups = [np.flatnonzero(langs == lang) for lang in np.unique(langs)] if by_language else None
+
+    def judged(pred: np.ndarray, idx: np.ndarray) -> float:
+        if judged_on is not None:
+            idx = idx[judged_on[idx]]
+        if groups is None:
+            return score_of(pred[idx], Yb[idx])
+        member = np.zeros(len(Yb), dtype=bool)
+        member[idx] = True
+        parts = [score_of(pred[g[member[g]]], Yb[g[member[g]]]) for g in groups if member[g].any()]
+        return float(np.mean(parts))
+
+    everything = np.arange(len(Yb)) if judged_on is None else np.flatnonzero(judged_on)
+    candidates: list[tuple] = []
+    tried: dict[str, float] = {}
+
+    def attempt(subset: tuple[int, ...], l2: bool) -> None:
+        norm = l2_normalize if l2 else (lambda z: z)
+        tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
+        va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
+        meta, _ = trainer.fit(tr, va, Y, zscore=l2, cv=cv, final=False)
+        if meta.validated_decision_ is None:  # too few documents to cross-validate
+            value, per_fold = 0.0, np.zeros(len(folds))
+        else:
+            pred = meta.validated_decision_ > 0
+            per_fold = np.array([judged(pred, te) for _, te in folds])
+            value = judged(pred, everything)
+        tried[label([names[i] for i in subset]) + ("" if l2 else " (raw)")] = value
+        candidates.append((value, per_fold, subset, l2, tr, va))
+
+    full = tuple(range(len(names)))
+    forms = (True, False) if normalize else (False,)
+    for l2 in forms:
+        attempt(full, l2)
+    preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
+    if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
+        subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
+    else:
+        subsets = [tuple(i for i in full if i != drop) for drop in full]
+    for subset in subsets:  # single views both ways, the other sets in the preferred form
+        for l2 in (forms if len(subset) == 1 else (preferred,)):
+            attempt(subset, l2)
+    best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
+                                                [len(c[2]) for c in candidates])]
+    _, _, subset, l2, Zmeta, Zval = best
+    # validated again at full precision, then its final models: the meta-classifier (thresholds and sigmoids
+    # included) that a comparison at full precision would give when it keeps the same candidate
+    meta, scaler = trainer.fit(Zmeta, Zval, Y, zscore=l2, cv=cv)
+    kept = [names[i] for i in subset]
+    if trainer.verbose:
+        logger.info("select: validated %s %s; kept %s", score, {k: round(v, 4) for k, v in tried.items()},
+                    label(kept) + ("" if l2 else " (raw)"))
+    return Selection(list(subset), bool(l2), tried, Zmeta, meta, scaler)
 
 
 class Aggregation(BaseEstimator):
@@ -291,7 +465,7 @@ class Select(Aggregation):
     """The mean of the posteriors of the views, normalised or raw, that validate best (the default policy).
 
     The candidates, their validation and the one-standard-error rule that keeps one of them are those of
-    :func:`gfun.funnelling.meta.select_views`.
+    :func:`select_views`.
 
     Parameters
     ----------
@@ -331,8 +505,6 @@ class Select(Aggregation):
     def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
             normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
             judged_on: np.ndarray | None = None) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
-        from gfun.funnelling.meta import select_views
-
         chosen = select_views(train, val, Y, meta, cv=self.cv, score=self.score, average=self.average,
                               normalize=normalize, names=names, langs=langs, judged_on=judged_on)
         self.selected_, self.l2_, self.scores_ = chosen.subset, chosen.l2, chosen.scores

@@ -2,8 +2,6 @@
 
 * :class:`MetaTrainer` trains the meta-classifier (a clone of the estimator's ``meta`` template, one-vs-rest RBF
   SVMs) on a meta-level input, validated on its out-of-fold version when given;
-* :func:`select_views` is the search of the :class:`~gfun.funnelling.aggregation.Select` policy: the views and the
-  normalisation whose meta-classifier validates best;
 * :func:`judged_documents` (the documents ``select`` judges its candidates on), :func:`unused_views` (the views
   ``select`` did not keep and no document can need) and :func:`anchor_probabilities` (Platt sigmoids through 0.5 at
   decision 0, so that ``predict_proba > 0.5`` is ``predict``).
@@ -13,35 +11,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
-from gfun.funnelling.aggregation import aggregate
 from gfun.funnelling.branch import Branch
 from gfun.funnelling.view_spec import label
-from gfun.metrics.measures import f1_from_counts
 from gfun.svm.kernel import RBFSVMOvR
-from gfun.views.normalization import ZScore, l2_normalize
+from gfun.views.normalization import ZScore
 
-__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_MIN_JUDGED", "SELECT_SCORES", "SELECT_TOL",
-           "MetaTrainer", "Selection", "anchor_probabilities", "default_mapper", "default_meta", "judged_documents",
-           "one_standard_error_choice", "select_views", "unused_views"]
+__all__ = ["SELECT_MIN_JUDGED", "SELECT_TOL", "MetaTrainer", "anchor_probabilities", "default_mapper", "default_meta",
+           "judged_documents", "unused_views"]
 
 logger = logging.getLogger("gfun.funnelling.generalized")
 
-#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 sets; all views
-#: and single views both normalised and raw); beyond, all views and every set that leaves one out.
-SELECT_ALL_SUBSETS_UP_TO = 4
-#: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
-#: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
-SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
-#: How ``aggregation="select"`` averages its score: over all training documents at once (``"pooled"``), or per
-#: training language, then over languages (``"language"``: as gFun is evaluated,
-#: :func:`gfun.metrics.evaluation.evaluate`).
-SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
 #: libsvm stopping tolerance of the cross-validation models with which ``aggregation="select"`` compares its
 #: candidates (libsvm's default is 1e-3; the kept candidate is validated again and trained with it). A looser
 #: tolerance makes the comparison markedly cheaper and moves the validated scores far less than the folds differ
@@ -50,60 +34,6 @@ SELECT_TOL = 0.1
 #: ``select`` judges its candidates on the documents a neural view held out of its training only when there are at
 #: least this many per cross-validation fold (else on all training documents, with a warning).
 SELECT_MIN_JUDGED = 20
-
-
-def _selection_score(name: str) -> Any:
-    """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
-    from gfun.metrics.measures import k_from_counts
-
-    if name not in SELECT_SCORES:
-        raise ValueError(f"select_score must be one of {SELECT_SCORES}, got {name!r}")
-
-    def score(pred: np.ndarray, y: np.ndarray) -> float:
-        tp, fp, fn, tn = (pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0), (~pred & ~y).sum(0)
-        parts = [float(np.mean(f1_from_counts(tp, fp, fn, tn)))]
-        if name != "macro-f1":
-            parts.append(float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())))
-        if name == "f1k":
-            parts += [float(np.mean(k_from_counts(tp, fp, fn, tn))),
-                      float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum()))]
-        return float(np.mean(parts))
-
-    return score
-
-
-def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequence[int]) -> int:
-    """The candidate ``select`` keeps: the one-standard-error rule (Breiman et al., 1984) on paired folds.
-
-    Among the candidates whose score is within one standard error of the best one's, the smallest (fewest
-    views), the best-scoring of those. The standard error is that of the difference between the candidate's
-    and the best one's per-fold scores (the candidates share the folds): the noise a fold puts into every
-    candidate cancels, and only a view that adds nothing beyond that noise is left out.
-
-    Parameters
-    ----------
-    scores : sequence of float
-        Each candidate's validated score.
-    per_fold : sequence of ndarray
-        Each candidate's score on each fold (same folds, same order, for every candidate).
-    sizes : sequence of int
-        Each candidate's number of views.
-
-    Returns
-    -------
-    int
-        The index of the kept candidate.
-    """
-    scores = np.asarray(scores, dtype=float)
-    top = int(np.argmax(scores))
-    near = []
-    best = np.asarray(per_fold[top], dtype=float)
-    for i, folds in enumerate(per_fold):
-        diff = best - np.asarray(folds, dtype=float)
-        se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
-        if scores[i] >= scores[top] - se:
-            near.append(i)
-    return min(near, key=lambda i: (sizes[i], -scores[i]))
 
 
 def default_meta() -> RBFSVMOvR:
@@ -212,109 +142,6 @@ def judged_documents(branches: Sequence[Branch], n: int, cv: int) -> np.ndarray 
     logger.info("select: candidates judged on the %d training documents view(s) %s did not train on",
                 int(mask.sum()), names)
     return mask
-
-
-@dataclass
-class Selection:
-    """What :func:`select_views` keeps: the views (indices), their form, every candidate's score, the kept
-    candidate's training input and its fitted meta-classifier and input scaler."""
-
-    subset: list[int]
-    l2: bool
-    scores: dict[str, float]
-    Zmeta: np.ndarray
-    meta: RBFSVMOvR
-    scaler: ZScore | None
-
-
-def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, trainer: MetaTrainer, *, cv: int,
-                 score: str, average: str, normalize: bool, names: Sequence[str], langs: np.ndarray | None = None,
-                 judged_on: np.ndarray | None = None) -> Selection:
-    """``select``: choose the meta-level input by the meta-classifier's validated F1.
-
-    Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per
-    view, z-scored columns) or without any (Funnelling's raw posteriors; only this form with
-    ``normalize=False``): all views and each single view in both forms, then every other non-empty set of
-    views when there are at most :data:`SELECT_ALL_SUBSETS_UP_TO` views (every set that leaves one view out
-    beyond that) in the form all views validated better in. Single views are tried both ways because their
-    better form can differ from that of all views (a posteriors view may be better raw while the views together
-    are better normalised). Each candidate's meta-classifier is trained on the training inputs (``train``:
-    in-sample, as the paper's) and cross-validated with ``cv`` folds (one split shared by every candidate) on the
-    out-of-fold inputs (``val``); its per-class thresholds are chosen by the meta-classifier's ``threshold`` and
-    validated cross-fitted (each fold judged with thresholds fitted on the others,
-    :func:`gfun.svm.thresholds.validated_thresholds`). A candidate is scored by ``score`` of those predictions,
-    per training language and averaged over the languages (``average="language"``, the way gFun is evaluated;
-    ``langs`` gives each training document's language) or pooled over all documents (``"pooled"``), on the
-    documents ``judged_on`` (a boolean mask, :func:`judged_documents`) or all. The kept candidate follows the
-    one-standard-error rule (Breiman et al., 1984, :func:`one_standard_error_choice`): the fewest views whose
-    score is within one standard error of the best candidate's, the best of those, so that a view must earn its
-    place by more than the noise of the estimate. Candidates are compared at a coarse libsvm tolerance
-    (:data:`SELECT_TOL`) without sigmoids; the kept one is validated again and trained at full precision.
-    """
-    from itertools import combinations
-
-    from gfun.svm.linear import make_folds
-
-    everyone = np.ones(train[0].shape[0], dtype=bool)
-    Yb = np.asarray(Y, dtype=bool)
-    folds = make_folds(len(Yb), cv, trainer.random_state, trainer.groups)  # the meta-classifier's
-    score_of = _selection_score(score)
-    if average not in SELECT_AVERAGES:
-        raise ValueError(f"select average must be one of {SELECT_AVERAGES}, got {average!r}")
-    by_language = average == "language" and langs is not None
-    groups = [np.flatnonzero(langs == lang) for lang in np.unique(langs)] if by_language else None
-
-    def judged(pred: np.ndarray, idx: np.ndarray) -> float:
-        if judged_on is not None:
-            idx = idx[judged_on[idx]]
-        if groups is None:
-            return score_of(pred[idx], Yb[idx])
-        member = np.zeros(len(Yb), dtype=bool)
-        member[idx] = True
-        parts = [score_of(pred[g[member[g]]], Yb[g[member[g]]]) for g in groups if member[g].any()]
-        return float(np.mean(parts))
-
-    everything = np.arange(len(Yb)) if judged_on is None else np.flatnonzero(judged_on)
-    candidates: list[tuple] = []
-    tried: dict[str, float] = {}
-
-    def attempt(subset: tuple[int, ...], l2: bool) -> None:
-        norm = l2_normalize if l2 else (lambda z: z)
-        tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
-        va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
-        meta, _ = trainer.fit(tr, va, Y, zscore=l2, cv=cv, final=False)
-        if meta.validated_decision_ is None:  # too few documents to cross-validate
-            value, per_fold = 0.0, np.zeros(len(folds))
-        else:
-            pred = meta.validated_decision_ > 0
-            per_fold = np.array([judged(pred, te) for _, te in folds])
-            value = judged(pred, everything)
-        tried[label([names[i] for i in subset]) + ("" if l2 else " (raw)")] = value
-        candidates.append((value, per_fold, subset, l2, tr, va))
-
-    full = tuple(range(len(names)))
-    forms = (True, False) if normalize else (False,)
-    for l2 in forms:
-        attempt(full, l2)
-    preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
-    if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
-        subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
-    else:
-        subsets = [tuple(i for i in full if i != drop) for drop in full]
-    for subset in subsets:  # single views both ways, the other sets in the preferred form
-        for l2 in (forms if len(subset) == 1 else (preferred,)):
-            attempt(subset, l2)
-    best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
-                                                [len(c[2]) for c in candidates])]
-    _, _, subset, l2, Zmeta, Zval = best
-    # validated again at full precision, then its final models: the meta-classifier (thresholds and sigmoids
-    # included) that a comparison at full precision would give when it keeps the same candidate
-    meta, scaler = trainer.fit(Zmeta, Zval, Y, zscore=l2, cv=cv)
-    kept = [names[i] for i in subset]
-    if trainer.verbose:
-        logger.info("select: validated %s %s; kept %s", score, {k: round(v, 4) for k, v in tried.items()},
-                    label(kept) + ("" if l2 else " (raw)"))
-    return Selection(list(subset), bool(l2), tried, Zmeta, meta, scaler)
 
 
 def unused_views(branches: Sequence[Branch], selected: Sequence[str], languages: Sequence[str]) -> list[str]:
