@@ -27,15 +27,19 @@ SCRIPT = textwrap.dedent('''
 
     from gfun.baselines.naive import NaiveClassifier
     from gfun.datasets.demo import load_demo
+    from gfun.funnelling.aggregation import Select
     from gfun.funnelling.generalized import GeneralizedFunnelling
+    from gfun.funnelling.meta import default_meta
 
     def main(out):
         """Fit both models and save their outputs under ``out``."""
         train, test = load_demo()
         train, test = first(train, 40), first(test, 10)
         models = {
-            "gfun": GeneralizedFunnelling(views="x", train_posteriors="cv", cv=3, meta_C="cv",
-                                          meta_C_grid=(1.0, 10.0), meta_cv=3, random_state=7),
+            "gfun": GeneralizedFunnelling(views="x", aggregation=Select(train_posteriors="cv"),
+                                          view_params={"x": {"cv": 3}},
+                                          meta=default_meta().set_params(C="cv", C_grid=(1.0, 10.0), cv=3),
+                                          random_state=7),
             "naive": NaiveClassifier(C="cv", C_grid=(0.1, 1.0, 10.0), cv=3, random_state=7),
         }
         for name, est in models.items():

@@ -12,6 +12,7 @@ from threadpoolctl import threadpool_info
 from gfun.core.parallel import blas_threads_per_job, run_parallel
 from gfun.datasets.demo import load_demo
 from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.funnelling.meta import default_mapper, default_meta
 
 
 def _blas_threads() -> int:
@@ -55,8 +56,10 @@ def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo, max_mem
     train, test = small_demo
     # the paper's mean aggregation: select's choice among candidates and its F1 thresholds turn last-bit
     # differences of the workers' BLAS into different predictions, which this test is not about
-    params = {"views": "x", "aggregation": "mean", "meta_C": "cv", "meta_C_grid": (0.1, 1.0, 10.0), "cv": 3,
-              "random_state": 0, "n_jobs": 2, "max_memory": max_memory, "n_components": 100}
+    kernel = {"max_memory": max_memory, "n_components": 100}
+    params = {"views": "x", "aggregation": "mean", "random_state": 0, "n_jobs": 2,
+              "meta": default_meta().set_params(C="cv", C_grid=(0.1, 1.0, 10.0), **kernel),
+              "mapper": default_mapper().set_params(cv=3, **kernel), "view_params": {"x": {"cv": 3}}}
     # the threaded reference with one job: liblinear's random generator is shared by a process's threads, so two
     # threads make tier 1 move by ~1e-5 from run to run, which the Nystroem landmarks (k-means) can amplify
     local = GeneralizedFunnelling(**{**params, "n_jobs": 1}).fit(train)

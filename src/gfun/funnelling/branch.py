@@ -95,9 +95,7 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
     # what the view's fit freed (a transformer's is large) is of no use to the SVMs that follow
     release_free_memory()
     seconds[f"view_{view.letter}"] = time.perf_counter() - t0
-    oof = getattr(view, "train_oof_", None)  # a posterior view's out-of-fold training posteriors
-    if oof is not None:
-        del view.train_oof_
+    oof = view.pop_training_oof()  # a posterior view's out-of-fold training posteriors
     scaler = None
     if mapper is not None:
         t0 = time.perf_counter()
@@ -114,8 +112,7 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
         mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
         release_free_memory()
         seconds[f"mapper_{view.letter}"] = time.perf_counter() - t0
-    if getattr(view, "source_", None) is not None:
-        view.source_ = None  # word-vector sources (possibly an encoder) are rebuilt on demand, never stored
+    view.release()
     return view, np.asarray(Z), oof, mapper, scaler, seconds
 
 

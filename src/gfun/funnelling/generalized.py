@@ -201,6 +201,17 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         """The unfitted aggregation policy (``aggregation`` by name, or a clone of the given object)."""
         return make_aggregation(self.aggregation)
 
+    def _nested_estimator(self, name: str) -> Any:
+        """The nested estimator ``name`` (``meta``, ``mapper``, ``aggregation``), made explicit when it is given by
+        default (``None``) or by name, so that ``<name>__<parameter>`` can be set on it."""
+        value = getattr(self, name)
+        if name == "aggregation" and isinstance(value, str):
+            value = make_aggregation(value)
+        elif value is None:
+            value = default_meta() if name == "meta" else default_mapper()
+        setattr(self, name, value)
+        return value
+
     def _view_defaults(self, name: str) -> dict[str, Any]:
         """What a letters configuration hands the view ``name`` (given only to views that take it)."""
         defaults: dict[str, Any] = {"n_jobs": self.n_jobs, "random_state": self._seed()}

@@ -126,7 +126,7 @@ def judged_documents(branches: Sequence[Branch], n: int, cv: int) -> np.ndarray 
     there: the documents every such view held out. With fewer than :data:`SELECT_MIN_JUDGED` of them per fold, all.
     """
     mask = None
-    held = [(b.name, getattr(b.view, "heldout_idx_", None)) for b in branches]
+    held = [(b.name, b.view.heldout_documents()) for b in branches]
     held = [(name, idx) for name, idx in held if idx is not None]
     for _, idx in held:
         own = np.zeros(n, dtype=bool)

@@ -204,20 +204,6 @@ class NamedViewsMixin:
         return [view for _, view in self._named_views(spec)]
 
     # ------------------------------------------------------------------ nested parameters
-    def _nested_estimator(self, name: str) -> Any:
-        """The nested estimator ``name`` (``meta``, ``mapper``, ``aggregation``), made explicit when it is given by
-        default (``None``) or by name, so that ``<name>__<parameter>`` can be set on it."""
-        from gfun.funnelling.aggregation import make_aggregation
-        from gfun.funnelling.meta import default_mapper, default_meta
-
-        value = getattr(self, name)
-        if name == "aggregation" and isinstance(value, str):
-            value = make_aggregation(value)
-        elif value is None:
-            value = default_meta() if name == "meta" else default_mapper()
-        setattr(self, name, value)
-        return value
-
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The estimator's parameters; with ``deep``, also each view object of ``views`` (by name) and its
         parameters, as ``<name>__<parameter>`` (as :class:`sklearn.pipeline.Pipeline` does). A letters

@@ -63,6 +63,27 @@ class ViewGenerator(BaseEstimator, ABC):
         """
         return "some"
 
+    # ---------------------------------------------------------------- what the tiers read from a fitted view
+    def pop_training_oof(self) -> np.ndarray | None:
+        """The out-of-fold version of the training views the last :meth:`fit_transform` returned, or ``None``.
+
+        A view that computes its training views in-sample but can also give each training document the view a
+        model that did not see it would give (as a new document gets) stores it as ``train_oof_`` in
+        :meth:`fit_transform`; the first tier takes it once, as the meta tier's validation input (what new
+        documents look like), and the view drops it (it is not part of the fitted state).
+        """
+        return self.__dict__.pop("train_oof_", None)
+
+    def heldout_documents(self) -> np.ndarray | None:
+        """Indices of the training documents the fitted view kept out of its training (``heldout_idx_``, e.g. an
+        early-stopping split), or ``None``. ``select`` judges its candidates on them: a view that trains a network
+        gives its own training documents outputs far better than a new document's."""
+        return getattr(self, "heldout_idx_", None)
+
+    def release(self) -> None:
+        """Drop what the fitted view rebuilds on demand and must not keep or save (for example a loaded encoder);
+        called by the first tier once the view and its mapper are fitted. The default keeps everything."""
+
     @abstractmethod
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """JSON-able metadata and numpy arrays describing the fitted view (no pickle)."""

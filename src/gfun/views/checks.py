@@ -179,6 +179,27 @@ def check_unseen_language_is_refused(fv: FittedView, *, lang: str = "tlh") -> No
 
 
 #: Every check, by name, in the order :func:`check_view` runs them.
+def check_tier_protocol(fv: FittedView) -> None:
+    """What the tiers read from a fitted view and clear on it (declared in :mod:`gfun.views.base`): the out-of-fold
+    training views, handed over once and shaped like the training views; the held-out training documents, as
+    indices; and :meth:`~gfun.views.base.ViewGenerator.release`, after which the view transforms as before."""
+    view, n = fv.view, len(fv.data.texts)
+    oof = view.pop_training_oof()
+    if oof is not None:
+        oof = np.asarray(oof)
+        assert oof.shape == fv.Z.shape, f"pop_training_oof gives shape {oof.shape}, the training views {fv.Z.shape}"
+        assert np.isfinite(oof).all(), "pop_training_oof gives non-finite values"
+    assert view.pop_training_oof() is None, "pop_training_oof must hand the out-of-fold training views over once"
+    held = view.heldout_documents()
+    if held is not None:
+        held = np.asarray(held)
+        assert held.ndim == 1 and np.issubdtype(held.dtype, np.integer) and bool(((held >= 0) & (held < n)).all()), \
+            "heldout_documents must give indices of training documents"
+    before = np.asarray(view.transform(fv.data.test_texts, fv.data.test_langs))
+    view.release()
+    _close(np.asarray(view.transform(fv.data.test_texts, fv.data.test_langs)), before, fv, "transform after release()")
+
+
 CHECKS: dict[str, Callable[[FittedView], None]] = {
     "class_attributes": check_class_attributes,
     "clone_and_params": check_clone_and_params,
@@ -188,6 +209,7 @@ CHECKS: dict[str, Callable[[FittedView], None]] = {
     "refit_is_deterministic": check_refit_is_deterministic,
     "out_of_vocabulary_documents_are_finite": check_out_of_vocabulary_documents_are_finite,
     "unseen_language_is_refused": check_unseen_language_is_refused,
+    "tier_protocol": check_tier_protocol,
 }
 
 

@@ -203,6 +203,10 @@ class _TfidfProjectionView(ViewGenerator):
         CommonComponents(self.sif)  # validates the mode
 
     # -- ViewGenerator -----------------------------------------------------------------------
+    def release(self) -> None:
+        """Drop the word-vector source (possibly an encoder): it is rebuilt on demand, never stored."""
+        self.source_ = None
+
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
         self._check_fit_params()
         langs = np.asarray(langs, dtype=object)

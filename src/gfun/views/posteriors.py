@@ -151,7 +151,7 @@ class PosteriorsView(ViewGenerator):
         for idx, (_, post, held_out) in zip(groups.values(), results, strict=True):
             out[idx] = post
             oof[idx] = held_out
-        self.train_oof_ = oof  # transient: read (and dropped) by GeneralizedFunnelling
+        self.train_oof_ = oof  # transient: handed over once by pop_training_oof
         return out
 
     def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:

@@ -302,6 +302,10 @@ class RecurrentView(ViewGenerator):
         return texts, langs
 
     # ------------------------------------------------------------------ ViewGenerator
+    def release(self) -> None:
+        """Drop the word-vector source (possibly an encoder): it is rebuilt on demand, never stored."""
+        self.source_ = None
+
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
         torch = self._torch()
         texts, langs = self._check(texts, langs)
