@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from gfun.funnelling import AGGREGATIONS
-from gfun.funnelling.meta import MetaTrainer
+from gfun.funnelling.meta import MetaTrainer, judged_documents
 from gfun.funnelling.view_spec import label
 from gfun.metrics.measures import f1_from_counts
 from gfun.views.normalization import ZScore, l2_normalize
@@ -326,6 +326,8 @@ class Aggregation(BaseEstimator):
     name: ClassVar[str] = ""
     #: Whether every block must hold |Y| posteriors (non-posterior views are mapped to them).
     reads_posteriors: ClassVar[bool] = True
+    #: Whether a document needs every view (else the views that cover it are enough).
+    every_view: ClassVar[bool] = False
     #: The paper's policies keep the paper's plain cross-validation folds, L2 blocks and validation on the same inputs.
     paper: ClassVar[bool] = False
     #: ``train_posteriors="auto"``.
@@ -367,7 +369,7 @@ class Aggregation(BaseEstimator):
     # ------------------------------------------------------------------ fit / transform
     def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
             normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
-            judged_on: np.ndarray | None = None) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
+            heldout: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
         """Learn the policy's state and train the meta-classifier on the aggregated training input.
 
         Parameters
@@ -381,9 +383,12 @@ class Aggregation(BaseEstimator):
         normalize : bool
             The estimator's ``normalize``.
         names : sequence of str
-            The views' names (for the log).
-        langs, judged_on : ndarray, optional
-            Each training document's language, and the documents validation is judged on (used by :class:`Select`).
+            The views' names.
+        langs : ndarray, optional
+            Each training document's language (:class:`Select` averages its score over them).
+        heldout : sequence of (ndarray or None)
+            For each view, the training documents it kept out of its training
+            (:meth:`~gfun.views.base.ViewGenerator.heldout_documents`; :class:`Select` judges its candidates there).
 
         Returns
         -------
@@ -401,6 +406,10 @@ class Aggregation(BaseEstimator):
 
     def _fit_state(self, val: list[np.ndarray], Y: np.ndarray) -> None:
         """What the policy learns from the validation blocks before the meta-classifier is trained (nothing)."""
+
+    def kept_views(self, names: Sequence[str]) -> list[str]:
+        """The names of the views the fitted policy reads (every view, except for :class:`Select`)."""
+        return list(names)
 
     def block(self, Z: np.ndarray, normalize: bool) -> np.ndarray:
         """A view's block as the policy reads it when fitting (L2-normalised for the paper's policies with
@@ -431,6 +440,7 @@ class Concat(Aggregation):
 
     name = "concat"
     reads_posteriors = False
+    every_view = True
     paper = True
 
 
@@ -485,8 +495,8 @@ class Select(Aggregation):
 
     Attributes
     ----------
-    selected_ : list of int
-        The kept views, as indices into the estimator's views.
+    selected_ : list of str
+        The names of the kept views.
     l2_ : bool
         Whether the kept candidate is normalised (each block L2-normalised, the input z-scored) or raw.
     scores_ : dict of str to float
@@ -504,11 +514,16 @@ class Select(Aggregation):
 
     def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
             normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
-            judged_on: np.ndarray | None = None) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
+            heldout: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
+        judged_on = judged_documents(names, heldout, len(Y), self.cv)
         chosen = select_views(train, val, Y, meta, cv=self.cv, score=self.score, average=self.average,
                               normalize=normalize, names=names, langs=langs, judged_on=judged_on)
-        self.selected_, self.l2_, self.scores_ = chosen.subset, chosen.l2, chosen.scores
+        self.selected_ = [names[i] for i in chosen.subset]
+        self.l2_, self.scores_ = chosen.l2, chosen.scores
         return chosen.Zmeta, chosen.meta, chosen.scaler
+
+    def kept_views(self, names: Sequence[str]) -> list[str]:
+        return [n for n in names if n in self.selected_]
 
     def transform_block(self, Z: np.ndarray, normalize: bool) -> np.ndarray:
         Z = self.block(Z, normalize)

@@ -44,10 +44,8 @@ from gfun.funnelling.aggregation import Aggregation, make_aggregation
 from gfun.funnelling.branch import Branch
 from gfun.funnelling.meta import (
     MetaTrainer,
-    anchor_probabilities,
     default_mapper,
     default_meta,
-    judged_documents,
     unused_views,
 )
 from gfun.funnelling.state import FunnellingStateMixin
@@ -322,17 +320,14 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         trainer = MetaTrainer(default_meta() if self.meta is None else self.meta,
                               validation=policy.resolved_validation(), groups=self.groups_, n_jobs=self.n_jobs,
                               random_state=self._seed(), verbose=self.verbose)
-        judged_on = judged_documents(self.branches_, len(texts), getattr(policy, "cv", 0)) \
-            if policy.name == "select" else None
+        heldout = [b.view.heldout_documents() for b in self.branches_]
         Zmeta, self.meta_, self.scaler_ = policy.fit(train_blocks, val_blocks, Y, trainer, normalize=self.normalize,
-                                                     names=self.view_names_, langs=lang_arr, judged_on=judged_on)
+                                                     names=self.view_names_, langs=lang_arr, heldout=heldout)
         self.aggregation_ = policy
-        self.selected_views_ = ([self.view_names_[i] for i in policy.selected_] if policy.name == "select"
-                                else self.view_names_)
+        self.selected_views_ = policy.kept_views(self.view_names_)
         self.dropped_views_: list[str] = []
-        if policy.name == "select":
-            self._drop_unused_views()
-        anchor_probabilities(self.meta_, Y)
+        self._drop_unused_views()
+        self.meta_.anchor_sigmoids(Y)  # predict_proba > 0.5 is predict
         self.timings_["meta"] = time.perf_counter() - t0
         self.n_meta_features_ = Zmeta.shape[1]
         return self
@@ -342,7 +337,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         letters = parse_views(self.zero_shot_views)
         if set(self.view_names_) & set(letters):
             raise ValueError(f"zero_shot_views {self.zero_shot_views!r} repeats a view of views={self.views!r}")
-        if policy.name == "concat" and [v.output for v in self.views_] != ["posteriors"]:
+        if not policy.reads_posteriors and [v.output for v in self.views_] != ["posteriors"]:
             raise ValueError("zero_shot_views needs a meta-level input of posteriors: mean, select, stack or wmean "
                              "aggregation, or concat of a single posterior view (views='x')")
         for name, view in self._named_views(self.zero_shot_views):
@@ -352,14 +347,13 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
             self.fallback_branches_.append(branch)
 
     def _drop_unused_views(self) -> None:
-        """Drop the views ``select`` did not keep that no document can need (see
-        :func:`gfun.funnelling.meta.unused_views`); the kept views' indices in the policy follow."""
+        """Drop the views the policy did not keep (``select``) that no document can need (see
+        :func:`gfun.funnelling.meta.unused_views`)."""
         dropped = unused_views(self.branches_, self.selected_views_, self.languages_)
         if not dropped:
             return
         self.branches_ = [b for b in self.branches_ if b.name not in dropped]
         self.views_ = [b.view for b in self.branches_]
-        self.aggregation_.selected_ = [self.view_names_.index(n) for n in self.selected_views_]
         self.dropped_views_ = dropped
         logger.info("select: dropped view(s) %s from the model (not kept, and every language they serve is "
                     "served by %s)", label(dropped).upper(), label(self.selected_views_).upper())
@@ -382,7 +376,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         fallback = self.fallback_branches_
 
         def served(names: list[str]) -> bool:
-            return bool(names) and (policy.name != "concat" or len(names) == len(self.branches_))
+            return bool(names) and (not policy.every_view or len(names) == len(self.branches_))
 
         for lang, names in covering.items():
             if not served(names) and not any(b.view.covers(lang) for b in fallback):

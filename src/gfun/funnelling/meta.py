@@ -1,10 +1,9 @@
-"""The meta tier of Generalized Funnelling: the meta-classifier, and ``select``'s choice of its input.
+"""The meta tier of Generalized Funnelling: how the meta-classifier is trained, and which views it needs.
 
 * :class:`MetaTrainer` trains the meta-classifier (a clone of the estimator's ``meta`` template, one-vs-rest RBF
   SVMs) on a meta-level input, validated on its out-of-fold version when given;
-* :func:`judged_documents` (the documents ``select`` judges its candidates on), :func:`unused_views` (the views
-  ``select`` did not keep and no document can need) and :func:`anchor_probabilities` (Platt sigmoids through 0.5 at
-  decision 0, so that ``predict_proba > 0.5`` is ``predict``).
+* :func:`judged_documents` (the documents ``select`` judges its candidates on) and :func:`unused_views` (the views
+  ``select`` did not keep and no document can need).
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from gfun.funnelling.view_spec import label
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.normalization import ZScore
 
-__all__ = ["SELECT_MIN_JUDGED", "SELECT_TOL", "MetaTrainer", "anchor_probabilities", "default_mapper", "default_meta",
+__all__ = ["SELECT_MIN_JUDGED", "SELECT_TOL", "MetaTrainer", "default_mapper", "default_meta",
            "judged_documents", "unused_views"]
 
 logger = logging.getLogger("gfun.funnelling.generalized")
@@ -98,25 +97,8 @@ class MetaTrainer:
         return meta, scaler
 
 
-def anchor_probabilities(meta: RBFSVMOvR, Y: np.ndarray) -> None:
-    """Refit a fitted meta-classifier's Platt sigmoids through 0.5 at decision 0 (``B = 0``).
-
-    :meth:`predict` thresholds the decision scores at 0 (the paper's rule); with free sigmoids a probability could
-    fall on the other side of 0.5. Anchored, ``predict_proba > 0.5`` equals ``predict`` by construction; the
-    predicted labels, hence every score, are unchanged.
-    """
-    if getattr(meta, "platt_A_", None) is None:
-        return
-    from gfun.svm.calibration import fit_platt
-
-    oof = getattr(meta, "oof_decision_", None)
-    if oof is not None:
-        meta.platt_A_, meta.platt_B_ = fit_platt(oof, Y, fit_intercept=False)
-    else:  # no held-out scores (too few documents): the logistic of the decision score
-        meta.platt_A_, meta.platt_B_ = np.full(Y.shape[1], -1.0), np.zeros(Y.shape[1])
-
-
-def judged_documents(branches: Sequence[Branch], n: int, cv: int) -> np.ndarray | None:
+def judged_documents(names: Sequence[str], heldout: Sequence[np.ndarray | None], n: int, cv: int,
+                     ) -> np.ndarray | None:
     """The training documents ``select`` judges its candidates on (a boolean mask), or ``None`` for all.
 
     A view that trains a network on the training documents gives them outputs far better than a new document's
@@ -126,8 +108,7 @@ def judged_documents(branches: Sequence[Branch], n: int, cv: int) -> np.ndarray 
     there: the documents every such view held out. With fewer than :data:`SELECT_MIN_JUDGED` of them per fold, all.
     """
     mask = None
-    held = [(b.name, b.view.heldout_documents()) for b in branches]
-    held = [(name, idx) for name, idx in held if idx is not None]
+    held = [(name, idx) for name, idx in zip(names, heldout, strict=False) if idx is not None]
     for _, idx in held:
         own = np.zeros(n, dtype=bool)
         own[np.asarray(idx, dtype=np.int64)] = True

@@ -128,7 +128,7 @@ class FunnellingStateMixin:
         obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
         policy = obj._policy()
         if isinstance(policy, Select):
-            policy.selected_ = [obj.view_names_.index(n) for n in obj.selected_views_ if n in obj.view_names_]
+            policy.selected_ = [n for n in obj.selected_views_ if n in obj.view_names_]
             l2 = meta.get("selected_l2_")
             # a model saved with another policy's defaults read under select keeps the normalised form
             policy.l2_ = bool(l2) if l2 is not None else False

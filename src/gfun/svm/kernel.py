@@ -600,6 +600,22 @@ class RBFSVMOvR(BaseEstimator):
         """Binary predictions (n_samples, n_classes), int8."""
         return (self.decision_function(X) > 0).astype(np.int8)
 
+    def anchor_sigmoids(self, Y: np.ndarray) -> None:
+        """Refit the fitted model's Platt sigmoids through 0.5 at decision 0 (``B = 0``), on its out-of-fold
+        decision scores (the logistic of the decision score when it has none: too few documents).
+
+        Predictions threshold the decision scores at 0; with free sigmoids a probability could fall on the other
+        side of 0.5. Anchored, ``predict_proba > 0.5`` equals the predictions by construction; the predicted labels
+        are unchanged. Does nothing without sigmoids (``probability=False``).
+        """
+        if getattr(self, "platt_A_", None) is None:
+            return
+        oof = getattr(self, "oof_decision_", None)
+        if oof is not None:
+            self.platt_A_, self.platt_B_ = fit_platt(oof, Y, fit_intercept=False)
+        else:
+            self.platt_A_, self.platt_B_ = np.full(Y.shape[1], -1.0), np.zeros(Y.shape[1])
+
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Platt-calibrated posteriors P(class | x), shape (n_samples, n_classes)."""
         return self.proba_from_scores(self.decision_function(X))
