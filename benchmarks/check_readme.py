@@ -37,8 +37,8 @@ ROW = re.compile(r"^(?P<name>\S+)\s+(?P<scores>(?:\d\.\d{3}\s+){4})(?P<fit>\d+\.
                  r"(?P<tail>\s+\(make demo-full\))?$")
 #: docs/benchmarks.md's sentence: ``... reads F1M .444 / KM .409 ignoring the 186 unknown occurrences, .309 /
 #: .286 counting them``.
-UNKNOWN = re.compile(r"F1M (\.\d{3}) / KM (\.\d{3}) ignoring the (\d+) unknown occurrences, (\.\d{3}) / (\.\d{3}) "
-                     r"counting them")
+UNKNOWN = re.compile(r"F1M (\.\d{3}) / KM (\.\d{3}) ignoring the (\d+) unknown occurrences, "
+                     r"(-?\.\d{3}) / (-?\.\d{3}) counting them")
 
 
 def demo_rows(text: str) -> dict[str, dict[str, Any]]:

@@ -153,3 +153,42 @@ def test_measures_from_contingency_is_what_evaluate_reports() -> None:
         assert got == {k: row[k] for k in got}
     no_positive = np.array([[0, 2, 0, 5], [0, 0, 0, 7]])
     assert math.isnan(measures_from_contingency(no_positive)["F1_macro_present"])
+
+
+# ------------------------------------------------------------------------------------- unknown labels
+class _FixedModel:
+    def __init__(self, classes: list[str], y_pred: np.ndarray) -> None:
+        self.classes_ = np.asarray(classes)
+        self._y_pred = y_pred
+
+    def predict(self, corpus: object) -> np.ndarray:
+        return self._y_pred
+
+
+def test_an_unknown_label_counts_only_where_it_occurs() -> None:
+    """Two classes a, b; one test document (en) also carries the unknown label z.
+
+    en: d1 {a, z} pred {a}, d2 {} pred {b}      it: d3 {b} pred {}, d4 {} pred {}
+    ignore: en a TP1 TN1 -> F1 1, K 1; b FP1 TN1 -> F1 0, K 2*1/2-1 = 0; F1M .5, KM .5
+            it a TN2 -> F1 1, K 1; b FN1 TN1 -> F1 0, K 0 + 1 - 1 = 0; F1M .5, KM .5
+    count:  en gets class z with FN1 only -> F1 0, K 2*0/1-1 = -1; F1M (1+0+0)/3 = 1/3, KM (1+0-1)/3 = 0
+            it is unchanged (z does not occur there: an absent never-predicted class would score F1 = K = 1)
+    """
+    from gfun.corpus.multilingual import MultilingualCorpus
+    from gfun.metrics.evaluation import evaluate_model
+
+    test = MultilingualCorpus(["d1", "d2", "d3", "d4"], ["en", "en", "it", "it"], ["t"] * 4,
+                              [["a", "z"], [], ["b"], []])
+    model = _FixedModel(["a", "b"], np.array([[1, 0], [0, 1], [0, 0], [0, 0]]))
+    ignore = evaluate_model(model, test, unknown_labels="ignore")
+    count = evaluate_model(model, test, unknown_labels="count")
+    assert ignore.loc["en", "F1_macro"] == pytest.approx(0.5) and ignore.loc["it", "F1_macro"] == pytest.approx(0.5)
+    assert count.loc["en", "F1_macro"] == pytest.approx(1 / 3) and count.loc["en", "K_macro"] == pytest.approx(0.0)
+    assert count.loc["it", "F1_macro"] == pytest.approx(0.5) and count.loc["it", "K_macro"] == pytest.approx(0.5)
+    # micro, en: a TP1 TN1, b FP1 TN1, z FN1 -> TP1 FP1 FN1 TN2: F1 2/4, K 1/2 + 2/3 - 1
+    assert count.loc["en", "F1_micro"] == pytest.approx(0.5)
+    assert count.loc["en", "K_micro"] == pytest.approx(1 / 2 + 2 / 3 - 1)
+    assert count.loc["average", "F1_macro"] == pytest.approx((1 / 3 + 0.5) / 2)
+    assert list(count["unknown_labels"]) == [1, 0, 1]
+    for name in MEASURES:
+        assert (count[name] <= ignore[name] + 1e-12).all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -264,6 +265,49 @@ def test_evaluate_rows_are_subset_scores(pair: tuple[np.ndarray, np.ndarray], da
     long = per_class_contingency(y_true, y_pred, langs)
     summed = long.groupby("class")[["TP", "FP", "FN", "TN"]].sum().to_numpy()
     np.testing.assert_array_equal(summed, contingency(y_true, y_pred))
+
+
+class _FixedModel:
+    """A fitted model's face for evaluate_model: its classes and fixed predictions."""
+
+    def __init__(self, classes: list[str], y_pred: np.ndarray) -> None:
+        self.classes_ = np.asarray(classes)
+        self._y_pred = y_pred
+
+    def predict(self, corpus: object) -> np.ndarray:
+        return self._y_pred
+
+
+@SLOW_SETTINGS
+@given(label_pair(min_docs=1, max_classes=4), st.data())
+def test_counting_unknown_labels_never_scores_above_ignoring_them(pair: tuple[np.ndarray, np.ndarray],
+                                                                  data: st.DataObject) -> None:
+    from gfun.corpus.multilingual import MultilingualCorpus
+    from gfun.metrics.evaluation import evaluate_model
+
+    y_true, y_pred = pair
+    n_docs, n_known = y_true.shape
+    n_unknown = data.draw(st.integers(min_value=1, max_value=3))
+    unknown = data.draw(hnp.arrays(np.bool_, (n_docs, n_unknown)))
+    langs = data.draw(st.lists(st.sampled_from(["de", "en", "fr"]), min_size=n_docs, max_size=n_docs))
+    known = [f"k{j}" for j in range(n_known)]
+    labels = [[known[j] for j in np.flatnonzero(y_true[i])] + [f"u{j}" for j in np.flatnonzero(unknown[i])]
+              for i in range(n_docs)]
+    test = MultilingualCorpus([f"d{i}" for i in range(n_docs)], langs, ["text"] * n_docs, labels)
+    model = _FixedModel(known, y_pred)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ignore = evaluate_model(model, test, unknown_labels="ignore")
+        count = evaluate_model(model, test, unknown_labels="count")
+    assert list(count.index) == list(ignore.index)
+    for name in [*MEASURES, "F1_macro_present"]:
+        for row in ignore.index:
+            if not math.isnan(ignore.loc[row, name]):  # NaN: no known class occurs there, no score to beat
+                assert count.loc[row, name] <= ignore.loc[row, name] + 1e-12, (row, name)
+    for lang in ignore.index[:-1]:  # a language without unknown labels scores the same
+        if not unknown[np.asarray(langs) == lang].any():
+            np.testing.assert_allclose(count.loc[lang, list(MEASURES)].to_numpy(dtype=float),
+                                       ignore.loc[lang, list(MEASURES)].to_numpy(dtype=float))
 
 
 # ----------------------------------------------------------------------------------- t-test

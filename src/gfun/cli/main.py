@@ -268,10 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test", required=True, help="labelled test documents (.jsonl/.tsv)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--unknown-labels", choices=("count", "ignore", "error"), default="count",
-                   help="test labels the model does not know: scored as classes the model never predicts, i.e. "
-                   "missed positives (count: the model's honest score on this file), dropped (ignore: the score "
-                   "on the model's classes only), or refused (error); their number is in the unknown_labels "
-                   "column either way")
+                   help="test labels the model does not know. count: each is, in every language where it occurs "
+                   "(and only there), one more class with its documents as false negatives and no true negatives "
+                   "(F1 0, K -1), so it enters that language's macro and micro averages; never above ignore. "
+                   "ignore: dropped, the scores cover the model's classes only. error: refused. Their number is "
+                   "in the unknown_labels column either way")
     p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
     p.set_defaults(func=cmd_evaluate)
 

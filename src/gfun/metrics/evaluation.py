@@ -52,6 +52,14 @@ def _check_langs(langs: ArrayLike, n_docs: int) -> np.ndarray:
     return arr.astype(str)
 
 
+def _row_langs(langs: ArrayLike, n_docs: int) -> np.ndarray:
+    """:func:`_check_langs`, refusing a language that would collide with the ``average`` row."""
+    arr = _check_langs(langs, n_docs)
+    if AVERAGE_ROW in set(arr.tolist()):
+        raise ValueError(f"{AVERAGE_ROW!r} cannot be used as a language code (it names the mean row)")
+    return arr
+
+
 def _rows(m: Any, mask: np.ndarray) -> Any:
     return m[np.flatnonzero(mask)] if sp.issparse(m) else m[mask]
 
@@ -96,13 +104,18 @@ def evaluate(y_true: ArrayLike, y_pred: ArrayLike, langs: ArrayLike | None = Non
         df = pd.DataFrame([row], index=pd.Index([ALL_ROW], name="lang"), columns=columns)
         df["n_docs"] = df["n_docs"].astype(np.int64)
         return df
-    lang_arr = _check_langs(langs, t.shape[0])
-    if AVERAGE_ROW in set(lang_arr.tolist()):
-        raise ValueError(f"{AVERAGE_ROW!r} cannot be used as a language code (it names the mean row)")
+    lang_arr = _row_langs(langs, t.shape[0])
+    tables = _lang_tables(t, p, lang_arr)
+    return _language_frame(tables, {lang: int(table[0].sum()) for lang, table in tables.items()}, t.shape[0])
+
+
+def _language_frame(tables: dict[str, np.ndarray], n_docs: dict[str, int], n_total: int) -> pd.DataFrame:
+    """:func:`evaluate`'s table from each language's contingency table (rows: classes; TP, FP, FN, TN)."""
+    columns = [*MEASURES, "F1_macro_present", "n_docs"]
     rows: dict[str, dict[str, float]] = {}
-    for lang, table in _lang_tables(t, p, lang_arr).items():
+    for lang, table in tables.items():
         rows[lang] = measures_from_contingency(table)
-        rows[lang]["n_docs"] = int(table[0].sum())
+        rows[lang]["n_docs"] = n_docs[lang]
     df = pd.DataFrame.from_dict(rows, orient="index", columns=columns)
     if df.empty:
         df.loc[AVERAGE_ROW] = [math.nan] * (len(columns) - 1) + [0]
@@ -111,7 +124,7 @@ def evaluate(y_true: ArrayLike, y_pred: ArrayLike, langs: ArrayLike | None = Non
         df.loc[AVERAGE_ROW] = [*mean.tolist(), int(df["n_docs"].sum())]
     df["n_docs"] = df["n_docs"].astype(np.int64)
     df.index.name = "lang"
-    logger.debug("evaluated %d documents in %d languages", t.shape[0], len(df) - 1)
+    logger.debug("evaluated %d documents in %d languages", n_total, len(df) - 1)
     return df
 
 
@@ -129,12 +142,22 @@ def evaluate_model(model: Any, test: Any, *, unknown_labels: UnknownLabels = "co
         Labelled test documents, read with their own labels (``classes=None``): a corpus built with the
         model's class list and ``on_unknown_label="ignore"`` has already lost the labels this counts.
     unknown_labels : {"count", "ignore", "error"}
-        Test labels outside ``model.classes_``. ``"count"`` (default) scores each as a class the model never
-        predicts: its occurrences are missed positives (F1 and K of 0 in a language where it occurs, and,
-        as for any class, 1 where it neither occurs nor is predicted). This is the honest score of the model
-        on this test set; dropping them instead (``"ignore"``) scores the model on its own class list only
-        and reads higher. ``"error"`` refuses such a
-        test set. Either way a warning names them and the ``unknown_labels`` column counts them.
+        Test labels outside ``model.classes_``:
+
+        - ``"ignore"``: they are dropped; every language is scored on the model's classes (a document whose labels
+          are all unknown is a negative for each of them): :func:`evaluate` of the model's predictions.
+        - ``"count"`` (default): the same per-class tables, plus, in each language where an unknown label occurs,
+          one class for it with TP = FP = TN = 0 and FN = the number of that language's documents carrying it.
+          Such a class scores F1 = 0 and K = -1 (the lowest of each) and enters that language's macro averages
+          as one more class and its micro sums as false negatives; in a language where it does not occur it is
+          not a class at all (an absent, never-predicted class would score F1 = K = 1 and raise the average).
+          It gets no true negatives: a model that cannot predict a class earns no credit for not predicting it.
+          So ``"count"`` never scores above ``"ignore"`` on any measure of any row (``F1_macro_present`` is NaN
+          under ``"ignore"`` in a language where no known class occurs, and a number under ``"count"`` there
+          when an unknown one does), and equals it where no unknown label occurs.
+        - ``"error"``: such a test set is refused (``ValueError`` naming the labels).
+
+        Either way a warning names them and the ``unknown_labels`` column counts them.
 
     Returns
     -------
@@ -159,15 +182,25 @@ def evaluate_model(model: Any, test: Any, *, unknown_labels: UnknownLabels = "co
         if unknown_labels == "error":
             raise ValueError(message + " (unknown_labels='count', --unknown-labels count, scores them as missed "
                              "positives; 'ignore' drops them)")
-        logger.warning("%s: %s", message, "scored as classes the model never predicts (missed positives)"
+        logger.warning("%s: %s", message, "scored as missed positives, in the languages where they occur"
                        if unknown_labels == "count" else "dropped: the scores cover the model's classes only")
-    classes = known + (unknown if unknown_labels == "count" else [])
-    y_true = binarize_labels(test.labels, classes)
+    y_true = binarize_labels(test.labels, known)
     y_pred = np.asarray(model.predict(test))
-    if len(classes) > len(known):
-        y_pred = np.hstack([y_pred, np.zeros((y_pred.shape[0], len(classes) - len(known)), dtype=y_pred.dtype)])
-    df = evaluate(y_true, y_pred, test.langs)
     langs = np.asarray(test.langs, dtype=object)
+    if unknown and unknown_labels == "count":
+        t, p = _check_pair(y_true, y_pred)
+        lang_arr = _row_langs(langs, t.shape[0])
+        missed = binarize_labels(test.labels, unknown)
+        tables = _lang_tables(t, p, lang_arr)
+        n_docs = {lang: int((lang_arr == lang).sum()) for lang in tables}
+        for lang, table in tables.items():
+            fn = np.asarray(missed[np.flatnonzero(lang_arr == lang)].sum(axis=0)).ravel()
+            extra = np.zeros((int((fn > 0).sum()), table.shape[1]), dtype=table.dtype)
+            extra[:, 2] = fn[fn > 0]  # FN only: TP = FP = TN = 0
+            tables[lang] = np.vstack([table, extra])
+        df = _language_frame(tables, n_docs, t.shape[0])
+    else:
+        df = evaluate(y_true, y_pred, test.langs)
     counts = {lang: int(per_doc[langs == lang].sum()) for lang in df.index if lang != AVERAGE_ROW}
     df["unknown_labels"] = [counts.get(lang, int(per_doc.sum())) for lang in df.index]
     return df
