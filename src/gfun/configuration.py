@@ -44,14 +44,15 @@ logger = logging.getLogger(__name__)
 UNAVAILABLE_VIEWS: dict[str, str] = {}
 
 #: The baselines by configuration name, with the name printed in tables.
-BASELINES: dict[str, str] = {"naive": "Naive", "fun": "Fun", "bert": "BERT (fine-tuned)", "upper": "UpperBound",
+BASELINES: dict[str, str] = {"naive": "Naive", "pooled": "Pooled", "fun": "Fun", "bert": "BERT (fine-tuned)",
+                             "upper": "UpperBound",
                              "lri": "LRI", "clesa": "CLESA", "kcca": "KCCA", "dci": "DCI"}
 #: The baselines of :mod:`gfun.baselines.crosslingual`; their parameters are ``view_params[name]``.
 CROSSLINGUAL_BASELINES: tuple[str, ...] = ("lri", "clesa", "kcca", "dci")
 #: ``gfun train --method``: Generalized Funnelling and every baseline.
-METHODS: tuple[str, ...] = ("gfun", "fun", "naive", "bert", "upper", *CROSSLINGUAL_BASELINES)
+METHODS: tuple[str, ...] = ("gfun", "fun", "naive", "pooled", "bert", "upper", *CROSSLINGUAL_BASELINES)
 #: The methods whose ``meta_C`` is the C of linear SVMs, cross-validated by default (``gfun train``).
-_SVM_BASELINES = ("naive", "upper", *CROSSLINGUAL_BASELINES)
+_SVM_BASELINES = ("naive", "pooled", "upper", *CROSSLINGUAL_BASELINES)
 #: Other spellings of configuration names -> the canonical name.
 _ALIASES = {"upperbound": "upper", "upper-bound": "upper", "gfun": "x", "gfun-x": "x"}
 #: Datasets whose every document has an English version (``extra["text_en"]``), which ``upper`` needs.
@@ -111,11 +112,11 @@ class Config:
         (``build_estimator(zero_shot=True)``).
         """
         # clesa, kcca: the languages of their parallel collection
-        if self.method in ("bert", "fun", "upper", "clesa", "kcca"):
+        if self.method in ("bert", "fun", "pooled", "upper", "clesa", "kcca"):
             return True
-        zero_shot = set(self.views) & set("mbr")
+        zero_shot = set(self.views) & set("mbrp")
         return self.method == "gfun" and bool(zero_shot) and (self.aggregation != "concat"
-                                                              or set(self.views) <= set("mbr"))
+                                                              or set(self.views) <= set("mbrp"))
 
 
 def _view_order() -> str:
@@ -332,6 +333,7 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
         On a bad configuration name.
     """
     from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier, make_fun
+    from gfun.baselines.pooled import PooledClassifier
     from gfun.baselines.transformer import FineTunedTransformerClassifier
     from gfun.funnelling.aggregation import Aggregation, Concat, make_aggregation
     from gfun.funnelling.generalized import GeneralizedFunnelling
@@ -343,6 +345,8 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
         meta_C = "cv" if config.method in _SVM_BASELINES else 1.0
     if config.method == "naive":
         return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
+    if config.method == "pooled":
+        return PooledClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state, **view_params.get("pooled", {}))
     if config.method == "upper":
         return UpperBoundClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
     if config.method in CROSSLINGUAL_BASELINES:

@@ -40,6 +40,7 @@ ESTIMATOR_MODULES: dict[str, str] = {
     "GeneralizedFunnelling": "gfun.funnelling.generalized",
     "NaiveClassifier": "gfun.baselines.naive",
     "UpperBoundClassifier": "gfun.baselines.naive",
+    "PooledClassifier": "gfun.baselines.pooled",
     "FineTunedTransformerClassifier": "gfun.baselines.transformer",
     "LRIClassifier": "gfun.baselines.crosslingual.lri",
     "CLESAClassifier": "gfun.baselines.crosslingual.clesa",

@@ -8,6 +8,8 @@ letter    view
 ``w``     :class:`~gfun.views.wce.WordClassEmbeddingView` (TF-IDF x word-class embeddings, SIF, L2)
 ``b``     :class:`~gfun.views.transformer.TransformerView` (fine-tuned multilingual transformer, pooled vector)
 ``r``     :class:`~gfun.views.recurrent.RecurrentView` (GRU over aligned word vectors [+ WCEs])
+``p``     :class:`~gfun.views.pooled.PooledPosteriorsView` (calibrated posteriors of SVMs over one vocabulary
+          shared by all languages; serves any language)
 ========  ==========================================================
 
 A view written outside gfun (a subclass of :class:`~gfun.views.base.ViewGenerator`) gets a name with
@@ -25,14 +27,14 @@ from typing import Any
 
 from gfun.views.base import ViewGenerator
 from gfun.views.embeddings import WordEmbeddingView
+from gfun.views.pooled import PooledPosteriorsView
 from gfun.views.posteriors import PosteriorsView
 from gfun.views.recurrent import RecurrentView
 from gfun.views.transformer import TransformerView
 from gfun.views.wce import WordClassEmbeddingView
 
-__all__ = ["VIEW_CLASSES", "PosteriorsView", "RecurrentView", "TransformerView", "ViewGenerator",
-           "WordClassEmbeddingView", "WordEmbeddingView", "make_view", "register_view", "registered_name",
-           "unregister_view"]
+__all__ = ["BUILTIN_VIEWS", "VIEW_CLASSES", "accepted_params", "check_view_name", "class_path", "make_view",
+           "register_view", "registered_name", "unregister_view", "view_class"]
 
 #: Configuration letter -> view class.
 VIEW_CLASSES: dict[str, type[ViewGenerator]] = {
@@ -41,6 +43,7 @@ VIEW_CLASSES: dict[str, type[ViewGenerator]] = {
     "w": WordClassEmbeddingView,
     "b": TransformerView,
     "r": RecurrentView,
+    "p": PooledPosteriorsView,
 }
 
 

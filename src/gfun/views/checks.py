@@ -10,7 +10,7 @@ suite runs them on every registered view. A view that passes them works inside
 Example
 -------
 >>> from gfun.views.checks import check_view
->>> from gfun.views import PosteriorsView
+>>> from gfun.views.posteriors import PosteriorsView
 >>> check_view(PosteriorsView(cv=3, random_state=0))  # doctest: +SKIP
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import clone
@@ -31,13 +31,17 @@ __all__ = ["CHECKS", "CheckData", "FittedView", "check_view", "demo_check_data",
 
 @dataclass
 class CheckData:
-    """Training documents (``texts``, ``langs``, label matrix ``Y``) and test documents of the checks."""
+    """Training documents (``texts``, ``langs``, label matrix ``Y``) and test documents of the checks; optionally
+    documents of languages without training documents (``zero_shot_texts``, ``zero_shot_langs``), on which the
+    checks run where the view covers their language."""
 
     texts: list[str]
     langs: np.ndarray
     Y: np.ndarray
     test_texts: list[str]
     test_langs: np.ndarray
+    zero_shot_texts: list[str] = field(default_factory=list)
+    zero_shot_langs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
 
     @property
     def languages(self) -> list[str]:
@@ -56,19 +60,22 @@ class FittedView:
     atol: float = 1e-6
 
 
-def demo_check_data(langs: Sequence[str] = ("de", "en", "it"), n_train: int = 30, n_test: int = 8) -> CheckData:
-    """``n_train`` training and ``n_test`` test documents of each of ``langs`` from the bundled demo corpus."""
+def demo_check_data(langs: Sequence[str] = ("de", "en", "it"), n_train: int = 30, n_test: int = 8,
+                    zero_shot: Sequence[str] = ("fr",)) -> CheckData:
+    """``n_train`` training and ``n_test`` test documents of each of ``langs`` from the bundled demo corpus, and
+    ``n_test`` test documents of each of the ``zero_shot`` languages (no training documents)."""
     from gfun.datasets.demo import load_demo
 
     train, test = load_demo()
 
-    def sample(corpus, n):  # noqa: ANN001, ANN202 - the first n documents of each language, in corpus order
-        idx = [i for lang in langs for i in np.flatnonzero(corpus.lang_array == lang)[:n]]
+    def sample(corpus, n, which):  # noqa: ANN001, ANN202 - the first n documents of each language, in corpus order
+        idx = [i for lang in which for i in np.flatnonzero(corpus.lang_array == lang)[:n]]
         return corpus.subset(idx)
 
-    tr, te = sample(train, n_train), sample(test, n_test)
+    tr, te, zs = sample(train, n_train, langs), sample(test, n_test, langs), sample(test, n_test, zero_shot)
     return CheckData(list(tr.texts), np.asarray(tr.langs, dtype=object), np.asarray(tr.Y.toarray(), dtype=np.int8),
-                     list(te.texts), np.asarray(te.langs, dtype=object))
+                     list(te.texts), np.asarray(te.langs, dtype=object), list(zs.texts),
+                     np.asarray(zs.langs, dtype=object))
 
 
 def fit_for_check(view: ViewGenerator, data: CheckData | None = None, *, rtol: float = 1e-5,
@@ -119,7 +126,9 @@ def check_rows_and_dimensionality(fv: FittedView) -> None:
 
 
 def check_transform_order_and_batch_independence(fv: FittedView) -> None:
-    """Rows come in input order, and a document's view does not depend on the other documents of the batch."""
+    """Rows come in input order, and a document's view does not depend on the other documents of the batch: for
+    the training languages and for every zero-shot language of the data that the view covers (a mixed batch of
+    both gives each document its view alone)."""
     view, data = fv.view, fv.data
     texts, langs = data.test_texts, data.test_langs
     Z = view.transform(texts, langs)
@@ -127,6 +136,16 @@ def check_transform_order_and_batch_independence(fv: FittedView) -> None:
     _close(view.transform([texts[i] for i in perm], langs[perm]), Z[perm], fv, "rows not in input order")
     for i in sorted({0, len(texts) // 2}):
         _close(view.transform([texts[i]], langs[i:i + 1])[0], Z[i], fv, "a document's view depends on its batch")
+    zs = [i for i, lang in enumerate(data.zero_shot_langs) if view.covers(str(lang))]
+    if not zs:
+        return
+    ztexts, zlangs = [data.zero_shot_texts[i] for i in zs], np.asarray(data.zero_shot_langs, dtype=object)[zs]
+    Zz = view.transform(ztexts, zlangs)
+    for i in range(len(zs)):
+        _close(view.transform([ztexts[i]], zlangs[i:i + 1])[0], Zz[i], fv,
+               f"a document of the zero-shot language {zlangs[i]!r} gets another view alone than in its batch")
+    mixed = view.transform(list(texts) + ztexts, np.concatenate([langs, zlangs]))
+    _close(mixed, np.vstack([Z, Zz]), fv, "a mixed batch of seen and zero-shot languages changes the views")
 
 
 def check_state_round_trip(fv: FittedView) -> None:

@@ -1,0 +1,136 @@
+"""gFun against the pooled classifier (one vocabulary and one classifier over all languages), lever by lever.
+
+Each configuration is a name of ``gfun experiment`` (``pooled``, ``x``, ``xp``, ``xmp`` ...) optionally followed by
+``:`` and estimator parameters (nested ones included), e.g. ``xp:meta__class_weight=balanced`` or
+``xp:p__train_posteriors=in-sample``. Every configuration is fitted on each run's training documents and scored on
+its test documents, per language and averaged over languages as ``gfun evaluate`` does: ``many`` over the training
+languages, ``zero`` over the languages without training documents (debtags). Rows already in ``--out`` are kept
+(resumable); the table printed at the end holds the mean over runs of each measure and of the fit time, and, with
+``--reference``, the paired t-test of each configuration against it (``+``/``-``: significantly better/worse at
+p < .05).
+
+Example (the ablation on debtags run 0)::
+
+    python benchmarks/bench_pooled.py --dataset debtags --data-dir ../shared/data/debtags --runs 0 \\
+        --configs pooled,x,p,xp,xp:meta__class_weight=balanced,xmp --word-vectors e5-subword \\
+        --out results/pooled-ablation-debtags.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+MEASURES = ("F1_macro", "F1_micro", "K_macro", "K_micro")
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _runs(spec: str) -> list[int]:
+    out: list[int] = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def build(spec: str, run: int, args: argparse.Namespace) -> Any:
+    """The unfitted estimator of a configuration spec (``name[:param=value:...]``)."""
+    from gfun.configuration import build_estimator, parse_config
+
+    name, *overrides = spec.split(":")
+    config = parse_config(name)
+    view_params = {"m": {"source": args.word_vectors}} if args.word_vectors else None
+    est = build_estimator(config, random_state=run, n_jobs=args.n_jobs, view_params=view_params,
+                          meta_C=None if config.method in ("pooled", "naive") else 1.0)
+    params = {k: _value(v) for k, v in (o.split("=", 1) for o in overrides)}
+    return est.set_params(**params) if params else est
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dataset", default="debtags")
+    ap.add_argument("--data-dir")
+    ap.add_argument("--runs", default="0")
+    ap.add_argument("--configs", required=True)
+    ap.add_argument("--word-vectors", default="e5-subword")
+    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--reference", help="configuration every other one is t-tested against")
+    ap.add_argument("--out", help="CSV of the rows (resumable)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    from gfun.experiments.many_shot import language_average
+    from gfun.experiments.runner import ExperimentSettings, cell_scores, evaluate_cell, load_run
+
+    out = Path(args.out) if args.out else None
+    rows = pd.read_csv(out).to_dict("records") if out is not None and out.exists() else []
+    done = {(int(r["run"]), r["config"]) for r in rows}
+    specs = [s for s in args.configs.split(",") if s]
+    for run in _runs(args.runs):
+        todo = [s for s in specs if (run, s) not in done]
+        if not todo:
+            continue
+        train, test = load_run(ExperimentSettings(dataset=args.dataset, data_dir=args.data_dir, view_cache=""), run)
+        for spec in todo:
+            frame = evaluate_cell(build(spec, run, args), train, test)
+            frame["run"], frame["config"] = run, spec
+            scores = cell_scores(frame, ["run", "config"])
+            zero = ~scores["lang"].isin(set(train.langs))
+            for setting, mask in (("many", ~zero), ("zero", zero)):
+                if not mask.any() or scores[mask][list(MEASURES)].isna().all().all():
+                    continue
+                row = language_average(scores[mask], ["run", "config"]).iloc[0].to_dict()
+                row.update(setting=setting, fit_s=round(float(frame.fit_s.iloc[0]), 1))
+                rows.append(row)
+                print(f"run {run} {spec:36s} {setting:4s} " + " ".join(f"{row[m]:.3f}" for m in MEASURES)
+                      + f"  fit {row['fit_s']:.0f} s", flush=True)
+            if out is not None:
+                pd.DataFrame(rows).to_csv(out, index=False)
+    print(table(pd.DataFrame(rows), specs, args.reference))
+    return 0
+
+
+def table(frame: pd.DataFrame, specs: list[str], reference: str | None) -> str:
+    """Mean over runs per configuration and setting, with the paired t-test against ``reference``."""
+    from gfun.metrics.significance import paired_ttest
+
+    lines = []
+    for setting in ("many", "zero"):
+        s = frame[(frame.setting == setting) & frame.config.isin(specs)]
+        if s.empty:
+            continue
+        runs = sorted(set(s.run))
+        lines.append(f"\n{setting}-shot, {len(runs)} run(s)" + (f", t-test against {reference}" if reference else ""))
+        lines.append(f"{'configuration':40s} " + " ".join(f"{m:>9s}" for m in MEASURES) + "   fit_s")
+        ref = s[s.config == reference].set_index("run") if reference else None
+        for spec in specs:
+            c = s[s.config == spec].set_index("run")
+            if c.empty:
+                continue
+            cells = []
+            for m in MEASURES:
+                mark = ""
+                if ref is not None and spec != reference:
+                    common = c.index.intersection(ref.index)
+                    if len(common) >= 2:
+                        p = paired_ttest(c.loc[common, m].to_numpy(), ref.loc[common, m].to_numpy())
+                        if p < 0.05:
+                            mark = "+" if c.loc[common, m].mean() > ref.loc[common, m].mean() else "-"
+                cells.append(f"{c[m].mean():8.3f}{mark or ' '}")
+            lines.append(f"{spec:40s} " + " ".join(cells) + f" {c.fit_s.mean():7.1f}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The pooled view (P): one vocabulary over all languages, serving any language."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gfun.datasets.demo import load_demo
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.views.checks import check_view
+from gfun.views.pooled import PooledPosteriorsView
+
+
+def test_the_pooled_view_follows_the_view_contract() -> None:
+    fv = check_view(PooledPosteriorsView(random_state=0))
+    assert fv.view.language_reach() == "any" and fv.view.covers("tlh")
+
+
+def test_training_views_are_out_of_fold_unless_asked() -> None:
+    train, _ = load_demo()
+    train = train.select(["en", "de"]).subset(range(200))
+    texts, langs, Y = list(train.texts), np.asarray(train.langs, dtype=object), train.Y.toarray()
+    oof_view = PooledPosteriorsView(random_state=0)
+    oof = oof_view.fit_transform(texts, langs, Y)
+    assert oof_view.pop_training_oof() is None  # the training views already are the out-of-fold ones
+    in_view = PooledPosteriorsView(random_state=0, train_posteriors="in-sample")
+    in_sample = in_view.fit_transform(texts, langs, Y)
+    np.testing.assert_allclose(in_view.pop_training_oof(), oof, rtol=1e-6)
+    # classifiers judged on the documents they were trained on look better than out of fold
+    assert np.abs(in_sample - Y).mean() < np.abs(oof - Y).mean()
+
+
+def test_gfun_with_the_pooled_view_serves_a_language_without_training_documents() -> None:
+    train, test = load_demo()
+    model = GeneralizedFunnelling(views="xp", random_state=0).fit(train.select(["en", "de", "it"]))
+    french = test.select(["fr"]).subset(range(40))
+    assert "fr" not in model.languages_
+    proba = model.predict_proba(french)
+    assert proba.shape == (40, len(model.classes_)) and np.isfinite(proba).all()
