@@ -1,4 +1,5 @@
-"""The Python examples of README.md and docs/user-guide.md run as written; their links lead to existing files."""
+"""The Python examples of README.md and docs/user-guide.md run as written (README "Python"; user guide "Nested
+estimators" and "Write your own view"); their links lead to existing files."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def test_the_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.Monk
     ns = run_example(README, "Python")
     assert (ns["same"].predict(ns["test"]) == ns["Y_pred"]).all()
     assert ns["xmw"].get_params()["views"] == "xmw"
+    assert ns["model"].get_params()["meta__C"] == "cv" and ns["same"].meta.C == "cv"
 
 
 def test_write_your_own_view_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,6 +48,19 @@ def test_write_your_own_view_example_runs(tmp_path: Path, monkeypatch: pytest.Mo
         assert (tmp_path / "model-xc").is_dir() and ns["same"].view_names_ == ["x", "c"]
     finally:
         unregister_view("c")
+
+
+def test_the_nested_estimators_example_runs() -> None:
+    from gfun.funnelling.aggregation import Select
+
+    ns = run_example(USER_GUIDE, "Nested estimators")
+    model = ns["model"]
+    assert model.meta.C == "cv" and model.meta.class_weight == "balanced" and model.meta.threshold == "auto"
+    assert model.mapper.C == "cv" and model.view_params == {"x": {"C": 10}}
+    assert isinstance(model.aggregation, Select) and model.aggregation.average == "pooled"
+    assert model.aggregation_.selected_ == model.selected_views_ and len(model.meta_.C_) == len(model.classes_)
+    assert ns["paper"].get_params()["meta__C"] == "cv" and ns["pooled"].get_params()["aggregation__average"] == "pooled"
+    assert ns["search"].best_params_["meta__C"] in (1, 10)
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
