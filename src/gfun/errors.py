@@ -16,6 +16,7 @@ exception                         base                 raised when
 :class:`ReferenceMismatchError`   ModelFormatError     a resource a saved model refers to differs here
 :class:`UnregisteredViewError`    ModelFormatError     a saved model's view class is not registered here
 :class:`RequestError`             Exception            ``gfun serve`` refuses a request (an HTTP status)
+:class:`NonFiniteError`           ValueError           a view or a model gives NaN or infinite values
 ================================  ===================  =============================================================
 """
 
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CorpusFormatError", "DamagedModelError", "EncoderNotAvailableError", "LanguageDetectionError",
-           "ModelFormatError", "ReferenceMismatchError", "RequestError", "UnknownLanguageError",
+           "ModelFormatError", "NonFiniteError", "ReferenceMismatchError", "RequestError", "UnknownLanguageError",
            "UnregisteredViewError", "UnseenLanguageError"]
 
 
@@ -142,3 +143,13 @@ class RequestError(Exception):
     def payload(self) -> dict[str, Any]:
         """The JSON body of the error response."""
         return {"detail": self.message, "index": self.index, "field": self.field}
+
+
+class NonFiniteError(ValueError):
+    """A view, a mapper or a model's classifier gave NaN or infinite values (a bug in a view, or damaged arrays):
+    they would turn into NaN probabilities and empty label sets. :attr:`source` names what gave them (``"view
+    'x' (PosteriorsView)"``, ``"the meta-classifier"``, an estimator class)."""
+
+    def __init__(self, message: str, *, source: str) -> None:
+        super().__init__(message)
+        self.source = source

@@ -7,7 +7,33 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LabelPredictionsMixin"]
+__all__ = ["LabelPredictionsMixin", "check_finite"]
+
+
+def check_finite(values: Any, source: str, langs: Sequence[str] | None = None) -> Any:
+    """``values`` (scores or views, one row per document), or :class:`~gfun.errors.NonFiniteError` naming
+    ``source`` when they hold NaN or infinite values (which would become NaN probabilities and empty label sets).
+
+    ``langs`` (the documents' languages) lets the message name the language of the first bad document.
+    """
+    import scipy.sparse as sp
+
+    from gfun.errors import NonFiniteError
+
+    data = values.data if sp.issparse(values) else np.asarray(values)
+    if data.dtype.kind not in "fc" or np.isfinite(data).all():
+        return values
+    if sp.issparse(values):
+        coo = values.tocoo()
+        rows = np.unique(coo.row[~np.isfinite(coo.data)])
+    else:
+        rows = np.flatnonzero(~np.isfinite(data.reshape(data.shape[0], -1) if data.ndim else data.reshape(1, 1)
+                                           ).all(axis=1))
+    n = values.shape[0] if data.ndim else 1
+    first = int(rows[0])
+    where = f"document {first}" + (f" ({langs[first]})" if langs is not None and first < len(langs) else "")
+    raise NonFiniteError(f"{source} gave NaN or infinite values for {len(rows)} of {n} document(s), first "
+                         f"{where}", source=source)
 
 
 class LabelPredictionsMixin:
@@ -15,8 +41,10 @@ class LabelPredictionsMixin:
     score is above 0) and its ``classes_``."""
 
     def predict(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
-        """Binary label matrix (n_docs, n_classes), int8, columns in the order of :attr:`classes_`: score > 0."""
-        return (self.decision_function(X, langs=langs) > 0).astype(np.int8)
+        """Binary label matrix (n_docs, n_classes), int8, columns in the order of :attr:`classes_`: score > 0
+        (:class:`~gfun.errors.NonFiniteError` for a NaN or infinite score)."""
+        scores = check_finite(self.decision_function(X, langs=langs), type(self).__name__)
+        return (scores > 0).astype(np.int8)
 
     def predict_labels(self, X: Any, *, langs: Sequence[str] | None = None) -> list[list[str]]:
         """Predicted class names of each document."""

@@ -38,7 +38,9 @@ def prediction_records(model: Any, docs: Any, *, probabilities: bool = True) -> 
     """One record per document of the corpus ``docs``: ``id``, ``lang``, ``labels`` and (when ``probabilities``
     and the model has them) ``probabilities``.
 
-    Raises whatever the model's ``predict`` raises (e.g. :class:`gfun.errors.UnseenLanguageError`).
+    Raises whatever the model's ``predict`` raises (e.g. :class:`gfun.errors.UnseenLanguageError`, or
+    :class:`gfun.errors.NonFiniteError` naming the view that gave NaN), and :class:`gfun.errors.NonFiniteError` for
+    NaN or infinite probabilities: a record holds finite numbers only, so that it is JSON.
     """
     classes = list(model.classes_)
     proba = None
@@ -48,6 +50,13 @@ def prediction_records(model: Any, docs: Any, *, probabilities: bool = True) -> 
         pred = model.predict(docs)
         if probabilities and has_probabilities(model):
             proba = model.predict_proba(docs)
+    if proba is not None and not np.isfinite(proba).all():
+        from gfun.errors import NonFiniteError
+
+        first = int(np.flatnonzero(~np.isfinite(proba).all(axis=1))[0])
+        source = f"the probabilities of {type(model).__name__}"
+        raise NonFiniteError(f"{source} are NaN or infinite, first for document {first} ({docs.langs[first]})",
+                             source=source)
     out = []
     for i in range(len(docs)):
         rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i],

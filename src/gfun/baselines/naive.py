@@ -27,7 +27,7 @@ from gfun.core.parallel import run_parallel
 from gfun.core.state import load_state, put_state
 from gfun.corpus.inputs import check_C, training_data, unpack
 from gfun.errors import UnseenLanguageError
-from gfun.estimator import LabelPredictionsMixin
+from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.metrics.scoring import MacroF1ScoreMixin
 from gfun.svm.kernel import DEFAULT_C_GRID
@@ -146,7 +146,7 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
             idx = np.flatnonzero(lang_arr == lang)
             vec, svm = self.models_[lang]
             out[idx] = svm.decision_function(vec.transform([texts[i] for i in idx]))
-        return out
+        return check_finite(out, f"the {type(self).__name__}", lang_arr)
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "models_")
@@ -283,7 +283,7 @@ class UpperBoundClassifier(NaiveClassifier):
         vec, svm = self.models_["en"]
         if not english:
             return np.zeros((0, len(self.classes_)))
-        return svm.decision_function(vec.transform(english))
+        return check_finite(svm.decision_function(vec.transform(english)), f"the {type(self).__name__}")
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         meta, arrays = super().get_state()

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from gfun.core.state import prefixed, sub_arrays
 from gfun.corpus.inputs import training_data, unpack
-from gfun.estimator import LabelPredictionsMixin
+from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.metrics.scoring import MacroF1ScoreMixin
 from gfun.views.transformer import _TransformerParams
 
@@ -69,7 +69,7 @@ progress
         """Output-layer scores (n_docs, n_classes); positive means predicted (sigmoid > 0.5)."""
         check_is_fitted(self, "tuner_")
         texts, _ = unpack(X, langs)
-        return self.tuner_.logits(texts)
+        return check_finite(self.tuner_.logits(texts), f"the {type(self).__name__}")
 
     def predict_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Sigmoid of the output layer (n_docs, n_classes)."""

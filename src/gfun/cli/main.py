@@ -102,7 +102,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
     with prediction_output(args.output) as fh:
         for rec in records:
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            fh.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")  # JSON: no bare NaN
     if writes_to_stdout(args.output):  # keep the JSONL stream clean
         logger.info("wrote predictions for %d documents to standard output", len(docs))
     else:
@@ -122,7 +122,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     df = evaluate_model(model, test, unknown_labels=args.unknown_labels)
     if args.json:
         _out(json.dumps({str(k): {c: (None if v != v else float(v)) for c, v in row.items()}
-                         for k, row in df.to_dict(orient="index").items()}, indent=1))
+                         for k, row in df.to_dict(orient="index").items()}, indent=1, allow_nan=False))
     else:
         _out(format_table(df))
     return 0

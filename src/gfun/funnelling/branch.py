@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gfun.core.memory import release_free_memory
+from gfun.estimator import check_finite
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.base import ViewGenerator
 from gfun.views.normalization import ZScore, l2_normalize
@@ -61,24 +62,31 @@ class Branch:
         fit = _cached_branch(memory)
         key = _branch_key(self.view, self.mapper, self.normalize)
         view, Z, oof, mapper, scaler, seconds, hit = fit(key, self.view, texts, langs, Y, self.normalize, self.mapper,
-                                                          groups)
+                                                          groups, self.name)
         self.view, self.mapper, self.scaler = view, mapper, scaler
         seconds = {} if hit else {f"{phase.partition('_')[0]}_{self.name}": sec for phase, sec in seconds.items()}
         return Z, oof, seconds, hit
 
     def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
-        """The branch's output for new documents (every one of a language the view covers)."""
-        Z = self.view.transform(texts, langs)
+        """The branch's output for new documents (every one of a language the view covers); NaN or infinite
+        values from the view or its mapper are a :class:`~gfun.errors.NonFiniteError` naming the view."""
+        Z = check_finite(self.view.transform(texts, langs), _source(self.name, self.view), langs)
         release_free_memory()
         if self.mapper is None:
             return Z
         if self.normalize:
             Z = l2_normalize(Z)
-        return self.mapper.predict_proba(self.scaler.transform(Z) if self.scaler else Z)
+        return check_finite(self.mapper.predict_proba(self.scaler.transform(Z) if self.scaler else Z),
+                            _source(self.name, self.view, "the mapper of "), langs)
+
+
+def _source(name: str | None, view: ViewGenerator, prefix: str = "") -> str:
+    """What a :class:`~gfun.errors.NonFiniteError` names: the view's name in its model and its class."""
+    return f"{prefix}view {name or view.letter!r} ({type(view).__name__})"
 
 
 def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, normalize: bool,
-                mapper: RBFSVMOvR | None, groups: np.ndarray | None = None,
+                mapper: RBFSVMOvR | None, groups: np.ndarray | None = None, name: str | None = None,
                 ) -> tuple[ViewGenerator, np.ndarray, np.ndarray | None, RBFSVMOvR | None, ZScore | None,
                            dict[str, float]]:
     """Fit one view (and its mapper to posteriors, if any); return it with the training documents' meta input.
@@ -88,14 +96,18 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
     phase. The training views are not L2-normalised yet (see :meth:`GeneralizedFunnelling._block`): a view
     without mapper as it comes, a mapped view as the mapper's |Y| posteriors. The timings are named after the
     view's letter (its class's; as cached branches hold them); :class:`Branch` renames them after the branch.
+    NaN or infinite values from the view (or its mapper) are a :class:`~gfun.errors.NonFiniteError` naming the
+    view (``name``, its name in the model).
     """
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    Z = view.fit_transform(texts, langs, Y)
+    Z = check_finite(view.fit_transform(texts, langs, Y), _source(name, view), langs)
     # what the view's fit freed (a transformer's is large) is of no use to the SVMs that follow
     release_free_memory()
     seconds[f"view_{view.letter}"] = time.perf_counter() - t0
     oof = view.pop_training_oof()  # a posterior view's out-of-fold training posteriors
+    if oof is not None:
+        check_finite(oof, _source(name, view), langs)
     scaler = None
     if mapper is not None:
         t0 = time.perf_counter()
@@ -108,7 +120,7 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
             from gfun.svm.calibration import platt_posteriors
 
             oof = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
-        Z = mapper.predict_proba(Zs)
+        Z = check_finite(mapper.predict_proba(Zs), _source(name, view, "the mapper of "), langs)
         mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
         release_free_memory()
         seconds[f"mapper_{view.letter}"] = time.perf_counter() - t0
@@ -145,12 +157,13 @@ def _cached_branch(memory: Any) -> Any:
     memory = check_memory(os.fspath(memory) if isinstance(memory, os.PathLike) else memory)
     if memory.location is None:
         return lambda key, *args: (*_fit_branch(*args), False)
-    cached = memory.cache(_cached_call, ignore=["view", "mapper"])
+    cached = memory.cache(_cached_call, ignore=["view", "mapper", "name"])
 
     def call(key: dict, view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray,
-             normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None) -> tuple:
+             normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None,
+             name: str | None = None) -> tuple:
         args = (key, view, list(texts), np.asarray(langs, dtype=str), np.asarray(Y, dtype=np.int8), normalize,
-                mapper, None if groups is None else np.asarray(groups, dtype=str))
+                mapper, None if groups is None else np.asarray(groups, dtype=str), name)
         hit = cached.check_call_in_cache(*args)
         return (*cached(*args), hit)
 
@@ -158,6 +171,7 @@ def _cached_branch(memory: Any) -> Any:
 
 
 def _cached_call(key: dict, view: ViewGenerator, texts: list[str], langs: np.ndarray, Y: np.ndarray,
-                 normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None) -> tuple:
-    return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, groups)
+                 normalize: bool, mapper: RBFSVMOvR | None, groups: np.ndarray | None = None,
+                 name: str | None = None) -> tuple:
+    return _fit_branch(view, texts, np.asarray(langs, dtype=object), Y, normalize, mapper, groups, name)
 

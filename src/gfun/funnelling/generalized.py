@@ -38,7 +38,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from gfun.corpus.inputs import check_C, document_groups, training_data, unpack
 from gfun.errors import UnseenLanguageError
-from gfun.estimator import LabelPredictionsMixin
+from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.funnelling import DEFAULT_AGGREGATION
 from gfun.funnelling.aggregation import Aggregation, make_aggregation
 from gfun.funnelling.branch import Branch
@@ -421,9 +421,13 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         return self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
 
     def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
-        """Meta-classifier decision scores (n_docs, n_classes); positive means predicted."""
+        """Meta-classifier decision scores (n_docs, n_classes); positive means predicted.
+
+        Raises :class:`~gfun.errors.NonFiniteError` naming the view (or the meta-classifier) that gave NaN or
+        infinite values.
+        """
         check_is_fitted(self, "meta_")
-        return self.meta_.decision_function(self.transform(X, langs=langs))
+        return check_finite(self.meta_.decision_function(self.transform(X, langs=langs)), "the meta-classifier")
 
     def predict_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Calibrated posterior of each class (n_docs, n_classes).

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from gfun.core.state import load_state, load_states, prefixed, put_state, put_states, sub_arrays
 from gfun.corpus.inputs import check_C, training_data, unpack
 from gfun.errors import UnseenLanguageError
-from gfun.estimator import LabelPredictionsMixin
+from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.metrics.scoring import MacroF1ScoreMixin
 from gfun.svm.linear import LinearOvR, fit_linear_ovr, make_folds, select_C
 from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
@@ -174,7 +174,7 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
 
     def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """SVM scores (n_docs, n_classes)."""
-        return self.svm_.decision_function(self.transform(X, langs=langs))
+        return check_finite(self.svm_.decision_function(self.transform(X, langs=langs)), f"the {type(self).__name__}")
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "svm_")
