@@ -2,8 +2,9 @@
 
 :mod:`gfun.funnelling.generalized` (:class:`~gfun.funnelling.generalized.GeneralizedFunnelling`, whose ``fit``
 reads top to bottom), :mod:`gfun.funnelling.branch` (a view's path to the meta level: view -> L2 -> z-score ->
-mapper), :mod:`gfun.funnelling.aggregation` (the aggregation policies as objects), :mod:`gfun.funnelling.meta`
-(the meta tier and ``select``'s search), :mod:`gfun.funnelling.state` (the fitted state, written and rebuilt) and
+mapper), :mod:`gfun.funnelling.aggregation` (the aggregation policies as objects, ``select``'s search with its
+policy), :mod:`gfun.funnelling.meta` (how the meta-classifier is trained, which views it needs),
+:mod:`gfun.funnelling.state` (the fitted state, written and rebuilt) and
 :mod:`gfun.funnelling.view_spec` (the ``views`` parameter: names and parameters).
 
 The names of the aggregation policies are defined here, so that the command line can list them without importing

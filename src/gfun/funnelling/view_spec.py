@@ -117,7 +117,7 @@ def check_unique_names(spec: Any) -> None:
 
 
 def label(names: Sequence[str]) -> str:
-    """How a set of views is written in logs and :attr:`GeneralizedFunnelling.selection_scores_`: ``"xm"``."""
+    """How a set of views is written in logs and the validated scores of ``select`` (``Select.scores_``): ``"xm"``."""
     return ("" if all(len(n) == 1 for n in names) else "+").join(names)
 
 
