@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from gfun.corpus.multilingual import MultilingualCorpus, binarize_labels, normalize_languages
+from gfun.corpus.multilingual import MultilingualCorpus, binarize_labels, normalize_labels, normalize_languages
 
 __all__ = ["FRAME_COLUMNS", "PARALLEL_FIELDS", "as_label_matrix", "check_C", "document_groups", "training_data",
            "unpack"]
@@ -57,6 +57,7 @@ def as_label_matrix(y: Any, n_docs: int, classes: Sequence[str] | None = None
             blank = [lab for lab in labs if not str(lab).strip()]
             if blank:
                 raise ValueError(f"document {i} has an empty label {blank[0]!r} (a label must be a non-empty string)")
+        lists = normalize_labels(lists, classes)  # "Web " and "web" are one class (with a warning)
         if classes is None:
             classes = sorted({lab for labs in lists for lab in labs})
         Y = binarize_labels(lists, classes).toarray()

@@ -67,6 +67,52 @@ def normalize_languages(langs: Sequence[Any]) -> list[str]:
     return out
 
 
+def normalize_labels(labels: Sequence[Sequence[Any]], classes: Sequence[str] | None = None,
+                     ) -> list[tuple[str, ...]]:
+    """Each document's labels as strings without surrounding spaces, case variants of one label merged, repeats
+    dropped: ``"Web "``, ``"WEB"`` and ``"web"`` are one class, not three.
+
+    A label that is exactly a class of ``classes`` is kept as it is. Otherwise its surrounding whitespace is
+    stripped, and a label that differs only by case (``str.casefold``) from one spelling is given that spelling:
+    with ``classes``, the class's (when exactly one class matches; otherwise the label stays as it is, unknown);
+    without, the spelling carried by the most documents (ties: the first in sorted order). A warning lists every
+    change (once per call).
+
+    Normalised rather than refused, as language codes are (:func:`normalize_languages`): to a reader these
+    spellings name one class, and splitting it silently gives classes with a fraction of their documents each
+    (and scores for classes that do not exist), while refusing would stop a run over a spelling that the
+    warning can name. A class list that is given (a ``classes.json``, a model's classes) keeps its own spelling,
+    so labels are matched to it; two classes that differ only by case in such a list stay distinct (a label
+    matching both only by case is then not matched).
+    """
+    cset = set() if classes is None else {str(c) for c in classes}
+    stripped = [[lab if lab in cset else lab.strip() for lab in map(str, ls)] for ls in labels]
+    if classes is not None:
+        by_fold: dict[str, list[str]] = {}
+        for c in classes:
+            by_fold.setdefault(str(c).strip().casefold(), []).append(str(c))
+        spelling = {lab: (lab if lab in cset or len(by_fold.get(lab.casefold(), [])) != 1
+                          else by_fold[lab.casefold()][0])
+                    for lab in {lab for ls in stripped for lab in ls}}
+    else:
+        counts = Counter(lab for ls in stripped for lab in set(ls))
+        groups: dict[str, list[str]] = {}
+        for lab in counts:
+            groups.setdefault(lab.casefold(), []).append(lab)
+        spelling = {lab: min(group, key=lambda v: (-counts[v], v)) for group in groups.values() for lab in group}
+    out = [tuple(dict.fromkeys(spelling[lab] for lab in ls)) for ls in stripped]
+    changed = Counter(pair for ls, st in zip(labels, stripped, strict=True)
+                      for pair in {(str(raw), spelling[lab]) for raw, lab in zip(ls, st, strict=True)}
+                      if pair[0] != pair[1])
+    if changed:
+        items = sorted(changed.items())
+        listed = ", ".join(f"{a!r} -> {b!r} ({n} document(s))" for (a, b), n in items[:10])
+        logger.warning("%d label spelling(s) normalised (surrounding spaces removed, case variants merged into %s): "
+                       "%s%s", len(items), "the most frequent spelling" if classes is None else "the class list's",
+                       listed, f", ... ({len(items) - 10} more)" if len(items) > 10 else "")
+    return out
+
+
 def binarize_labels(labels: Sequence[Sequence[str]], classes: Sequence[str]) -> sp.csr_matrix:
     """Binary label matrix (documents x classes, ``int8`` CSR); labels not in ``classes`` are dropped."""
     index = {c: j for j, c in enumerate(classes)}
@@ -153,7 +199,7 @@ class MultilingualCorpus:
             if blank:
                 raise CorpusFormatError(f"document {self.ids[i]!r} ({self.langs[i]}) has an empty label "
                                         f"{blank[0]!r}", field="labels")
-        labs = [tuple(dict.fromkeys(str(x) for x in ls)) for ls in labels] if labels is not None else [()] * n
+        labs = normalize_labels(labels, classes) if labels is not None else [()] * n
         if classes is None:
             classes = sorted({lab for ls in labs for lab in ls})
         self.classes: tuple[str, ...] = tuple(str(c) for c in classes)

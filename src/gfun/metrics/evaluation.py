@@ -140,7 +140,9 @@ def evaluate_model(model: Any, test: Any, *, unknown_labels: UnknownLabels = "co
         Anything with ``classes_`` and ``predict(corpus)`` (gFun, Fun, Naive, the fine-tuned baseline).
     test : MultilingualCorpus
         Labelled test documents, read with their own labels (``classes=None``): a corpus built with the
-        model's class list and ``on_unknown_label="ignore"`` has already lost the labels this counts.
+        model's class list and ``on_unknown_label="ignore"`` has already lost the labels this counts. A label
+        that differs from a class of the model only by case or surrounding whitespace is that class (with a
+        warning; :func:`gfun.corpus.multilingual.normalize_labels`).
     unknown_labels : {"count", "ignore", "error"}
         Test labels outside ``model.classes_``:
 
@@ -165,7 +167,7 @@ def evaluate_model(model: Any, test: Any, *, unknown_labels: UnknownLabels = "co
         :func:`evaluate`'s table plus a column ``unknown_labels``: the occurrences of unknown labels in each
         language (their total in the ``average`` row).
     """
-    from gfun.corpus.multilingual import binarize_labels
+    from gfun.corpus.multilingual import binarize_labels, normalize_labels
 
     if unknown_labels not in ("count", "ignore", "error"):
         raise ValueError(f"unknown_labels must be 'count', 'ignore' or 'error', got {unknown_labels!r}")
@@ -173,8 +175,9 @@ def evaluate_model(model: Any, test: Any, *, unknown_labels: UnknownLabels = "co
         raise ValueError("the test documents carry no labels")
     known = [str(c) for c in model.classes_]
     kset = set(known)
-    per_doc = np.asarray([sum(lab not in kset for lab in labs) for labs in test.labels], dtype=np.int64)
-    unknown = sorted({lab for labs in test.labels for lab in labs} - kset)
+    labels = normalize_labels(test.labels, known)  # "Web" for the model's "web" is that class, with a warning
+    per_doc = np.asarray([sum(lab not in kset for lab in labs) for labs in labels], dtype=np.int64)
+    unknown = sorted({lab for labs in labels for lab in labs} - kset)
     if unknown:
         message = (f"{int(per_doc.sum())} occurrence(s) of {len(unknown)} label(s) the model does not know, in "
                    f"{int((per_doc > 0).sum())} of {len(test)} test documents: "
@@ -184,13 +187,13 @@ def evaluate_model(model: Any, test: Any, *, unknown_labels: UnknownLabels = "co
                              "positives; 'ignore' drops them)")
         logger.warning("%s: %s", message, "scored as missed positives, in the languages where they occur"
                        if unknown_labels == "count" else "dropped: the scores cover the model's classes only")
-    y_true = binarize_labels(test.labels, known)
+    y_true = binarize_labels(labels, known)
     y_pred = np.asarray(model.predict(test))
     langs = np.asarray(test.langs, dtype=object)
     if unknown and unknown_labels == "count":
         t, p = _check_pair(y_true, y_pred)
         lang_arr = _row_langs(langs, t.shape[0])
-        missed = binarize_labels(test.labels, unknown)
+        missed = binarize_labels(labels, unknown)
         tables = _lang_tables(t, p, lang_arr)
         n_docs = {lang: int((lang_arr == lang).sum()) for lang in tables}
         for lang, table in tables.items():
