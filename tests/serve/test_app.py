@@ -18,7 +18,7 @@ pytest.importorskip("httpx", reason="httpx (starlette's TestClient) is not insta
 from starlette.testclient import TestClient  # noqa: E402
 
 from gfun.cli.main import main  # noqa: E402
-from gfun.serve.app import STATIC_FILES, ModelService, create_app  # noqa: E402
+from gfun.serve.app import STATIC_FILES, ModelService, RequestGuard, allowed_host_names, create_app  # noqa: E402
 
 LANGS = ["de", "fi", "en"]
 
@@ -47,7 +47,7 @@ def service(model_dir: Path) -> ModelService:
 
 @pytest.fixture(scope="module")
 def client(service: ModelService) -> TestClient:
-    return TestClient(create_app(service))
+    return TestClient(create_app(service), base_url="http://localhost")  # Host: localhost, as a local browser
 
 
 def _test_docs(sib, lang: str, n: int) -> list[dict]:
@@ -57,7 +57,8 @@ def _test_docs(sib, lang: str, n: int) -> list[dict]:
 
 def test_health_and_model_description(client: TestClient, service: ModelService) -> None:
     health = client.get("/health").json()
-    assert health["status"] == "ok" and health["model"] == str(service.model_dir)
+    assert health["status"] == "ok" and health["model"] == "model"  # the directory's name, never its path
+    assert health["created"] == service.manifest["created"]
     info = client.get("/model").json()
     assert info["classes"] == list(service.model.classes_)
     assert info["languages"] == sorted(LANGS)
@@ -66,6 +67,9 @@ def test_health_and_model_description(client: TestClient, service: ModelService)
     assert info["settings"]["views"] == "x" and info["settings"]["aggregation"] == "select"
     assert info["estimator"] == "GeneralizedFunnelling" and info["saved_by_gfun"] == info["gfun_version"]
     assert info["size_bytes"] > 0 and info["limits"] == {"max_batch": 16, "max_body_bytes": 20_000}
+    assert info["model"] == "model"
+    for text in (client.get("/health").text, client.get("/model").text):
+        assert str(service.model_dir.parent) not in text and str(service.model_dir.parent.name) not in text
 
 
 def test_predict_agrees_with_gfun_predict(client: TestClient, service: ModelService, sib, tmp_path: Path) -> None:
@@ -140,7 +144,8 @@ def test_limits_of_a_request(client: TestClient) -> None:
     r = client.post("/predict", json={"documents": [{"text": "a" * 30_000, "lang": "de"}]})
     assert r.status_code == 413 and "more than the limit of 20000" in r.json()["detail"]
     # a body announced without Content-Length (chunked) is counted as it arrives
-    r = client.post("/predict", content=iter([b'{"documents": [{"text": "', b"a" * 25_000, b'"}]}']))
+    r = client.post("/predict", content=iter([b'{"documents": [{"text": "', b"a" * 25_000, b'"}]}']),
+                    headers={"Content-Type": "application/json"})
     assert r.status_code == 413 and "larger than the limit of 20000 bytes" in r.json()["detail"]
     assert client.get("/predict").status_code == 405
 
@@ -227,3 +232,262 @@ def test_importing_gfun_does_not_import_the_web_stack() -> None:
             "print(sorted(m for m in ('fastapi', 'starlette', 'uvicorn', 'pydantic') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------------------------- hardening
+@pytest.mark.parametrize(("body", "message"), [
+    (b"[" * 19_000, "nested more than 16 deep"),
+    (b'{"documents": ' + b"[" * 17 + b"]" * 17 + b"}", "nested more than 16 deep"),
+    (b'{"documents": [{"text": "a", "lang": "de", "id": ' + b"[" * 14 + b"]" * 14 + b"}]}", "nested more than 16"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de"}], "top_k": ' + b"9" * 5000 + b"}", "5000 characters"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de", "id": ' + b"1" * 65 + b"}]}", "more than the limit of 64"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de", "id": 1e999}]}', "too large for a 64-bit float"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de", "id": NaN}]}', "NaN is not JSON"),
+    (b'{"documents": [{"text": "Hallo \\ud800", "lang": "de"}]}', "lone surrogate \\ud800"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de", "\\udfff": 1}]}', "lone surrogate \\udfff"),
+    (b'\xef\xbb\xbf{"documents": []}', "not valid JSON"),
+    (b'{"documents": [{"text": "\xff"}]}', "not valid UTF-8 (byte 25)"),
+])
+def test_malformed_bodies_are_400(client: TestClient, body: bytes, message: str) -> None:
+    """Deep nesting, long numbers, NaN, lone surrogates, a byte-order mark: 400 naming why, never a 500."""
+    r = client.post("/predict", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert message in r.json()["detail"]
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "text/plain; charset=utf-8",
+                                          "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+                                          "application/json; charset=latin-1", "application/jsonx", "text/json"])
+def test_json_bodies_only(client: TestClient, content_type: str | None) -> None:
+    """A body a page on another origin can send without a preflight (text/plain, form encodings) is refused."""
+    body = json.dumps({"documents": [{"text": "Hallo Welt", "lang": "de"}]}).encode()
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    r = client.post("/predict", content=body, headers=headers)
+    assert r.status_code == 415 and "Content-Type: application/json" in r.json()["detail"]
+    assert r.headers["connection"] == "close"
+    ok = client.post("/predict", content=body, headers={"Content-Type": "Application/JSON; charset=UTF-8"})
+    assert ok.status_code == 200, ok.text
+
+
+def test_host_header_is_checked(service: ModelService) -> None:
+    """Against DNS rebinding: only local names and the bound host by default, more with --allow-host."""
+    local = TestClient(create_app(service), base_url="http://localhost")
+    for host in ("localhost", "localhost:8000", "127.0.0.1:8000", "[::1]:8000", "LOCALHOST"):
+        assert local.get("/health", headers={"Host": host}).status_code == 200, host
+    for host in ("evil.example", "evil.example:8000", "localhost.evil.example", "127.0.0.1.nip.io", "[::1",
+                 "localhost:x", "", "0.0.0.0"):
+        for r in (local.get("/model", headers={"Host": host}),
+                  local.post("/predict", json={"documents": [{"text": "a", "lang": "de"}]}, headers={"Host": host})):
+            assert r.status_code == 400 and "Host" in r.json()["detail"], (host, r.text)
+    named = TestClient(create_app(service, allowed_hosts=allowed_host_names("10.1.2.3", ["gfun.example"])))
+    for host, status in (("gfun.example:80", 200), ("10.1.2.3:8000", 200), ("localhost", 200), ("evil.example", 400)):
+        assert named.get("/health", headers={"Host": host}).status_code == status, host
+    assert TestClient(create_app(service, allowed_hosts=None)).get("/health").status_code == 200  # --allow-host '*'
+    assert allowed_host_names("0.0.0.0") == {"localhost", "127.0.0.1", "::1"}
+
+
+def _guarded(headers: dict[str, str], chunks: list[tuple[float, bytes]]) -> tuple[int, dict, list[bytes]]:
+    """One POST /predict through a :class:`RequestGuard` (100 bytes, 0.3 s), its body arriving as (delay, bytes)
+    chunks: the status, the JSON answer and the bodies the application behind the guard received."""
+    import asyncio
+
+    received, sent = [], []
+
+    async def app(scope, receive, send) -> None:
+        received.append((await receive())["body"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def receive() -> dict:
+        delay, data = chunks.pop(0)
+        await asyncio.sleep(delay)
+        return {"type": "http.request", "body": data, "more_body": bool(chunks)}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    guard = RequestGuard(app, allowed_hosts=frozenset({"localhost"}), max_body_bytes=100, body_timeout=0.3)
+    scope = {"type": "http", "method": "POST", "path": "/predict",
+             "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]}
+    asyncio.run(guard(scope, receive, send))
+    return sent[0]["status"], json.loads(sent[1]["body"]), received
+
+
+def test_body_timeout_and_size_are_enforced_before_the_app() -> None:
+    headers = {"Host": "localhost", "Content-Type": "application/json"}
+    status, answer, received = _guarded(headers, [(0.0, b'{"doc'), (0.1, b'uments": '), (0.5, b"[]}")])
+    assert (status, received) == (408, []) and "within 0.3 s" in answer["detail"]
+    status, answer, received = _guarded({**headers, "Content-Length": "101"}, [(0.0, b"x" * 101)])
+    assert (status, received) == (413, []) and "101 bytes" in answer["detail"]
+    status, answer, received = _guarded(headers, [(0.0, b"x" * 60), (0.0, b"x" * 60)])  # chunked, no length
+    assert (status, received) == (413, []) and "larger than the limit of 100 bytes" in answer["detail"]
+    status, answer, received = _guarded(headers, [(0.0, b'{"a"'), (0.1, b": 1}"), (0.1, b"")])
+    assert (status, received) == (200, [b'{"a": 1}'])  # in time and small enough: the app gets the body whole
+
+
+def test_a_model_retrained_under_the_server_is_not_picked_up(service: ModelService, sib, tmp_path: Path) -> None:
+    """The documented answer: the server keeps serving the version it loaded, whole; a restart serves the new one."""
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+
+    path = tmp_path / "model"
+    service.model.save(str(path))
+    running = ModelService(path)
+    client = TestClient(create_app(running), base_url="http://localhost")
+    doc = {"documents": [{"text": _test_docs(sib, "de", 1)[0]["text"], "lang": "de"}]}
+    before = client.post("/predict", json=doc).json()["predictions"]
+    health = client.get("/health").json()
+    GeneralizedFunnelling(views="x", random_state=1, n_jobs=1).fit(
+        sib.train.subset([i for i, lang in enumerate(sib.train.langs) if lang != "en"])).save(str(path))
+    assert ModelService(path).info()["languages"] == ["de", "fi"]  # what a restarted server would serve
+    assert client.get("/model").json()["languages"] == sorted(LANGS)  # the running one: the version it loaded
+    assert client.get("/health").json()["created"] == health["created"]
+    assert client.post("/predict", json=doc).json()["predictions"] == before
+    assert client.post("/predict", json={"documents": [{"text": "Hello", "lang": "en"}]}).status_code == 200
+
+
+def test_gfun_serve_closes_slow_connections_and_caps_them(model_dir: Path) -> None:
+    """A real server (uvicorn on 127.0.0.1) with short limits: silent and slow-header connections are closed after
+    --header-timeout, stalled uploads get 408 after --body-timeout, requests beyond --max-connections get 503."""
+    import socket
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from serve_page import running_server
+
+    def connect(port: int) -> socket.socket:
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        return s
+
+    def answer(s: socket.socket) -> bytes:
+        """What the server sends until it closes the connection (bounded by the socket's timeout)."""
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        return data
+
+    body = json.dumps({"documents": [{"text": "Das Spiel endete mit einem Sieg.", "lang": "de"}]}).encode()
+    request = (b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body))
+    args = ("--header-timeout", "1", "--body-timeout", "1.5", "--max-connections", "2", "--keep-alive-timeout", "1")
+    with running_server(model_dir, args=args) as url:
+        port = int(url.rsplit(":", 1)[1])
+        silent, slow = connect(port), connect(port)
+        slow.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # the rest of the headers never comes
+        t0 = time.monotonic()
+        assert answer(silent) == b"" and answer(slow) == b""  # closed, not kept open
+        assert 0.5 < time.monotonic() - t0 < 5
+        stalled = [connect(port) for _ in range(2)]
+        for s in stalled:
+            s.sendall(request + body[:10])  # headers whole, the body stalls
+        time.sleep(0.3)
+        extra = connect(port)
+        extra.sendall(request + body)
+        assert answer(extra).startswith(b"HTTP/1.1 503")  # over --max-connections
+        t0 = time.monotonic()
+        for s in stalled:
+            got = answer(s)
+            assert got.startswith(b"HTTP/1.1 408") and b"--body-timeout" in got, got
+        assert time.monotonic() - t0 < 5
+        for s in [silent, slow, *stalled, extra]:
+            s.close()
+        ok = connect(port)  # the connections are freed: the server answers again
+        ok.sendall(request + body)
+        got = answer(ok)
+        ok.close()
+        assert got.startswith(b"HTTP/1.1 200") and b'"labels"' in got, got
+
+
+# ---------------------------------------------------------------------------------------------- fuzz
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+            | st.text(max_size=20))
+_JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                             max_size=4), max_leaves=12)
+_LANG = st.sampled_from(["de", "fi", "en", "ja", "", " DE ", "xx-yy"]) | _JSON
+_DOC = st.fixed_dictionaries({}, optional={"text": st.text(max_size=60) | _JSON, "lang": _LANG, "id": _JSON,
+                                           "labels": _JSON})
+_PAYLOAD = st.fixed_dictionaries({"documents": st.lists(_DOC, max_size=4) | _JSON},
+                                 optional={"top_k": st.integers(-3, 12) | _JSON, "x": _JSON}) | _JSON
+_TRICKS = st.sampled_from([b"9" * 5000, b"[" * 3000, b'"\\ud800"', b"1e999", b"NaN", b"-Infinity", b'"\\udc00x"',
+                           b'{"\\ud800": 1}', b'"\\u0000"', b'"\\ud83d\\ude00"', b"-0", b"{" * 40, b'{"a":' * 30,
+                           b"\xff\xfe", b"\xef\xbb\xbf", b"\x00", b"1" * 64,
+                           b"0.0000000000000000000000000000000000000000001e-400"])
+
+
+@st.composite
+def _bodies(draw: st.DrawFn) -> bytes:
+    # hypothesis draws the first elements of a list most: the troublesome first
+    kind = draw(st.sampled_from(["nested", "valued", "plausible", "spliced", "json", "bytes"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=300))
+    if kind == "nested":
+        n = draw(st.sampled_from([3000, 17, 1001, 15000, 16, 999, 1000, 100, 1, 2, 3, 15]))
+        return draw(st.sampled_from([b"[", b"{", b'{"documents":', b'[{"a":'])) * n + draw(
+            st.sampled_from([b"]" * n, b"", b"}" * n]))
+    if kind == "valued":  # a token of trouble as a value
+        return (b'{"documents": [{"text": "Hallo Welt", "lang": "de", "id": ' + draw(_TRICKS) + b'}], "top_k": '
+                + draw(_TRICKS) + b"}")
+    if kind == "plausible":
+        docs = draw(st.lists(st.fixed_dictionaries({"text": st.text(max_size=60)}, optional={
+            "lang": st.sampled_from(["de", "fi", "en", "ja", None, ""]), "id": st.integers() | st.text(max_size=5)}),
+            min_size=1, max_size=4))
+        return json.dumps({"documents": docs, "top_k": draw(st.none() | st.integers(-1, 8))},
+                          ensure_ascii=draw(st.booleans())).encode()
+    body = json.dumps(draw(_PAYLOAD), ensure_ascii=draw(st.booleans())).encode()
+    if kind == "spliced":  # a token of trouble put somewhere into valid JSON
+        at = draw(st.integers(0, len(body)))
+        body = body[:at] + draw(_TRICKS) + body[at + draw(st.integers(0, 3)):]
+    return body
+
+
+def _mostly(good: list, bad: list) -> st.SearchStrategy:
+    """Three times in four one of ``good``, else one of ``bad`` or printable text."""
+    return st.integers(0, 3).flatmap(lambda k: st.sampled_from(good) if k else st.one_of(st.sampled_from(bad),
+                                                                                         _PRINTABLE))
+
+
+_PRINTABLE = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
+_CONTENT_TYPES = _mostly(["application/json", "application/json; charset=utf-8", "APPLICATION/JSON"],
+                         [None, "application/json; charset=utf-16", "text/plain", "text/plain; charset=utf-8",
+                          "application/x-www-form-urlencoded", "multipart/form-data; boundary=b", "",
+                          "application/json;;charset", "application/json, text/plain"])
+_HOSTS = _mostly(["localhost", "localhost:8000", "127.0.0.1:1", "[::1]:8000"],
+                 ["evil.example", "", "[::1", "::1", "localhost:", "LocalHost", "127.0.0.1.evil.example"])
+_ROUTES = _mostly([("POST", "/predict")], [(m, p) for m in ("GET", "PUT", "OPTIONS", "DELETE", "HEAD", "POST")
+                                               for p in ("/predict", "/health", "/model", "/", "/nope", "/docs")])
+_HEADER_NAMES = st.sampled_from(["Origin", "Accept", "Expect", "Cookie", "X-Forwarded-Host", "Accept-Encoding",
+                                 "Content-Encoding", "Range", "X-Anything"])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(route=_ROUTES.filter(lambda r: isinstance(r, tuple)), body=_bodies(), content_type=_CONTENT_TYPES,
+       host=_HOSTS, extra=st.dictionaries(_HEADER_NAMES, _PRINTABLE, max_size=3))
+def test_fuzz_requests_never_get_a_5xx(client: TestClient, route: tuple[str, str], body: bytes,
+                                       content_type: str | None, host: str, extra: dict[str, str]) -> None:
+    """Random bodies, content types, nesting, numbers, hosts and headers: always an answer below 500 (the test
+    client raises the server's exceptions), and every refusal of /predict is JSON with a detail."""
+    method, path = route
+    headers = {**extra, "Host": host}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    r = client.request(method, path, content=body, headers=headers)
+    assert r.status_code < 500, (r.status_code, r.text[:300])
+    if route == ("POST", "/predict") and r.status_code >= 400:
+        assert isinstance(r.json()["detail"], str)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.data_too_large])
+@given(body=_bodies())
+def test_fuzz_parser_refuses_with_a_request_error_only(service: ModelService, body: bytes) -> None:
+    from gfun.errors import RequestError
+
+    try:
+        records, top_k = service.parse(body)
+    except RequestError as exc:
+        assert 400 <= exc.status < 500 and exc.message
+    else:
+        assert records and all(isinstance(r["text"], str) for r in records)
+        assert top_k is None or (isinstance(top_k, int) and top_k >= 0)

@@ -180,7 +180,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError(f"--max-batch and --max-body-mb must be positive, got {args.max_batch} and {args.max_body_mb}")
     try:
         serve(args.model, host=args.host, port=args.port, max_batch=args.max_batch,
-              max_body_bytes=int(args.max_body_mb * 2**20), log_level="warning" if args.quiet else "info")
+              max_body_bytes=int(args.max_body_mb * 2**20), max_connections=args.max_connections,
+              header_timeout=args.header_timeout, body_timeout=args.body_timeout,
+              keep_alive_timeout=args.keep_alive_timeout, allow_hosts=args.allow_host or (),
+              log_level="warning" if args.quiet else "info")
     except ImportError as exc:  # the serve extra is missing: say what to install
         sys.stderr.write(f"gfun serve: error: {exc}\n")
         return 1
@@ -301,6 +304,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="TCP port")
     p.add_argument("--max-batch", type=int, default=256, help="most documents in one request (more: status 413)")
     p.add_argument("--max-body-mb", type=float, default=8.0, help="largest request body in MiB (larger: status 413)")
+    p.add_argument("--max-connections", type=int, default=32,
+                   help="most connections open at once (requests on more: status 503)")
+    p.add_argument("--header-timeout", type=float, default=10.0,
+                   help="seconds for a request line and headers to arrive (later: the connection is closed)")
+    p.add_argument("--body-timeout", type=float, default=30.0,
+                   help="seconds for a request body to arrive whole after its headers (later: status 408)")
+    p.add_argument("--keep-alive-timeout", type=float, default=5.0, help="seconds an idle connection stays open")
+    p.add_argument("--allow-host", action="append", metavar="NAME",
+                   help="also answer requests whose Host header names NAME (repeatable; '*': any host); by default "
+                   "only localhost, 127.0.0.1, [::1] and --host (against DNS rebinding; status 400)")
     p.set_defaults(func=cmd_serve)
 
     from gfun.cli.datasets import add_datasets_parser
