@@ -137,3 +137,17 @@ def test_gfun_predict_writes_json_or_fails_naming_the_view(registered, demo, tmp
     err = capsys.readouterr().err
     assert code == 1 and "view 'nanx' (NaNAtPredictView) gave NaN" in err and "Traceback" not in err
     assert out.read_text(encoding="utf-8") == good  # the previous predictions are intact
+
+
+def test_the_server_answers_a_nan_from_a_view_with_a_json_error(registered, demo, tmp_path: Path) -> None:
+    from gfun.errors import RequestError
+    from gfun.serve.app import ModelService
+
+    train, test = demo
+    _gfun([("x", PosteriorsView(cv=3)), ("nanx", NaNAtPredictView(cv=3))]).fit(train).save(tmp_path / "model")
+    service = ModelService(tmp_path / "model")
+    doc = {"id": "d0", "text": test.texts[0], "lang": test.langs[0]}
+    assert service.predict([doc])["predictions"]
+    with pytest.raises(RequestError) as exc:
+        service.predict([{**doc, "text": doc["text"] + " " + MARK}])
+    assert exc.value.status == 422 and "nanx" in exc.value.message

@@ -61,7 +61,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gfun.errors import RequestError
+from gfun.errors import NonFiniteError, RequestError
 
 __all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_HEADER_TIMEOUT", "DEFAULT_KEEP_ALIVE_TIMEOUT", "DEFAULT_MAX_BATCH",
            "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CONNECTIONS", "LOCAL_HOSTS", "MAX_JSON_DEPTH", "MAX_NUMBER_CHARS",
@@ -238,6 +238,8 @@ class ModelService:
                 lang = docs.langs[index] if index is not None else None
                 head = f"document {index} (lang {lang!r})" if index is not None else "a document"
                 raise RequestError(422, f"{head}: {exc}", index=index, field="lang") from None
+            except NonFiniteError as exc:  # the model gives no number for these documents: say so, not a traceback
+                raise RequestError(422, f"the model cannot score these documents: {exc}") from None
             self.n_requests += 1
             self.n_documents += len(docs)
         for rec, was_detected in zip(out, detected, strict=True):
