@@ -354,3 +354,106 @@ def test_a_damaged_pointer_is_a_clear_error(saved: Path, tmp_path: Path) -> None
     (path / "CURRENT").unlink()
     with pytest.raises(ModelFormatError, match="holds no complete model"):
         load_model(path)
+
+
+# ------------------------------------------------------------------ bounded memory, array shapes (issue 30, item 5)
+def _arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(_version(path) / "arrays.npz", allow_pickle=False) as npz:
+        return {k: npz[k] for k in npz.files}
+
+
+def _write_arrays(path: Path, arrays: dict[str, np.ndarray], *, compressed: bool = False) -> None:
+    with open(_version(path) / "arrays.npz", "wb") as fh:
+        (np.savez_compressed if compressed else np.savez)(fh, **arrays)
+    _reseal(path)
+
+
+def _no_array_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on, reading any array's data fails the test: what is refused must be refused from the headers."""
+    def refuse(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("array data was read (allocated) before the declared sizes were checked")
+
+    monkeypatch.setattr(np.lib.format, "read_array", refuse)
+
+
+def test_a_member_declaring_a_huge_shape_is_refused_from_its_header(saved: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member whose header declares shape (10**12,) gave an uncaught MemoryError: refused before allocating."""
+    import zipfile
+
+    path = _copy(saved, tmp_path)
+    npz_path = _version(path) / "arrays.npz"
+    arrays = _arrays(path)
+    with zipfile.ZipFile(npz_path, "w") as zf:
+        for key, arr in arrays.items():
+            with zf.open(key + ".npy", "w") as member:
+                if key == "meta/platt_A_":  # a header declaring 8 TB, followed by the 30 values
+                    np.lib.format.write_array_header_1_0(member, {"descr": "<f8", "fortran_order": False,
+                                                                  "shape": (10**12,)})
+                    member.write(arr.tobytes())
+                else:
+                    np.lib.format.write_array(member, arr)
+    _reseal(path)
+    _no_array_read(monkeypatch)
+    with pytest.raises(DamagedModelError, match=r"arrays.npz is damaged: array 'meta/platt_A_' declares shape "
+                                                r"\(1000000000000,\)"):
+        load_model(path)
+
+
+def test_a_compressed_member_that_would_expand_beyond_the_file_is_refused(saved: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small compressed member expanding to hundreds of MB (13.7 MB -> 3.1 GB of RSS) is refused from the
+    sizes its header declares, before any array is read."""
+    path = _copy(saved, tmp_path)
+    arrays = _arrays(path)
+    arrays["meta/cv_scores_"] = np.zeros((50_000, 1_000))  # 400 MB of zeros: about 400 KB compressed
+    _write_arrays(path, arrays, compressed=True)
+    assert (_version(path) / "arrays.npz").stat().st_size < 2 << 20
+    _no_array_read(monkeypatch)
+    with pytest.raises(DamagedModelError, match=r"arrays.npz is damaged: its arrays declare more than \d+ bytes"):
+        load_model(path)
+
+
+def test_a_string_array_is_refused(saved: Path, tmp_path: Path) -> None:
+    path = _copy(saved, tmp_path)
+    arrays = _arrays(path)
+    arrays["meta/C_"] = np.array(["1.0"] * 30)
+    _write_arrays(path, arrays)
+    with pytest.raises(DamagedModelError, match=r"array 'meta/C_' has dtype <U3, not plain numbers"):
+        load_model(path)
+
+
+@pytest.fixture(scope="module")
+def saved_xw(demo, tmp_path_factory) -> Path:
+    """gFun with X and W (a view with a mapper, a mapper scaler and word-class matrices), saved once."""
+    model = GeneralizedFunnelling(views="xw", aggregation="mean", random_state=0,
+                                  meta=default_meta().set_params(C=1.0)).fit(demo[0])
+    return save_model(model, tmp_path_factory.mktemp("saved-xw") / "xw")
+
+
+@pytest.mark.parametrize("key", ["meta/platt_A_", "meta/platt_B_", "meta/intercept_", "meta/support_vectors_",
+                                 "meta/dual_coef_", "mapper/w/platt_A_", "mapper/w/platt_B_",
+                                 "mapper/w/support_vectors_", "mapper/w/C_", "mapper_scaler/w/mean",
+                                 "mapper_scaler/w/scale", "scaler/mean", "scaler/scale", "view/w/de/matrix",
+                                 "view/w/sif/global", "view/x/de/coef", "view/x/en/platt_A", "view/x/it/vec/idf"])
+def test_arrays_of_the_wrong_shape_are_refused_at_load_naming_file_and_array(saved_xw: Path, tmp_path: Path,
+                                                                             key: str) -> None:
+    """Every array is checked against the model when it loads (Platt parameters and support vectors against the
+    classes and the meta-features, scalers, the views' matrices against their vocabularies): a damaged file is a
+    DamagedModelError naming arrays.npz and the array, not a failure at predict time."""
+    path = _copy(saved_xw, tmp_path)
+    arrays = _arrays(path)
+    arrays[key] = arrays[key][..., :-1]  # one value (or one column) short
+    _write_arrays(path, arrays)
+    with pytest.raises(DamagedModelError, match=rf"arrays.npz is damaged .*array '{key}' .*has shape"):
+        load_model(path)
+
+
+def test_an_array_of_the_wrong_dtype_is_refused_at_load(saved_xw: Path, tmp_path: Path) -> None:
+    path = _copy(saved_xw, tmp_path)
+    arrays = _arrays(path)
+    arrays["mapper/w/support_"] = arrays["mapper/w/support_"].astype(np.float64)
+    _write_arrays(path, arrays)
+    with pytest.raises(DamagedModelError, match=r"array 'mapper/w/support_' .*has dtype float64, expected integers"):
+        load_model(path)
+    assert load_model(saved_xw).predict_proba is not None  # the undamaged model loads

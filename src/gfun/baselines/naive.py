@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.core.parallel import run_parallel
-from gfun.core.state import load_state, put_state
+from gfun.core.state import checked_array, load_state, put_state
 from gfun.corpus.inputs import check_C, training_data, unpack
 from gfun.errors import UnseenLanguageError
 from gfun.estimator import LabelPredictionsMixin, check_finite
@@ -170,10 +170,14 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
         obj.classes_ = list(meta["classes_"])
         obj.languages_ = list(meta["languages_"])
         obj.models_, obj.C_ = {}, {}
+        k = len(obj.classes_)
         for lang in obj.languages_:
             vec = load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
-            obj.models_[lang] = (vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]))
-            obj.C_[lang] = arrays[f"{lang}/C"]
+            coef = checked_array(arrays, f"{lang}/coef", (k, len(vec.vocabulary_)),
+                                 what="a row per class, a column per term of the vocabulary")
+            intercept = checked_array(arrays, f"{lang}/intercept", (k,), what="one value per class")
+            obj.models_[lang] = (vec, LinearOvR(coef, intercept))
+            obj.C_[lang] = checked_array(arrays, f"{lang}/C", (k,), what="one value per class")
         return obj
 
 

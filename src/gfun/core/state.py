@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["load_state", "load_states", "prefixed", "put_state", "put_states", "sub_arrays"]
+__all__ = ["StateArrayError", "checked_array", "load_state", "load_states", "prefixed", "put_state", "put_states",
+           "sub_arrays"]
 
 
 class _Trail(list):
@@ -69,6 +70,53 @@ def _track(value: Any, path: str, trail: _Trail) -> Any:
     if isinstance(value, list) and not isinstance(value, _TrackedList):
         return _TrackedList(value, path, trail)
     return value
+
+
+class StateArrayError(ValueError):
+    """An array of a saved state whose dtype or shape does not fit the model (raised by :func:`checked_array`).
+
+    :attr:`field` is the array's key, in full (``arrays:/meta/platt_A_``) when the state is being tracked to
+    explain a failed load, so that the loader names it.
+    """
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+#: numpy dtype kinds, as a message says them.
+_KINDS = {"b": "booleans", "i": "integers", "u": "integers", "f": "floating-point numbers"}
+
+
+def checked_array(arrays: Mapping[str, np.ndarray], key: str, shape: tuple[int | None, ...], kinds: str = "f", *,
+                  optional: bool = False, what: str = "") -> np.ndarray | None:
+    """``arrays[key]``, checked before use: its dtype is of one of the numpy ``kinds`` (``"f"``: floating point,
+    ``"iu"``: integers) and its shape is ``shape`` (``None``: any length on that axis).
+
+    ``optional``: ``None`` when the array is absent. ``what`` says in the message what the shape must match
+    (``"one value per class"``).
+
+    Raises
+    ------
+    StateArrayError
+        Naming the array, its dtype or shape and the expected one.
+    KeyError
+        A required array is absent.
+    """
+    if optional and not dict.__contains__(arrays, key):
+        return None
+    arr = arrays[key]
+    full = f"{arrays._path}/{key}" if isinstance(arrays, _TrackedDict) else key
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in kinds:
+        expected = " or ".join(dict.fromkeys(_KINDS.get(k, k) for k in kinds))
+        found = arr.dtype if isinstance(arr, np.ndarray) else type(arr).__name__
+        raise StateArrayError(f"array {key!r} has dtype {found}, expected {expected}", full)
+    if arr.ndim != len(shape) or any(e is not None and e != n for e, n in zip(shape, arr.shape, strict=True)):
+        axes = ["any" if e is None else str(e) for e in shape]
+        expected = f"({axes[0]},)" if len(axes) == 1 else f"({', '.join(axes)})"
+        raise StateArrayError(f"array {key!r} has shape {arr.shape}, expected {expected}"
+                              + (f" ({what})" if what else ""), full)
+    return arr
 
 
 def sub_arrays(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.core.state import load_state, put_state, put_states
+from gfun.core.state import checked_array, load_state, put_state, put_states
 from gfun.funnelling import AGGREGATIONS
 from gfun.funnelling.aggregation import Aggregation, Select, WMean, make_aggregation
 from gfun.funnelling.branch import Branch
@@ -111,21 +111,28 @@ class FunnellingStateMixin:
         obj.dropped_views_ = list(meta.get("dropped_views_") or [])
         obj.random_seed_ = params["random_state"]
         scalers = set(meta["mapper_scalers"])
+        n_classes = len(obj.classes_)
 
         def branch(entry: dict, prefix: str) -> Branch:
             name = entry["letter"]
             view = load_state(saved_view_class(entry.get("view", name), entry.get("class")), entry["state"], arrays,
                               f"{prefix}/{name}/")
-            mapper = (load_state(RBFSVMOvR, meta["mappers"][name], arrays, f"mapper/{name}/")
-                      if name in meta["mappers"] else None)
-            scaler = (ZScore(arrays[f"mapper_scaler/{name}/mean"], arrays[f"mapper_scaler/{name}/scale"])
-                      if name in scalers else None)
+            mapper = scaler = None
+            if name in meta["mappers"]:  # the mapper gives one posterior per class of the model
+                checked_array(arrays, f"mapper/{name}/intercept_", (n_classes,), what="one value per class")
+                mapper = load_state(RBFSVMOvR, meta["mappers"][name], arrays, f"mapper/{name}/")
+            if name in scalers:
+                width = (mapper.n_features_in_,) if mapper is not None else (None,)
+                scaler = ZScore(*(checked_array(arrays, f"mapper_scaler/{name}/{k}", width, what="one value per "
+                                                "feature of the mapper") for k in ("mean", "scale")))
             return Branch(name, view, mapper, scaler, normalize=obj.normalize)
 
         obj.branches_ = [branch(e, "view") for e in meta["views"]]
         obj.views_ = [b.view for b in obj.branches_]
         obj.fallback_branches_ = [branch(e, "fallback") for e in meta.get("fallback_views", [])]
-        obj.scaler_ = ZScore(arrays["scaler/mean"], arrays["scaler/scale"]) if "scaler/mean" in arrays else None
+        obj.scaler_ = (ZScore(*(checked_array(arrays, f"scaler/{k}", (obj.n_meta_features_,),
+                                              what="one value per meta-feature") for k in ("mean", "scale")))
+                       if "scaler/mean" in arrays else None)
         policy = obj._policy()
         if isinstance(policy, Select):
             policy.selected_ = [n for n in obj.selected_views_ if n in obj.view_names_]
@@ -136,6 +143,10 @@ class FunnellingStateMixin:
         if isinstance(policy, WMean):
             policy.weights_ = tuple(arrays[f"view_weights/{k}"] for k in ("weights", "mean", "scale"))
         obj.aggregation_ = policy
+        # the meta-classifier: one decision (and Platt sigmoid) per class, support vectors in the meta-feature space
+        checked_array(arrays, "meta/intercept_", (n_classes,), what="one value per class")
+        checked_array(arrays, "meta/support_vectors_", (None, obj.n_meta_features_), what="one column per "
+                      "meta-feature")
         obj.meta_ = load_state(RBFSVMOvR, meta["meta"], arrays, "meta/")
         obj.timings_ = {}
         return obj

@@ -9,9 +9,12 @@ import errno
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import stat
+import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -19,7 +22,7 @@ from typing import IO, Any
 import numpy as np
 
 import gfun
-from gfun.core.state import _TrackedDict, _Trail
+from gfun.core.state import StateArrayError, _TrackedDict, _Trail
 from gfun.errors import DamagedModelError, ModelFormatError, ReferenceMismatchError, UnregisteredViewError
 from gfun.persistence.directory import (
     _LEGACY_MANIFEST_LIMIT,
@@ -212,12 +215,7 @@ def _read_state(dir_fd: int, where: Path, manifest: dict) -> tuple[dict, dict[st
     with _open_regular(dir_fd, ARRAYS, where / ARRAYS) as fh:
         _verified(fh, where / ARRAYS, size=sizes.get(ARRAYS), sha256=files[ARRAYS], limit=1 << 40,
                   recorded_in=mname)
-        try:
-            with np.load(fh, allow_pickle=False) as npz:
-                arrays = {k: npz[k] for k in npz.files}
-        except (ValueError, OSError, EOFError, KeyError) as exc:  # object (pickled) arrays, not a zip, ...
-            raise DamagedModelError(f"{where / ARRAYS} cannot be read as plain numeric arrays (no pickle, "
-                                    f"no object arrays): {exc}") from None
+        arrays = _read_arrays(fh, where / ARRAYS)
     try:
         meta = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -225,6 +223,78 @@ def _read_state(dir_fd: int, where: Path, manifest: dict) -> tuple[dict, dict[st
     if not isinstance(meta, dict):
         raise _field_error(where / STATE, "(top level)", "an object", meta)
     return meta, arrays
+
+#: The most bytes of array data an ``arrays.npz`` may declare: this many times its size on disk (gfun stores its
+#: members uncompressed, so a file gfun wrote declares at most its own size), and never less than the floor.
+_MAX_EXPANSION = 4
+_EXPANSION_FLOOR = 64 << 20
+#: numpy dtype kinds a model's arrays may have: booleans, integers, floating-point and complex numbers.
+_ARRAY_KINDS = "biufc"
+
+
+def _member_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo, shown: Path) -> tuple[tuple[int, ...], np.dtype, int]:
+    """The shape, dtype and size in bytes of data that the ``.npy`` member ``info`` declares, read from its header
+    alone (nothing is allocated), checked: a plain numeric dtype, and a data size that matches the member's size."""
+    key = info.filename[:-4]
+    with zf.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+        else:
+            raise ValueError(f"unsupported .npy format version {version}")
+        offset = member.tell()
+    if dtype.hasobject or dtype.kind not in _ARRAY_KINDS or dtype.fields is not None:
+        raise DamagedModelError(f"{shown} is damaged: array {key!r} has dtype {dtype}, not plain numbers (gfun never "
+                                "reads pickled or object arrays); refusing to load it")
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise DamagedModelError(f"{shown} is damaged: array {key!r} declares the shape {shape}; refusing to load it")
+    nbytes = math.prod(shape) * dtype.itemsize
+    if offset + nbytes != info.file_size:
+        raise DamagedModelError(f"{shown} is damaged: array {key!r} declares shape {shape} of {dtype} ({nbytes} "
+                                f"bytes) but its member holds {info.file_size - offset} bytes of data; refusing to "
+                                "load it")
+    return shape, dtype, nbytes
+
+
+def _read_arrays(fh: IO[bytes], shown: Path) -> dict[str, np.ndarray]:
+    """The arrays of an ``arrays.npz``, memory bounded before anything is allocated: every member's header is
+    read first (its shape and dtype), and the data they declare together may not exceed
+    :data:`_MAX_EXPANSION` times the file's size (:data:`_EXPANSION_FLOOR` at least); a member whose data
+    does not match its header, a pickled or non-numeric array, or a damaged zip is a DamagedModelError naming
+    the file and the array."""
+    size = os.fstat(fh.fileno()).st_size
+    budget = max(_EXPANSION_FLOOR, _MAX_EXPANSION * size)
+    try:
+        with zipfile.ZipFile(fh) as zf:
+            infos = zf.infolist()
+            keys = [info.filename[:-4] for info in infos]
+            bad = next((info.filename for info in infos if not info.filename.endswith(".npy")), None)
+            if bad is not None:
+                raise DamagedModelError(f"{shown} is damaged: member {bad!r} is not a .npy array; refusing to load it")
+            if len(set(keys)) != len(keys):
+                raise DamagedModelError(f"{shown} is damaged: an array is stored twice; refusing to load it")
+            total = 0
+            for info in infos:
+                total += _member_header(zf, info, shown)[2]
+                if total > budget:
+                    raise DamagedModelError(
+                        f"{shown} is damaged: its arrays declare more than {budget} bytes of data (array "
+                        f"{info.filename[:-4]!r} passes that), more than a {size}-byte file gfun writes can hold; "
+                        "refusing to load it")
+            arrays = {}
+            for key, info in zip(keys, infos, strict=True):
+                with zf.open(info) as member:
+                    arrays[key] = np.lib.format.read_array(member, allow_pickle=False)
+            return arrays
+    except DamagedModelError:
+        raise
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+            RuntimeError) as exc:  # not a zip, a bad CRC, an unsupported compression, a truncated member ...
+        raise DamagedModelError(f"{shown} cannot be read as plain numeric arrays (no pickle, no object arrays): "
+                                f"{exc}") from None
+
 
 def _resolve(doc: Any, path: str) -> Any:
     for key in path.strip("/").split("/") if path.strip("/") else []:
@@ -261,9 +331,15 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) 
         raise
     except Exception as exc:  # noqa: BLE001 - any other failure means the state is not one gfun wrote
         trail = _Trail()
-        with contextlib.suppress(Exception):
+        again: Exception | None = None
+        try:
             cls.from_state(_TrackedDict(meta, "", trail), _TrackedDict(arrays, "arrays:", trail))
-        field = _blame(trail, meta, str(exc))
+        except Exception as exc2:  # noqa: BLE001 - the same failure, now with the fields read before it
+            again = exc2
+        if isinstance(again, StateArrayError) and again.field.startswith("arrays:"):
+            field = again.field  # an array of the wrong shape or dtype names itself
+        else:
+            field = _blame(trail, meta, str(exc))
         fname, what = STATE, f"field {field!r}"
         if field.startswith("arrays:"):
             fname, what = ARRAYS, f"array {field[len('arrays:/'):]!r}"

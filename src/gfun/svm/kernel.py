@@ -38,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from gfun.core.parallel import run_parallel
 from gfun.core.progress import format_duration
+from gfun.core.state import checked_array
 from gfun.corpus.inputs import check_C
 from gfun.metrics.measures import f1_from_counts
 from gfun.svm.calibration import fit_platt, platt_posteriors
@@ -652,15 +653,28 @@ class RBFSVMOvR(BaseEstimator):
         params["C_grid"] = tuple(params["C_grid"])
         obj = cls(**params)
         obj.gamma_ = float(meta["gamma_"])
-        obj.n_features_in_ = int(meta["n_features_in_"])
-        for key in ("support_vectors_", "dual_coef_", "intercept_", "C_", "support_"):
-            setattr(obj, key, arrays[key])
-        obj.platt_A_ = arrays.get("platt_A_")
-        obj.platt_B_ = arrays.get("platt_B_")
+        obj.n_features_in_ = d = int(meta["n_features_in_"])
+        # every array checked against the others before use (a damaged file fails here, not at predict)
+        obj.intercept_ = checked_array(arrays, "intercept_", (None,))
+        k = obj.intercept_.shape[0]
+        obj.support_vectors_ = checked_array(arrays, "support_vectors_", (None, d), what="n_features_in_ columns")
+        n_sv = obj.support_vectors_.shape[0]
+        obj.dual_coef_ = checked_array(arrays, "dual_coef_", (n_sv, k), what="a row per support vector, a column per "
+                                       "class")
+        obj.C_ = checked_array(arrays, "C_", (k,), what="one value per class")
+        obj.support_ = checked_array(arrays, "support_", (n_sv,), "iu", what="one per support vector")
+        obj.platt_A_ = checked_array(arrays, "platt_A_", (k,), optional=True, what="one value per class")
+        obj.platt_B_ = checked_array(arrays, "platt_B_", (k,), optional=obj.platt_A_ is None,
+                                     what="one value per class")
         obj.cv_scores_ = arrays.get("cv_scores_")
-        obj.nystroem_components_ = arrays.get("nystroem_components_")
-        obj.nystroem_map_ = arrays.get("nystroem_map_")
-        obj.linear_coef_ = arrays.get("linear_coef_")
+        obj.nystroem_components_ = checked_array(arrays, "nystroem_components_", (None, d), optional=True,
+                                                 what="n_features_in_ columns")
+        obj.nystroem_map_ = obj.linear_coef_ = None
+        if obj.nystroem_components_ is not None:
+            m = obj.nystroem_components_.shape[0]
+            obj.nystroem_map_ = checked_array(arrays, "nystroem_map_", (None, m), what="a column per landmark")
+            obj.linear_coef_ = checked_array(arrays, "linear_coef_", (k, obj.nystroem_map_.shape[0]),
+                                             what="a row per class, a column per Nystroem feature")
         obj.oof_decision_ = None
         return obj
 

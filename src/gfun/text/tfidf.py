@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.core.parallel import run_parallel
-from gfun.core.state import load_state, put_states
+from gfun.core.state import checked_array, load_state, put_states
 from gfun.errors import UnknownLanguageError
 from gfun.text.analysis import UNSPACED_NGRAMS, Analyzer
 
@@ -326,9 +326,8 @@ class TfidfVectorizer(BaseEstimator):
         lang = params.pop("lang")
         est = cls(lang, **params)
         vocabulary = list(meta["vocabulary"])
-        idf = np.array(arrays["idf"], dtype=np.float64)
-        if idf.shape != (len(vocabulary),):
-            raise ValueError(f"idf has shape {idf.shape}, expected ({len(vocabulary)},)")
+        idf = np.array(checked_array(arrays, "idf", (len(vocabulary),), what="one value per term of the vocabulary"),
+                       dtype=np.float64)
         if len(set(vocabulary)) != len(vocabulary):
             raise ValueError("vocabulary contains duplicate terms")
         est._validate()

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from joblib import delayed
 
 from gfun.core.parallel import run_parallel
-from gfun.core.state import load_state, put_state
+from gfun.core.state import checked_array, load_state, put_state
 from gfun.corpus.inputs import check_C
 from gfun.svm.calibration import fit_platt, platt_posteriors
 from gfun.svm.linear import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
@@ -187,8 +187,13 @@ class PosteriorsView(ViewGenerator):
         obj.languages_ = list(meta["languages_"])
         obj.n_classes_ = int(meta["n_classes_"])
         obj.models_ = {}
+        k = obj.n_classes_
         for lang in obj.languages_:
             vec = load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
-            obj.models_[lang] = _LanguageModel(vec, LinearOvR(arrays[f"{lang}/coef"], arrays[f"{lang}/intercept"]),
-                                               arrays[f"{lang}/platt_A"], arrays[f"{lang}/platt_B"])
+            coef, intercept, platt_A, platt_B = (
+                checked_array(arrays, f"{lang}/{name}", shape, what=what) for name, shape, what in (
+                    ("coef", (k, len(vec.vocabulary_)), "a row per class, a column per term of the vocabulary"),
+                    ("intercept", (k,), "one value per class"), ("platt_A", (k,), "one value per class"),
+                    ("platt_B", (k,), "one value per class")))
+            obj.models_[lang] = _LanguageModel(vec, LinearOvR(coef, intercept), platt_A, platt_B)
         return obj

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.core.state import load_state, load_states, prefixed, put_state, put_states, sub_arrays
+from gfun.core.state import checked_array, load_state, load_states, prefixed, put_state, put_states, sub_arrays
 from gfun.corpus.inputs import check_C, training_data, unpack
 from gfun.errors import UnseenLanguageError
 from gfun.estimator import LabelPredictionsMixin, check_finite
@@ -204,11 +204,14 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
         obj.languages_ = list(meta["languages_"])
         obj.vectorizers_ = load_states(TfidfVectorizer, meta["vectorizers"], arrays, "vec/{}/")
         obj._load_space(meta["space"], sub_arrays(arrays, "space/"))
+        k = len(obj.classes_)
         if "rbf_svm" in meta:
             from gfun.svm.kernel import RBFSVMOvR
 
+            checked_array(arrays, "svm/rbf/intercept_", (k,), what="one value per class")
             obj.svm_ = load_state(RBFSVMOvR, meta["rbf_svm"], arrays, "svm/rbf/")
         else:
-            obj.svm_ = LinearOvR(np.asarray(arrays["svm/coef"]), np.asarray(arrays["svm/intercept"]))
-        obj.C_ = np.asarray(arrays["svm/C"])
+            obj.svm_ = LinearOvR(checked_array(arrays, "svm/coef", (k, None), what="a row per class"),
+                                 checked_array(arrays, "svm/intercept", (k,), what="one value per class"))
+        obj.C_ = checked_array(arrays, "svm/C", (k,), what="one value per class")
         return obj
