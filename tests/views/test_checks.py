@@ -57,7 +57,8 @@ def vec_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def data() -> testing.CheckData:
     texts, langs, Y = make_corpus(TRAIN_LANGS, 30, seed=0)
     test_texts, test_langs, _ = make_corpus(TRAIN_LANGS, 8, seed=1)
-    return testing.CheckData(texts, langs, Y, test_texts, test_langs)
+    zero_texts, zero_langs, _ = make_corpus(["fr"], 8, seed=2)  # no training document: covered by M, R and B
+    return testing.CheckData(texts, langs, Y, test_texts, test_langs, zero_texts, zero_langs)
 
 
 @pytest.fixture(scope="module", params=sorted(BUILTIN_VIEWS))

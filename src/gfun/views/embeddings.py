@@ -11,12 +11,12 @@ where ``sif`` removes the first principal component fitted on the training views
 Because the word vectors of all languages live in one space, so do the views.
 
 Zero-shot: a language without training documents is covered whenever the word-vector source has
-vectors for it. Its TF-IDF is fitted on the documents being transformed (the paper's footnote 7:
-TF-IDF is unsupervised, so the IDF can be estimated on the test documents themselves), with one
-change: ``idf = ln((N + 1) / df)`` instead of ``ln(N / df)``, so that a term occurring in every
-document of a small batch (in a batch of one document: every term) keeps a positive weight
-instead of zeroing the view. The common component removed from such views is the one fitted on
-the training views of all languages: test documents never change each other's components.
+vectors for it. Its documents are weighted by a fixed rule, each on its own: sublinear term frequency
+``1 + ln(count)`` with idf 1 (no statistic of the language can be learned at fit time, and one learned
+from the documents being transformed, as the paper's footnote 7 suggests, would make a document's view
+depend on the other documents of its batch: a served prediction must not), cosine-normalised, every
+term of the document kept (``min_df`` does not apply). The common component removed from such views is
+the one fitted on the training views of all languages: test documents never change each other's views.
 
 :class:`_TfidfProjectionView` holds what the M and W views (:mod:`gfun.views.wce`) share.
 """
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from gfun.core.state import load_state, put_state, put_states
+from gfun.core.state import checked_array, load_state, put_state, put_states
 from gfun.errors import ReferenceMismatchError
 from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
@@ -273,7 +273,14 @@ class _TfidfProjectionView(ViewGenerator):
         obj.n_features_out_ = int(meta["n_features_out_"])
         obj.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
                             for lang in obj.languages_}
-        obj.matrices_ = {lang: np.asarray(arrays[f"{lang}/matrix"], dtype=np.float32) for lang in meta["matrices"]}
+        d = obj.n_features_out_
+        obj.matrices_ = {}
+        for lang in meta["matrices"]:
+            matrix = checked_array(arrays, f"{lang}/matrix", (len(obj.vectorizers_[lang].vocabulary_), d),
+                                   what="a row per term of the vocabulary, n_features_out_ columns")
+            obj.matrices_[lang] = np.asarray(matrix, dtype=np.float32)
+        for key in [k for k in arrays if k.startswith("sif/")]:  # the common components live in the view's space
+            checked_array(arrays, key, (d,), what="n_features_out_ values")
         obj.sif_ = load_state(CommonComponents, meta["sif"], arrays, "sif/")
         return obj
 
@@ -384,21 +391,23 @@ class WordEmbeddingView(_TfidfProjectionView):
         return self.matrices_[lang]
 
     def _unseen_views(self, lang: str, texts: list[str]) -> np.ndarray:
-        vec = TfidfVectorizer(lang, **self._vectorizer_params())
+        """Raw views of documents of a language without training documents, each weighted on its own (sublinear
+        tf, idf 1, see the module docstring): the same row for a document alone or in any batch."""
+        vec = TfidfVectorizer(lang, **{**self._vectorizer_params(), "min_df": 1})
         try:
-            vec.fit(texts)
+            vec.fit(texts)  # only to collect the terms of these documents: every one is kept, the idf is replaced
         except ValueError:  # no term at all in these documents
             logger.warning("M view [%s]: the %d document(s) of this unseen language contain no term", lang,
                            len(texts))
             return np.zeros((len(texts), self.n_features_out_))
-        vec.idf_ = vec.idf_ + np.log1p(1.0 / vec.n_docs_)  # ln((N + 1) / df)
+        vec.idf_ = np.ones_like(vec.idf_)
         X = vec.transform(texts)
-        matrix = self._vectors(lang, vec, texts)
-        if matrix.shape[1] != self.n_features_out_:
-            raise ValueError(f"word vectors of {lang!r} have {matrix.shape[1]} dimensions, the view was fitted "
-                             f"with {self.n_features_out_}")
-        logger.info("M view [%s]: zero-shot, TF-IDF fitted on the %d documents being transformed", lang,
-                    len(texts))
+        terms = vec.get_feature_names_out().tolist()
+        matrix = np.asarray(self._get_source().vectors(lang, terms), dtype=np.float32)
+        if matrix.shape != (len(terms), self.n_features_out_):
+            raise ValueError(f"word vectors of {lang!r} have shape {matrix.shape}, the view was fitted with "
+                             f"{self.n_features_out_} dimensions for {len(terms)} terms")
+        logger.debug("M view [%s]: zero-shot, %d documents weighted by sublinear tf (idf 1)", lang, len(texts))
         return np.asarray(X @ matrix, dtype=np.float64)
 
     def covers(self, lang: str) -> bool:
