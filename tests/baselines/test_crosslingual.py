@@ -146,6 +146,29 @@ def test_collection_languages_are_served_zero_shot(data) -> None:
         assert f1_score(fr.Y.toarray(), model.predict(fr), "micro") > 0.6, cls.__name__
 
 
+@pytest.mark.parametrize("name", ["clesa", "kcca"])
+@pytest.mark.parametrize("small", ["unique words", "one text", "same text"])
+def test_a_collection_language_with_too_few_texts_is_left_out_with_a_warning(
+        data, name: str, small: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 30, item 10: a language of the collection with 3 texts (no term in min_df=2 of them, or a single
+    text, or three identical ones) used to end the fit ("empty vocabulary for language 'hu' (3 documents)"); it is
+    left out with a warning and the other languages are served."""
+    coll = _parallel(150, 3)
+    texts = {"unique words": ["hua hub", "huc hud", "hue huf"], "one text": ["hua hub huc", None, None],
+             "same text": ["hua hub huc"] * 3}[small]
+    coll.texts["hu"] = texts + [None] * (len(coll) - 3)
+    kw = {"n_components": 20, "rank": 40} if name == "kcca" else {}
+    model = CROSSLINGUAL[name](parallel=coll, **{**COMMON, "min_df": 2}, **kw)
+    with caplog.at_level("WARNING"):
+        model.fit(data[0])
+    if name == "clesa" and small == "same text":  # terms in min_df texts: CLESA places it (KCCA needs 2 distinct)
+        assert "hu" in model.languages_
+        return
+    assert model.languages_ == ["en", "it"]
+    assert any("leaves out 'hu'" in r.getMessage() for r in caplog.records), caplog.text
+    assert f1_score(data[1].Y.toarray(), model.predict(data[1]), "micro") > 0.8
+
+
 # ------------------------------------------------------------------------------------------ known answers
 def test_lri_index_vectors() -> None:
     dims, values = random_index_vectors(1000, 300, 2, random_state=0)

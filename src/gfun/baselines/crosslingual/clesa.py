@@ -21,7 +21,8 @@ translations, no dev or test sentence). The concepts are the ``max_concepts`` it
 (ties broken at random from ``random_state``); unlike Wikipedia articles in every language, a package may
 lack some translations: its dimension is then 0 for the documents of those languages. The concepts are
 in-domain (package descriptions classifying package descriptions), which Wikipedia is not; any language of
-the collection can be served, also without training documents (zero-shot).
+the collection can be served, also without training documents (zero-shot), except one whose few descriptions give
+no vocabulary: it is left out with a warning.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from gfun.baselines.crosslingual.base import CrossLingualClassifier, csr_from_state, csr_state, l2_rows
-from gfun.baselines.crosslingual.resources import AUTO, ParallelCollection, resolve_parallel
+from gfun.baselines.crosslingual.resources import AUTO, ParallelCollection, fit_language_tfidf, resolve_parallel
 from gfun.svm.kernel import DEFAULT_C_GRID
 
 __all__ = ["CLESAClassifier", "select_items"]
@@ -121,10 +122,12 @@ class CLESAClassifier(CrossLingualClassifier):
                 continue
             described[lang] = mask, [t for t in coll.texts[lang] if t is not None]
         own = {lang: texts.get(lang, []) for lang in described}
-        tfidf = self._tfidf()
-        mats = tfidf.fit_transform_by_language({lang: own[lang] + desc for lang, (_, desc) in described.items()})
+        vectorizers, mats = fit_language_tfidf(
+            self._tfidf, {lang: own[lang] + desc for lang, (_, desc) in described.items()}, texts, "CLESA")
         for lang, (mask, _) in described.items():
-            vec = tfidf.vectorizers_[lang]
+            if lang not in mats:  # left out (with a warning): too few texts for a vocabulary
+                continue
+            vec = vectorizers[lang]
             Wp = sp.csr_matrix(mats[lang][len(own[lang]):], dtype=np.float32)  # the descriptions' rows
             W = sp.csr_matrix((Wp.data, Wp.indices, _spread(Wp.indptr, np.flatnonzero(mask), len(coll))),
                               shape=(len(coll), len(vec.vocabulary_)))

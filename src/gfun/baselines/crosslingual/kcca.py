@@ -40,13 +40,15 @@ present in all their languages. gfun uses a :class:`~gfun.baselines.crosslingual
 (its English description and human translations: a truly parallel collection, in-domain, with items
 covering 2 to 11 languages); on SIB-200, every training sentence (``index_id``) in each of the paper's eleven
 languages and the training languages (their FLORES-200 translations: complete items, no dev or test sentence).
-Any language of the collection can be served, also without training documents.
+Any language of the collection can be served, also without training documents; one with too few texts to be
+placed (fewer than 2 paired texts, no term in ``min_df`` of them, or no two distinct texts: a language of the
+collection with 3 documents) is left out with a warning, and its documents are not served.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,7 +56,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from gfun.baselines.crosslingual.base import CrossLingualClassifier, l2_rows
-from gfun.baselines.crosslingual.resources import AUTO, resolve_parallel
+from gfun.baselines.crosslingual.resources import AUTO, fit_language_tfidf, leave_out, resolve_parallel
 from gfun.svm.kernel import DEFAULT_C_GRID
 
 __all__ = ["KCCAClassifier", "centered_svd", "fit_kcca"]
@@ -127,7 +129,8 @@ def centered_svd(A: sp.spmatrix | np.ndarray, rank: int, *, n_iter: int = 4,
 
 
 def fit_kcca(views: Mapping[str, tuple[np.ndarray, sp.spmatrix | np.ndarray]], n_items: int, *,
-             n_components: int, rank: int, reg: float, random_state: int | None = None
+             n_components: int, rank: int, reg: float, random_state: int | None = None,
+             optional: Collection[str] = ()
              ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
     """Multi-view linear-kernel CCA through low-rank kernels (see the module docstring).
 
@@ -141,6 +144,8 @@ def fit_kcca(views: Mapping[str, tuple[np.ndarray, sp.spmatrix | np.ndarray]], n
         Rank of each view's kernel approximation.
     reg : float
         Regularisation (relative to each view's largest kernel eigenvalue, scaled to 1).
+    optional : collection of str
+        Views that may be left out, with a warning, when they have fewer than 2 distinct items (the others raise).
 
     Returns
     -------
@@ -149,15 +154,19 @@ def fit_kcca(views: Mapping[str, tuple[np.ndarray, sp.spmatrix | np.ndarray]], n
     correlations : ndarray of shape (n_components,)
         The eigenvalues of the multi-view problem (the sum of pairwise correlations, up to scale).
     """
-    names = sorted(views)
+    names = []
     # per view: item indices, Z (Z'Z + reg I)^-1/2 with Z = U S / s_max, the diagonal of Z'Z + reg I, V' / s_max,
     # the mean
     parts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-    for v in names:
+    for v in sorted(views):
         items, X = views[v]
         mean, U, s, Vt = centered_svd(X, rank, random_state=random_state)
         if s.size == 0 or s[0] <= 0:
+            if v in optional:
+                leave_out("KCCA", v, len(items), "fewer than 2 distinct texts")
+                continue
             raise ValueError(f"KCCA: view {v!r} has fewer than 2 distinct items")
+        names.append(v)
         scale = s[0]
         diag = (s / scale) ** 2 + reg
         U *= s / scale / np.sqrt(diag)  # in place: Z (Z'Z + reg I)^-1/2, Z'Z being diagonal
@@ -254,7 +263,7 @@ class KCCAClassifier(CrossLingualClassifier):
         if self.max_items and keep.size > self.max_items:
             keep = np.sort(np.random.RandomState(self.random_state).choice(keep, self.max_items, replace=False))
         coll = coll.subset(keep)
-        self.vectorizers_, views = {}, {}
+        views = {}
         described = {}
         for lang in langs:
             items = np.flatnonzero(coll.present(lang))
@@ -262,19 +271,22 @@ class KCCAClassifier(CrossLingualClassifier):
                 if lang in texts:
                     raise ValueError(f"KCCA: the parallel collection pairs fewer than 2 {lang!r} texts with "
                                      "another language; it cannot place that training language")
+                if items.size:
+                    leave_out("KCCA", lang, int(items.size), "fewer than 2 texts paired with another language")
                 continue
             described[lang] = items, [coll.texts[lang][i] for i in items]
         own = {lang: texts.get(lang, []) for lang in described}
-        tfidf = self._tfidf()
-        mats = tfidf.fit_transform_by_language({lang: own[lang] + desc for lang, (_, desc) in described.items()})
+        vectorizers, mats = fit_language_tfidf(
+            self._tfidf, {lang: own[lang] + desc for lang, (_, desc) in described.items()}, texts, "KCCA")
         for lang, (items, _) in described.items():
-            self.vectorizers_[lang] = tfidf.vectorizers_[lang]
-            views[lang] = (items, mats[lang][len(own[lang]):])  # the descriptions' rows
+            if lang in mats:
+                views[lang] = (items, mats[lang][len(own[lang]):])  # the descriptions' rows
         self.projections_, self.correlations_ = fit_kcca(
             views, len(coll), n_components=self.n_components, rank=self.rank, reg=self.reg,
-            random_state=self.random_state)
+            random_state=self.random_state, optional=set(views) - set(texts))
         self.projections_ = {lang: (m.astype(np.float64), P.astype(np.float32))
                              for lang, (m, P) in self.projections_.items()}
+        self.vectorizers_ = {lang: vectorizers[lang] for lang in self.projections_}
         self.languages_ = sorted(self.vectorizers_)
         logger.info("KCCA: %d items, languages %s, top correlations %s", len(coll), self.languages_,
                     np.round(self.correlations_[:5], 3).tolist())

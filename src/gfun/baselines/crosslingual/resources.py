@@ -13,14 +13,15 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["AUTO", "ParallelCollection", "debtags_parallel", "resolve_parallel", "sib200_parallel"]
+__all__ = ["AUTO", "ParallelCollection", "debtags_parallel", "fit_language_tfidf", "leave_out", "resolve_parallel",
+           "sib200_parallel"]
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +110,42 @@ class ParallelCollection:
                     records.append(rec)
         langs = sorted({k for r in records for k in r} - {"id"})
         return cls([r["id"] for r in records], {lang: [r.get(lang) for r in records] for lang in langs})
+
+
+def leave_out(method: str, lang: str, n_texts: int, why: str) -> None:
+    """Warn that ``method`` leaves language ``lang`` of the parallel collection out of its space (too few texts to
+    place it): the model then does not serve that language, and the fit goes on without it."""
+    logger.warning("%s: leaves out %r, a language of the parallel collection with %d text(s) and no training "
+                   "document: %s; %s documents will not be classified", method, lang, n_texts, why, lang)
+
+
+def fit_language_tfidf(make_tfidf: Callable[[], Any], docs: Mapping[str, list[str]], required: Collection[str],
+                       method: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One TF-IDF per language of ``docs`` (``{lang: texts}``, each language's training documents and collection
+    texts): the vectorizers and the matrices, by language.
+
+    A language that is not ``required`` (no training document, only texts of the collection) whose texts give no
+    vocabulary (a handful of texts, with ``min_df`` above 1 or only stop words) is left out, with a warning
+    (:func:`leave_out`); a required language that fails raises as the vectorizer does.
+    """
+    tfidf = make_tfidf()
+    try:
+        mats = tfidf.fit_transform_by_language(docs)
+        return dict(tfidf.vectorizers_), mats
+    except ValueError:  # one language could not be fitted: fit them one by one to find which, and go on without it
+        pass
+    vectorizers, mats = {}, {}
+    for lang, texts in docs.items():
+        one = make_tfidf()
+        try:
+            mats[lang] = one.fit_transform_by_language({lang: texts})[lang]
+        except ValueError as exc:
+            if lang in required:
+                raise
+            leave_out(method, lang, len(texts), str(exc))
+            continue
+        vectorizers[lang] = one.vectorizers_[lang]
+    return vectorizers, mats
 
 
 def debtags_parallel(data_dir: str | os.PathLike[str] | None = None, *,
