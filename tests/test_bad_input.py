@@ -388,3 +388,108 @@ def test_mismatched_lengths_of_texts_languages_and_labels(demo, model: Generaliz
         model.predict(texts[:3], langs=langs[:2])
     with pytest.raises(CorpusFormatError, match="mismatched lengths.*labels=2"):
         MultilingualCorpus(["1", "2", "3"], ["en"] * 3, ["a", "b", "c"], [["x"], ["y"]])
+
+
+# ------------------------------------------------------------ bad arguments: one line, no traceback (issue 30, item 11)
+@pytest.mark.parametrize(("param", "says"), [
+    ('x.stopwords="yes"', "x.stopwords takes true or false (or a JSON list of words), got the string 'yes'"),
+    ("x.min_df=2.5", "x.min_df takes an integer, got the number 2.5"),
+    ("x.C=true", "x.C takes a number, got true"),
+    ("x.stopwrds=false", "'x' (PosteriorsView) has no parameter 'stopwrds'; its parameters: C, class_weight"),
+])
+def test_a_view_param_of_the_wrong_type_is_refused_before_fitting_cli(folder: Path, capsys, param: str,
+                                                                       says: str) -> None:
+    """``--view-param 'x.stopwords="yes"'`` gave a TypeError traceback from inside the fit."""
+    code, err = _cli(capsys, "train", "--train", folder / "train.jsonl", "--views", "x", "--view-param", param,
+                     "--model", folder / "never")
+    assert code == 1 and says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert not (folder / "never").exists()
+
+
+def test_a_jsonl_line_nested_too_deeply_is_a_line_error_cli(folder: Path, cli_model: Path, capsys) -> None:
+    """A JSONL line nested 200,000 deep gave a RecursionError traceback."""
+    deep = folder / "deep.jsonl"
+    deep.write_text('{"id": "a", "lang": "en", "text": "x", "extra": ' + "[" * 200_000 + "]" * 200_000 + "}\n",
+                    encoding="utf-8")
+    code, err, _ = _predict_cli(capsys, cli_model, deep)
+    assert code == 1 and "deep.jsonl, line 1: invalid JSON (arrays or objects nested too deeply)" in err, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("suffix", [".tsv", ".jsonl"])
+def test_a_byte_order_mark_is_ignored_cli(demo, folder: Path, cli_model: Path, capsys, suffix: str) -> None:
+    """A TSV saved with a byte-order mark failed with "lacks column(s) ['id']; found ['\\ufeffid', ...]"."""
+    path = folder / f"bom{suffix}"
+    getattr(demo["test"].subset(range(5)), f"to_{suffix[1:]}")(path)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    code, err, rows = _predict_cli(capsys, cli_model, path)
+    assert code == 0, err
+    assert [r["id"] for r in rows] == demo["test"].ids[:5]
+
+
+def test_a_vec_file_with_nan_names_file_and_line(tmp_path: Path) -> None:
+    """A .vec file with NaN gave "Eigenvalues did not converge" from deep inside the fit."""
+    from gfun.views.embeddings import WordEmbeddingView
+    from tests.synthetic_vectors import make_corpus, write_vec_files
+
+    folder = write_vec_files(tmp_path / "vec", ["en", "it"])
+    lines = (folder / "wiki.multi.en.vec").read_text(encoding="utf-8").splitlines()
+    word, *values = lines[3].split(" ")
+    values[1] = "nan"
+    lines[3] = " ".join([word, *values])
+    (folder / "wiki.multi.en.vec").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    texts, langs, Y = make_corpus(["en", "it"], 30, seed=0)
+    with pytest.raises(ValueError, match=rf"wiki.multi.en.vec, line 4: the vector of '{word}' has a non-finite "
+                                         r"value \('nan' in column 3\)"):
+        WordEmbeddingView(source={"spec": f"vec:{folder}", "cache": False}).fit_transform(texts, langs, Y)
+
+
+def test_a_read_only_output_directory_is_refused_before_the_model_is_loaded(folder: Path, cli_model: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Predictions into a read-only directory failed only after predicting, naming the temporary file; the
+    directory is tested first (as an unprivileged user: root may write anywhere)."""
+    import os
+    import shutil
+    import tempfile
+
+    import gfun.persistence.loading
+
+    loads = []
+    real = gfun.persistence.loading.load_model
+    monkeypatch.setattr(gfun.persistence.loading, "load_model", lambda path: loads.append(path) or real(path))
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    ro = base / "ro"
+    ro.mkdir()
+    base.chmod(0o755)
+    shutil.copy(folder / "test.jsonl", base / "test.jsonl")
+    (base / "test.jsonl").chmod(0o644)
+    ro.chmod(0o555)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 99
+        try:
+            os.close(read)
+            if os.geteuid() == 0:
+                os.setuid(65534)
+            import io
+            import sys
+
+            sys.stderr = io.StringIO()
+            code = main(["-q", "predict", "--model", str(cli_model), "--input", str(base / "test.jsonl"),
+                         "--output", str(ro / "out.jsonl")])
+            os.write(write, f"{len(loads)}\n{sys.stderr.getvalue()}".encode())
+        finally:
+            os._exit(code)
+    os.close(write)
+    try:
+        _, status = os.waitpid(pid, 0)
+        with os.fdopen(read) as fh:
+            n_loads, err = fh.read().split("\n", 1)
+    finally:
+        ro.chmod(0o755)
+        shutil.rmtree(base)
+    assert os.waitstatus_to_exitcode(status) == 1, err
+    assert n_loads == "0", "the model was loaded before the output directory was checked"
+    assert f"--output {ro / 'out.jsonl'}: cannot write in {ro}" in err and ".tmp" not in err, err
+    assert len(err.strip().splitlines()) == 1

@@ -81,10 +81,62 @@ def parse_view_params(items: list[str] | None, view_params: dict | None) -> dict
                              f"{', '.join(names)}")
         try:
             parsed = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = value
+        _check_view_param(item, letter, name.strip(), parsed)
         out.setdefault(letter, {})[name.strip()] = parsed
     return out or None
+
+
+#: Parameters whose default is a bool but which also take a list of strings (a word list).
+_BOOL_OR_WORDS = ("stopwords",)
+
+
+def _check_view_param(item: str, letter: str, name: str, value: Any) -> None:
+    """Refuse, before anything is read or fitted, a parameter the view (or baseline) ``letter`` does not have, or a
+    VALUE whose JSON type cannot be its parameter's: a bool parameter takes ``true``/``false`` (``stopwords``
+    also a list of words), an integer one an integer, a number one a number. Parameters without a typed default
+    (``None``, a string) are left to the view to check."""
+    import inspect
+
+    from gfun.baselines.crosslingual import CROSSLINGUAL
+    from gfun.views import VIEW_CLASSES
+
+    cls = VIEW_CLASSES.get(letter) or CROSSLINGUAL[letter]
+    try:
+        signature = inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a registered view without an introspectable __init__
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values()):
+        return
+    known = sorted(n for n, p in signature.items() if n != "self" and p.kind is not inspect.Parameter.VAR_POSITIONAL)
+    if name not in known:
+        raise ValueError(f"--view-param {item!r}: {letter!r} ({cls.__name__}) has no parameter {name!r}; its "
+                         f"parameters: {', '.join(known)}")
+    default = signature[name].default
+    if isinstance(default, bool):
+        ok = isinstance(value, bool) or (name in _BOOL_OR_WORDS and isinstance(value, list)
+                                         and all(isinstance(v, str) for v in value))
+        expected = "true or false" + (" (or a JSON list of words)" if name in _BOOL_OR_WORDS else "")
+    elif isinstance(default, int):
+        ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
+    elif isinstance(default, float):
+        ok, expected = isinstance(value, int | float) and not isinstance(value, bool), "a number"
+    else:
+        return
+    if not ok:
+        raise ValueError(f"--view-param {item!r}: {letter}.{name} takes {expected}, got {_json_kind(value)}")
+
+
+def _json_kind(value: Any) -> str:
+    """How a parsed VALUE reads in a message: ``the string 'yes'``, ``the number 2.5``, ``a list``."""
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    return f"a JSON {'list' if isinstance(value, list) else 'object'}"
 
 
 def add_view_param_argument(p: argparse.ArgumentParser) -> None:

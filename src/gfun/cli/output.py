@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["check_prediction_output", "prediction_output", "writes_to_stdout"]
+__all__ = ["check_output_writable", "check_prediction_output", "prediction_output", "writes_to_stdout"]
 
 
 def check_prediction_output(output: str, input_path: str) -> None:
@@ -20,6 +20,7 @@ def check_prediction_output(output: str, input_path: str) -> None:
     Raises
     ------
     IsADirectoryError, ValueError
+        And those of :func:`check_output_writable` (a directory that cannot be written).
     """
     from gfun.persistence.directory import model_directory_of
 
@@ -35,6 +36,38 @@ def check_prediction_output(output: str, input_path: str) -> None:
     if owner is not None:
         raise ValueError(f"--output {output} lies inside the gfun model directory {owner}; refusing to write "
                          "there (it would damage the model)")
+    check_output_writable(output)
+
+
+def check_output_writable(output: str) -> None:
+    """Refuse, before the model is loaded and anything is predicted, an ``--output`` that cannot be written: its
+    directory (or the nearest existing one it would be created under) is not a directory in which gfun can create
+    a file (a real write test: a file created and removed at once). Standard output and special files (devices,
+    FIFOs, written in place) are not tested.
+
+    Raises
+    ------
+    NotADirectoryError, PermissionError
+    """
+    import secrets
+
+    from gfun.core.atomic import is_special_file
+
+    if writes_to_stdout(output) or is_special_file(output):
+        return
+    directory = Path(output).absolute().parent
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
+    if not directory.is_dir():
+        raise NotADirectoryError(f"--output {output}: {directory} is a file, not a directory")
+    probe = directory / f".gfun-write-test.{secrets.token_hex(4)}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise PermissionError(f"--output {output}: cannot write in {directory} ({exc.strerror or exc}); nothing was "
+                              "predicted") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def writes_to_stdout(output: str) -> bool:

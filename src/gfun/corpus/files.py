@@ -13,7 +13,8 @@ was changed). A label must be a non-empty string (``""`` and ``"  "`` are refuse
 no label, negative for every class, and a warning names them (``on_missing_labels``). TSV has a header row
 ``id<TAB>lang<TAB>labels<TAB>text`` (further columns are kept as extra fields); labels are
 separated by ``,`` and tabs, newlines and backslashes in the text are escaped as ``\\t``,
-``\\n`` and ``\\\\``. Files ending in ``.gz`` are (de)compressed transparently.
+``\\n`` and ``\\\\``. Files ending in ``.gz`` are (de)compressed transparently; a byte-order mark at the start
+of a file is ignored.
 
 :class:`gfun.corpus.multilingual.MultilingualCorpus` builds a corpus from the records read here (``from_jsonl``,
 ``from_tsv``) and writes itself with these functions (``to_jsonl``, ``to_tsv``, ``save_classes``).
@@ -92,6 +93,8 @@ def _decode_lines(fh: IO[bytes], path: str | Path) -> Iterator[tuple[int, str]]:
             raise CorpusFormatError(
                 f"not valid UTF-8 (byte {exc.start} of the line: {raw[exc.start:exc.start + 4]!r})",
                 path=path, line=lineno) from None
+        if lineno == 1 and line.startswith("\ufeff"):  # a byte-order mark (Windows editors) is not content
+            line = line[1:]
         yield lineno, line.rstrip("\n").rstrip("\r")
 
 
@@ -137,6 +140,9 @@ def _unescape(text: str) -> str:
     return "".join(out)
 
 
+_TOO_DEEP = "invalid JSON (arrays or objects nested too deeply)"
+
+
 def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
     """The records of a JSONL file (``.gz`` allowed, ``-`` standard input), each with its line number under
     ``"__line__"``; errors (invalid JSON, a lone surrogate, an id repeated in one language) name the file, line
@@ -151,11 +157,16 @@ def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             raise CorpusFormatError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path,
                                     line=lineno) from None
+        except RecursionError:
+            raise CorpusFormatError(_TOO_DEEP, path=path, line=lineno) from None
         if not isinstance(rec, dict):
             raise CorpusFormatError(f"expected a JSON object, got {type(rec).__name__}", path=path,
                                     line=lineno)
         if "\\u" in line:
-            bad = _surrogate_in(rec)
+            try:
+                bad = _surrogate_in(rec)
+            except RecursionError:
+                raise CorpusFormatError(_TOO_DEEP, path=path, line=lineno) from None
             if bad:
                 raise CorpusFormatError(f"not valid Unicode: the escape \\u{ord(bad):04x} is half of a "
                                         "surrogate pair and encodes no character", path=path, line=lineno)
@@ -267,9 +278,11 @@ def read_classes(path: str | Path) -> list[str]:
     """Read a class list written by :meth:`gfun.corpus.multilingual.MultilingualCorpus.save_classes` (a JSON array
     of str)."""
     try:
-        classes = json.loads(Path(path).read_text(encoding="utf-8"))
+        classes = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise CorpusFormatError(f"invalid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise CorpusFormatError(_TOO_DEEP, path=path) from None
     except UnicodeDecodeError as exc:
         raise CorpusFormatError(f"not valid UTF-8 (byte {exc.start} of the file)", path=path) from None
     if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):

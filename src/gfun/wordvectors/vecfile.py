@@ -133,6 +133,11 @@ def read_vec_subset(
             if vec.shape != (dim,):
                 logger.warning("%s: line %d has %d values, expected %d", path, n_line + 1, len(vec), dim)
                 continue
+            if not np.isfinite(vec).all():  # nan, inf, or a value beyond float32: every view it entered would be NaN
+                bad = int(np.flatnonzero(~np.isfinite(vec))[0])
+                raise ValueError(f"{path}, line {n_line + 1}: the vector of {word!r} has a non-finite value "
+                                 f"({rest.split()[bad].decode('utf-8', 'replace')!r} in column {bad + 2}); fix or "
+                                 "remove that line")
             if rows is not None:
                 fresh = [r for r in rows if not exact_done[r]]
                 if fresh:
