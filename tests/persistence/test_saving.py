@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -331,3 +332,109 @@ def test_a_save_that_dies_before_the_swap_leaves_the_old_model(demo, models, tmp
     np.testing.assert_array_equal(load_model(path).predict(demo[1]), models["naive"].predict(demo[1]))
     save_model(models["fun"], path)
     assert not leftover.exists() and len([p for p in path.iterdir() if p.name.startswith("v-")]) == 1
+
+
+# ------------------------------------------------------------------- links, special files and concurrent saves
+def test_a_current_that_is_a_symbolic_link_is_refused_before_the_fit_and_nothing_is_written_through(
+        demo, models, tmp_path: Path) -> None:
+    path = save_model(models["naive"], tmp_path / "m")
+    old = _version(path).name
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious, outside the model directory")
+    (path / "CURRENT").unlink()
+    (path / "CURRENT").symlink_to(victim)
+    with pytest.raises(FileExistsError, match=r"CURRENT is a symbolic link"):
+        check_model_destination(path)  # before an expensive fit
+    with pytest.raises(FileExistsError, match=r"CURRENT is a symbolic link"):
+        save_model(models["fun"], path)
+    assert victim.read_text() == "precious, outside the model directory"
+    assert (path / "CURRENT").is_symlink() and (path / old / "state.json").is_file()  # the version is kept
+    assert sorted(p.name for p in path.iterdir()) == [".gfun-model", "CURRENT", old]
+
+
+@pytest.mark.parametrize("special", ["fifo", "dev-zero"])
+def test_a_current_that_is_a_fifo_or_dev_zero_is_refused_without_reading_it(models, tmp_path: Path,
+                                                                            special: str) -> None:
+    path = save_model(models["naive"], tmp_path / "m")
+    old = _version(path).name
+    (path / "CURRENT").unlink()
+    if special == "fifo":
+        os.mkfifo(path / "CURRENT")  # reading it would wait for a writer forever
+    else:
+        (path / "CURRENT").symlink_to("/dev/zero")  # reading it would never end
+    # check_model_destination refuses first: the save below never runs on a version that would hang on it
+    with pytest.raises(FileExistsError, match=r"CURRENT is (not a regular file|a symbolic link)"):
+        check_model_destination(path)
+    with pytest.raises(FileExistsError, match=r"CURRENT is (not a regular file|a symbolic link)"):
+        save_model(models["fun"], path)
+    assert (path / old / "state.json").is_file()
+
+
+def _alarm(seconds: int):
+    """A safety net: a call that would hang raises TimeoutError after ``seconds`` instead."""
+    import signal
+
+    def fire(signum, frame):
+        raise TimeoutError(f"still waiting after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.alarm(seconds)
+    return lambda: (signal.alarm(0), signal.signal(signal.SIGALRM, previous))
+
+
+def test_a_current_replaced_by_a_fifo_during_the_fit_does_not_hang_the_save(models, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """check_model_destination passed before the fit; a FIFO that appears meanwhile is refused under the lock."""
+    path = save_model(models["naive"], tmp_path / "m")
+    old = _version(path).name
+    naive = models["naive"]
+    real_get_state = naive.get_state
+
+    def get_state_then_swap():
+        (path / "CURRENT").unlink()
+        os.mkfifo(path / "CURRENT")
+        return real_get_state()
+
+    monkeypatch.setattr(naive, "get_state", get_state_then_swap)
+    disarm = _alarm(20)
+    try:
+        with pytest.raises(FileExistsError, match=r"CURRENT is not a regular file"):
+            save_model(naive, path)
+    finally:
+        disarm()
+    assert stat.S_ISFIFO(os.lstat(path / "CURRENT").st_mode)
+    assert sorted(p.name for p in path.iterdir()) == [".gfun-model", "CURRENT", old]  # no version folder left
+
+
+def test_two_saves_into_the_same_new_directory_at_once_both_succeed(demo, models, tmp_path: Path) -> None:
+    """The claim of a new directory (its marker) happens under the directory's lock: no save sees the other's
+    temporary marker and refuses the directory after its fit; the last writer wins."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    failures = []
+    for trial in range(12):
+        target = tmp_path / f"new-{trial}"
+        barrier = ctx.Barrier(2)
+        errors = ctx.Queue()
+
+        def save(name: str, barrier=barrier, errors=errors, target=target) -> None:
+            barrier.wait()
+            try:
+                save_model(models[name], target)
+            except Exception as exc:  # noqa: BLE001 - reported to the parent
+                errors.put(f"{type(exc).__name__}: {exc}")
+
+        procs = [ctx.Process(target=save, args=(name,)) for name in ("naive", "fun")]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(120)
+        while not errors.empty():
+            failures.append(errors.get())
+        if not failures:
+            assert read_manifest(target)["estimator"] in ("NaiveClassifier", "GeneralizedFunnelling")
+            assert len([p for p in target.iterdir() if p.name.startswith("v-")]) == 1
+            assert sorted(p.name for p in target.iterdir() if not p.name.startswith("v-")) == [".gfun-model",
+                                                                                                "CURRENT"]
+    assert failures == []

@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.corpus.inputs import check_C, training_data, unpack
+from gfun.corpus.inputs import check_C, document_groups, training_data, unpack
 from gfun.estimator import LabelPredictionsMixin
 from gfun.metrics.measures import f1_from_counts
 from gfun.metrics.scoring import MacroF1ScoreMixin
@@ -90,7 +90,10 @@ class PooledClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> PooledClassifier:
-        """Fit the vocabulary and the classifiers (same inputs as :meth:`GeneralizedFunnelling.fit`)."""
+        """Fit the vocabulary and the classifiers (same inputs as :meth:`GeneralizedFunnelling.fit`).
+
+        The cross-validation that chooses C keeps the translations of one text (a corpus's parallel field, see
+        :data:`gfun.corpus.inputs.PARALLEL_FIELDS`) in one fold, as a practitioner's grouped folds would."""
         check_C(self.C, "C")
         texts, lang_arr, Y, classes = training_data(X, y, langs)
         if len(texts) == 0:
@@ -104,7 +107,7 @@ class PooledClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin
         self.cv_scores_: dict[float, float] = {}
         C = self.C
         if C == "cv":
-            folds = make_folds(Xs.shape[0], self.cv, self.random_state)
+            folds = make_folds(Xs.shape[0], self.cv, self.random_state, document_groups(X, len(texts), "auto"))
             grid = sorted(float(c) for c in self.C_grid)
             if folds:
                 Yb = Y.astype(bool)

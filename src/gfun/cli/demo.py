@@ -1,4 +1,4 @@
-"""The demo: Naive, Fun and gFun trained on the bundled demo sample (``gfun demo``, ``make demo``)."""
+"""The demo: Naive, Pooled, Fun and gFun trained on the bundled demo sample (``gfun demo``, ``make demo``)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,21 @@ __all__ = ["DEMO_CONFIGS", "full_demo_hint", "run_demo"]
 logger = logging.getLogger(__name__)
 
 #: The rows of the demo table: (name printed, configuration name of :mod:`gfun.configuration`, word vectors).
-DEMO_CONFIGS: tuple[tuple[str, str, str | None], ...] = (("Naive", "naive", None), ("Fun", "fun", None),
-                                                         ("gFun-X", "x", None))
+DEMO_CONFIGS: tuple[tuple[str, str, str | None], ...] = (("Naive", "naive", None), ("Pooled", "pooled", None),
+                                                         ("Fun", "fun", None), ("gFun-X", "x", None),
+                                                         ("gFun-XP", "xp", None))
 #: The rows ``full`` adds (M with word vectors derived offline from multilingual-e5-small's sub-word embeddings).
 FULL_DEMO_CONFIGS: tuple[tuple[str, str, str | None], ...] = (("gFun-XW", "xw", None),
-                                                              ("gFun-XMW", "xmw", "e5-subword"))
+                                                              ("gFun-XMW", "xmw", "e5-subword"),
+                                                              ("gFun-XMP", "xmp", "e5-subword"))
 
 
 def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) -> Any:
-    """Train Naive, Fun, gFun-X (and gFun-XW, gFun-XMW) on the bundled demo sample; returns the results table.
+    """Train Naive, Pooled, Fun, gFun-X, gFun-XP (and gFun-XW, gFun-XMW, gFun-XMP) on the bundled demo sample;
+    returns the results table.
 
     Every estimator has ``gfun train``'s defaults (:func:`gfun.configuration.build_estimator`). ``full`` adds
-    gFun-XW and gFun-XMW (M with word vectors derived offline from multilingual-e5-small's sub-word embeddings,
+    gFun-XW, gFun-XMW and gFun-XMP (M with word vectors derived offline from multilingual-e5-small's sub-word
     which needs ``gfun[torch]``).
     """
     import pandas as pd
@@ -37,7 +40,7 @@ def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) ->
     rows = {}
     configs = DEMO_CONFIGS + (FULL_DEMO_CONFIGS if full else ())
     if not full:
-        logger.info("gFun-XW and gFun-XMW skipped: %s", full_demo_hint())
+        logger.info("gFun-XW, gFun-XMW and gFun-XMP skipped: %s", full_demo_hint())
     for name, config, word_vectors in configs:
         est = build_estimator(config, n_jobs=n_jobs, random_state=seed, view_params=neural_view_params(word_vectors))
         t0 = time.perf_counter()

@@ -54,10 +54,26 @@ def _setup_logging(verbosity: int) -> None:
 # ---------------------------------------------------------------------------------------------- commands
 def train_estimator(args: argparse.Namespace) -> Any:
     """The unfitted estimator of ``gfun train``'s arguments (see :func:`gfun.configuration.build_estimator`)."""
-    from gfun.configuration import build_estimator, method_config, neural_view_params
+    from gfun.configuration import (
+        DEFAULT_VIEWS_TORCH,
+        DEFAULT_WORD_VECTORS,
+        build_estimator,
+        default_views,
+        method_config,
+        neural_view_params,
+    )
 
-    config = method_config(args.method, views=args.views, aggregation=args.aggregation, r_wce=args.r_wce)
-    view_params = neural_view_params(args.word_vectors, args.encoder, args.neural_preset, args.device,
+    views, word_vectors = args.views, args.word_vectors
+    if args.method == "gfun" and views is None:
+        views = default_views()
+        logger.info("no --views: gFun-%s, the default %s", views.upper(),
+                    "with the torch extra installed" if views == DEFAULT_VIEWS_TORCH else
+                    "without the torch extra (install gfun[torch] for the M view)")
+    if word_vectors is None and args.method in ("gfun", "fun") and set("mr") & set((views or "") + (
+            args.zero_shot_views or "")):
+        word_vectors = DEFAULT_WORD_VECTORS
+    config = method_config(args.method, views=views or "x", aggregation=args.aggregation, r_wce=args.r_wce)
+    view_params = neural_view_params(word_vectors, args.encoder, args.neural_preset, args.device,
                                      args.r_wce, trainable_layers=args.trainable_layers, save_dtype=args.save_dtype,
                                      self_contained=args.self_contained, progress=True)
     view_params = parse_view_params(args.view_param, view_params)
@@ -135,7 +151,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     df = run_demo(seed=args.seed, n_jobs=args.n_jobs, full=args.full)
     _out("gfun demo: Debian package descriptions (5 languages, 30 debtags), averages over languages"
-         + ("" if "gFun-XMW" in df.index else f"; gFun-XW and gFun-XMW: {full_demo_hint()}"))
+         + ("" if "gFun-XMW" in df.index else f"; gFun-XW, gFun-XMW and gFun-XMP: {full_demo_hint()}"))
     _out(format_table(df))
     _out(f"total {time.perf_counter() - t0:.0f} s")
     return 0
@@ -214,16 +230,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "in every non-English record: gfun datasets build debtags --english, or sib200); lri, clesa, "
                    "kcca, dci: the cross-lingual baselines of gfun.baselines.crosslingual (clesa and kcca read a "
                    "parallel collection: debtags by default, or --view-param kcca.parallel=FILE)")
-    p.add_argument("--views", default="x", help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
-                   "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors); e.g. xmw, xmb")
+    p.add_argument("--views", default=None, help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
+                   "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors), p (pooled: one "
+                   "classifier over a vocabulary shared by all languages); e.g. xmw, xmb. Default: xmp with the torch "
+                   "extra installed, else xp (the best configuration within a minute on debtags, 2 cores)")
     p.add_argument("--r-wce", action="store_true",
                    help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
     add_neural_arguments(p, saving=True)
     add_view_param_argument(p)
     p.add_argument("--word-vectors", default=None,
-                   help="source of aligned word vectors for the m and r views: a folder of MUSE/fastText "
-                   "wiki.multi.<lang>.vec files ('vec:DIR'), or 'e5' (vectors from the offline multilingual-e5-small "
-                   "encoder; needs gfun[torch])")
+                   help="source of aligned word vectors for the m and r views: 'e5-subword' (the default: the mean "
+                   "of each word's sub-word input embeddings of the offline multilingual-e5-small encoder; needs "
+                   "gfun[torch]), 'e5' (each word encoded in isolation by that encoder: slower), or a folder of "
+                   "MUSE/fastText wiki.multi.<lang>.vec files ('vec:DIR')")
     p.add_argument("--aggregation", choices=AGGREGATIONS, default=DEFAULT_AGGREGATION,
                    help="how views are combined: mean, concat (the paper's), stack (every view's posteriors side by "
                    "side), wmean (per-view, per-class weighted mean); see gfun.funnelling.aggregation")
@@ -286,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="parallel jobs (-1: all cores, faster; one job gives the README's table to the last digit: "
                    "liblinear's random generator is shared by the threads of a process)")
     p.add_argument("--full", action="store_true",
-                   help="also gFun-XW and gFun-XMW (needs gfun[torch]; `make demo-full`)")
+                   help="also gFun-XW, gFun-XMW and gFun-XMP (needs gfun[torch]; `make demo-full`)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("info", help="what a saved model is: classes, views, languages, size, settings",

@@ -101,7 +101,8 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
     """
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    Z = check_finite(view.fit_transform(texts, langs, Y), _source(name, view), langs)
+    fitted = view.fit_transform(texts, langs, Y, **({"groups": groups} if view.takes_groups() else {}))
+    Z = check_finite(fitted, _source(name, view), langs)
     # what the view's fit freed (a transformer's is large) is of no use to the SVMs that follow
     release_free_memory()
     seconds[f"view_{view.letter}"] = time.perf_counter() - t0

@@ -64,6 +64,17 @@ class ViewGenerator(BaseEstimator, ABC):
         return "some"
 
     # ---------------------------------------------------------------- what the tiers read from a fitted view
+    def takes_groups(self) -> bool:
+        """Whether :meth:`fit_transform` takes ``groups=``: one value per training document, documents sharing a
+        value to be kept in the same cross-validation fold (the translations of one text in a parallel corpus).
+
+        The first tier passes the estimator's groups (``cv_groups``) to a view that declares the keyword. A view
+        that cross-validates across languages needs them: a translation of a held-out document in the training
+        folds would make its out-of-fold outputs as good as in-sample ones."""
+        import inspect
+
+        return "groups" in inspect.signature(self.fit_transform).parameters
+
     def pop_training_oof(self) -> np.ndarray | None:
         """The out-of-fold version of the training views the last :meth:`fit_transform` returned, or ``None``.
 

@@ -32,13 +32,14 @@ logger = logging.getLogger(__name__)
 
 
 def pooled_scores(X: object, Y: np.ndarray, *, C: float, class_weight: str | None, cv: int,
-                  random_state: int | None, n_jobs: int | None = None,
+                  random_state: int | None, n_jobs: int | None = None, groups: np.ndarray | None = None,
                   ) -> tuple[LinearOvR, np.ndarray, np.ndarray | None]:
     """One-vs-rest linear SVMs on the pooled rows ``X``: the fitted SVMs, their in-sample decision scores and their
-    ``cv``-fold out-of-fold scores (``None`` with too few documents to cross-validate)."""
+    ``cv``-fold out-of-fold scores (``None`` with too few documents to cross-validate); documents sharing a value
+    of ``groups`` stay in one fold."""
     fit_kw = {"class_weight": class_weight, "random_state": random_state, "n_jobs": n_jobs}
     svm = fit_linear_ovr(X, Y, C, **fit_kw)
-    folds = make_folds(X.shape[0], cv, random_state)
+    folds = make_folds(X.shape[0], cv, random_state, groups)
     held_out = cross_val_decision(X, Y, C, folds, **fit_kw) if folds else None
     return svm, svm.decision_function(X), held_out
 
@@ -89,7 +90,11 @@ class PooledPosteriorsView(ViewGenerator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, *,
+                      groups: np.ndarray | None = None) -> np.ndarray:
+        """Fit on the training documents of all languages; ``groups`` (one value per document) keeps the
+        translations of one text in one fold of the cross-validation (see
+        :meth:`~gfun.views.base.ViewGenerator.takes_groups`)."""
         if self.train_posteriors not in ("in-sample", "cv"):
             raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
         check_C(self.C, "C", allow_cv=False)
@@ -97,7 +102,8 @@ class PooledPosteriorsView(ViewGenerator):
         self.tfidf_ = PooledTfidf(ngram_range=tuple(self.ngram_range), min_df=self.min_df)
         X = self.tfidf_.fit_transform(list(texts))
         self.svm_, in_sample, held_out = pooled_scores(X, Y, C=self.C, class_weight=self.class_weight, cv=self.cv,
-                                                       random_state=self.random_state, n_jobs=self.n_jobs)
+                                                       random_state=self.random_state, n_jobs=self.n_jobs,
+                                                       groups=groups)
         if held_out is None:
             logger.warning("P view: %d training document(s), too few to cross-validate; the Platt sigmoids are fitted "
                            "on in-sample scores", X.shape[0])
