@@ -9,6 +9,7 @@ import gzip
 import io
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -265,3 +266,104 @@ def test_output_dev_stdout_appends_to_a_redirected_file_without_replacing_it(fol
     assert lines[0] == "first line" and len(lines) == 1 + len(read_jsonl(folder / "test.jsonl"))
     assert all(json.loads(line)["id"] for line in lines[1:])  # predictions only, no summary line
     assert log.stat().st_ino == inode and os.listdir(tmp_path) == ["log.jsonl"]
+
+
+# ------------------------------------------------------------------------------------------- links and rights
+def test_predict_resolves_a_symlinked_output_before_checking_it(folder: Path, model: Path, tmp_path: Path,
+                                                                capsys) -> None:
+    """A link (or a linked folder) leading into a model directory is refused like the real path."""
+    before = _tree(model)
+    version = json.loads((model / "CURRENT").read_text())["version"]
+    (tmp_path / "current.jsonl").symlink_to(model / "CURRENT")
+    (tmp_path / "manifest.jsonl").symlink_to(model / version / "manifest.json")
+    (tmp_path / "models").symlink_to(model)
+    for output in (tmp_path / "current.jsonl", tmp_path / "manifest.jsonl", tmp_path / "models" / "out.jsonl"):
+        code, _, err = _cli(capsys, "predict", "--model", model, "--input", folder / "test.jsonl", "--output", output)
+        assert code == 1 and "inside the gfun model directory" in err, err
+    assert _tree(model) == before
+    load_model(model)
+    data = tmp_path / "docs.jsonl"
+    data.write_text((folder / "test.jsonl").read_text())
+    (tmp_path / "docs-link.jsonl").symlink_to(data)
+    code, _, err = _cli(capsys, "predict", "--model", model, "--input", data, "--output", tmp_path / "docs-link.jsonl")
+    assert code == 1 and "is the input file" in err
+    assert data.read_text() == (folder / "test.jsonl").read_text()
+
+
+def test_train_refuses_a_linked_or_special_current_before_fitting(model: Path, tmp_path: Path, capsys) -> None:
+    """The destination check reads nothing that could hang or never end; the training file is not even read."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    for name, make in (("link", lambda c: c.symlink_to(victim)), ("fifo", os.mkfifo),
+                       ("zero", lambda c: c.symlink_to("/dev/zero"))):
+        m = tmp_path / name
+        shutil.copytree(model, m, symlinks=True)
+        (m / "CURRENT").unlink()
+        make(m / "CURRENT")
+        code, _, err = _cli(capsys, "train", "--train", tmp_path / "missing.jsonl", "--model", m)
+        assert code == 1 and "Traceback" not in err and "missing.jsonl" not in err, err
+        assert "CURRENT is" in err and ("symbolic link" in err or "not a regular file" in err), err
+    assert victim.read_text() == "precious"
+
+
+def _as_unprivileged(action) -> tuple[int, str]:
+    """Run ``action()`` in a forked child as the unprivileged user 65534: its exit code (3 = OSError) and message."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            action()
+        except OSError as exc:
+            os.write(write, f"{type(exc).__name__}: {exc}".encode())
+            code = 3
+        except BaseException as exc:  # noqa: BLE001
+            os.write(write, f"{type(exc).__name__}: {exc}".encode())
+            code = 4
+        finally:
+            os._exit(code)
+    os.close(write)
+    try:
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status), os.read(read, 4096).decode()
+    finally:
+        os.close(read)
+
+
+def test_an_output_the_user_may_not_write_is_refused_before_predicting(folder: Path, tmp_path: Path) -> None:
+    """A read-only file, or another user's 0644 file, in a directory the user may write: refused by the check that
+    runs before the model is loaded, and by the writer itself; never replaced by a rename."""
+    import tempfile
+
+    from gfun.cli.output import check_prediction_output, prediction_output
+
+    def write(output: str) -> None:
+        with prediction_output(output) as fh:
+            fh.write("replaced\n")
+
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked.jsonl"
+        locked.write_text("keep\n")
+        locked.chmod(0o444)
+        with pytest.raises(PermissionError, match="locked.jsonl"):
+            check_prediction_output(str(locked), str(folder / "test.jsonl"))
+        with pytest.raises(PermissionError, match="locked.jsonl"):
+            write(str(locked))
+        assert locked.read_text() == "keep\n"
+        return
+    shared = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        shared.chmod(0o777)
+        for name, mode in (("read-only.jsonl", 0o444), ("roots.jsonl", 0o644)):
+            target = shared / name
+            target.write_text("root's data\n")
+            target.chmod(mode)
+            for action in (lambda t=target: check_prediction_output(str(t), "-"), lambda t=target: write(str(t))):
+                code, message = _as_unprivileged(action)
+                assert code == 3 and "PermissionError" in message and name in message, (name, message)
+            assert target.read_text() == "root's data\n" and target.stat().st_uid == 0
+        assert sorted(os.listdir(shared)) == ["read-only.jsonl", "roots.jsonl"]
+    finally:
+        shutil.rmtree(shared)

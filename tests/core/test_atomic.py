@@ -149,3 +149,19 @@ def test_a_symlinked_output_is_resolved_and_its_real_file_checked(tmp_path: Path
         with pytest.raises(PermissionError, match="real.txt"):
             write_bytes_atomic(link, b"newer")
         assert real.read_text() == "new"
+
+
+def test_dev_stdout_redirected_to_a_file_is_written_in_place(tmp_path: Path) -> None:
+    """``/dev/stdout`` resolves to the file standard output is redirected to: it is opened as ``open`` would open it
+    (the same file, the same inode), never replaced by a rename."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "log.txt"
+    log.write_text("first\n")
+    inode = log.stat().st_ino
+    code = "from gfun.core.atomic import write_bytes_atomic\nwrite_bytes_atomic('/dev/stdout', b'second\\n')\n"
+    with open(log, "a") as out:
+        subprocess.run([sys.executable, "-c", code], stdout=out, check=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    assert log.read_text().endswith("second\n") and log.stat().st_ino == inode and os.listdir(tmp_path) == ["log.txt"]

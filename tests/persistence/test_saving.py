@@ -371,11 +371,15 @@ def test_a_current_that_is_a_fifo_or_dev_zero_is_refused_without_reading_it(mode
 
 
 def _alarm(seconds: int):
-    """A safety net: a call that would hang raises TimeoutError after ``seconds`` instead."""
+    """A safety net: a call that would hang raises an error after ``seconds`` instead."""
     import signal
 
+    class Hung(RuntimeError):  # not an OSError, which a save might catch
+        pass
+
     def fire(signum, frame):
-        raise TimeoutError(f"still waiting after {seconds} s")
+        signal.alarm(2)  # again, should the first one be swallowed
+        raise Hung(f"still waiting after {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, fire)
     signal.alarm(seconds)

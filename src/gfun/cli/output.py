@@ -15,26 +15,30 @@ __all__ = ["check_output_writable", "check_prediction_output", "prediction_outpu
 
 
 def check_prediction_output(output: str, input_path: str) -> None:
-    """Refuse an ``--output`` that would overwrite the input or write inside a gfun model directory.
+    """Refuse an ``--output`` that would overwrite the input or write inside a gfun model directory. The output is
+    resolved to its real file first: a symbolic link (or a path through a linked folder) is judged by the file it
+    leads to, which is the one that would be replaced.
 
     Raises
     ------
     IsADirectoryError, ValueError
-        And those of :func:`check_output_writable` (a directory that cannot be written).
+        And those of :func:`check_output_writable` (a file or directory that this user may not write).
     """
     from gfun.persistence.directory import model_directory_of
 
     if output == "-":
         return
     out = Path(output)
-    if out.is_dir():
+    real = Path(os.path.realpath(out))
+    if real.is_dir():
         raise IsADirectoryError(f"--output {output} is a directory; give a file name (or - for standard output)")
     with contextlib.suppress(OSError):
         if input_path != "-" and Path(input_path).is_file() and out.exists() and os.path.samefile(out, input_path):
             raise ValueError(f"--output {output} is the input file {input_path}; refusing to overwrite it")
-    owner = model_directory_of(out)
+    owner = model_directory_of(out) or model_directory_of(real)
     if owner is not None:
-        raise ValueError(f"--output {output} lies inside the gfun model directory {owner}; refusing to write "
+        shown = output if real == Path(os.path.abspath(out)) else f"{output} (a link to {real})"
+        raise ValueError(f"--output {shown} lies inside the gfun model directory {owner}; refusing to write "
                          "there (it would damage the model)")
     check_output_writable(output)
 
@@ -42,8 +46,10 @@ def check_prediction_output(output: str, input_path: str) -> None:
 def check_output_writable(output: str) -> None:
     """Refuse, before the model is loaded and anything is predicted, an ``--output`` that cannot be written: its
     directory (or the nearest existing one it would be created under) is not a directory in which gfun can create
-    a file (a real write test: a file created and removed at once). Standard output and special files (devices,
-    FIFOs, written in place) are not tested.
+    a file (a real write test: a file created and removed at once), or the file exists and this user may not
+    write it (a read-only file, another user's file: refused as ``open(output, "w")`` would refuse it, although a
+    rename in a writable directory could replace it). A link is judged by its real file. Standard output and
+    special files (devices, FIFOs, written in place) are not tested.
 
     Raises
     ------
@@ -51,11 +57,15 @@ def check_output_writable(output: str) -> None:
     """
     import secrets
 
-    from gfun.core.atomic import is_special_file
+    from gfun.core.atomic import check_writable, is_special_file
 
     if writes_to_stdout(output) or is_special_file(output):
         return
-    directory = Path(output).absolute().parent
+    try:
+        check_writable(output)
+    except PermissionError as exc:
+        raise PermissionError(f"--output {exc}; nothing was predicted") from None
+    directory = Path(os.path.realpath(output)).parent
     while not directory.exists() and directory != directory.parent:
         directory = directory.parent
     if not directory.is_dir():

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from gfun.configuration import Config, parse_config
+from gfun.core.atomic import write_bytes_atomic
 from gfun.experiments.many_shot import RunCache, cell_job, language_average, write_tables
 from gfun.experiments.runner import (
     ExperimentSettings,
@@ -120,15 +121,16 @@ def run_aggregation(settings: ExperimentSettings, configs: Sequence[Config], out
     scores = cell_scores(frame, ["run", "config"])
     avg = language_average(scores, ["run", "config"])
     stem = f"aggregation-{settings.dataset}"
-    pd.concat([scores, avg], ignore_index=True).to_csv(out / f"{stem}-scores.csv", index=False)
+    write_bytes_atomic(out / f"{stem}-scores.csv",
+                       pd.concat([scores, avg], ignore_index=True).to_csv(index=False).encode("utf-8"))
     groups = {c.name: f"gFun-{c.views.upper()}" if c.method == "gfun" else "baselines" for c in variants}
     table = write_tables(out, stem, avg, variants, title=f"Aggregation policies on {settings.dataset}",
                          groups=groups)
     pairs = pair_tests(avg, variants)
-    pairs.to_csv(out / f"{stem}-pairs.csv", index=False)
-    (out / f"{stem}-pairs.md").write_text(_pairs_markdown(pairs, settings.dataset), encoding="utf-8")
-    frame.groupby(["run", "config"], sort=False)[["fit_s", "predict_s"]].first().reset_index().to_csv(
-        out / f"{stem}-timings.csv", index=False)
+    write_bytes_atomic(out / f"{stem}-pairs.csv", pairs.to_csv(index=False).encode("utf-8"))
+    write_bytes_atomic(out / f"{stem}-pairs.md", _pairs_markdown(pairs, settings.dataset).encode("utf-8"))
+    write_bytes_atomic(out / f"{stem}-timings.csv", frame.groupby(["run", "config"], sort=False)[["fit_s", "predict_s"]]
+                       .first().reset_index().to_csv(index=False).encode("utf-8"))
     files = [out / f"{stem}{s}" for s in ("-scores.csv", ".csv", ".md", ".tex", "-pairs.csv", "-pairs.md",
                                           "-timings.csv")]
     wall = time.perf_counter() - t0

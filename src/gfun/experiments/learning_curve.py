@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from gfun.configuration import Config
+from gfun.core.atomic import write_bytes_atomic
 from gfun.experiments.many_shot import RunCache, cell_job
 from gfun.experiments.runner import (
     ExperimentSettings,
@@ -98,10 +99,10 @@ def run_learning_curve(settings: ExperimentSettings, configs: Sequence[Config], 
     scores = scores[scores["lang"] == scores["target"]].drop(columns="lang")
     stem = f"learning-curve-{settings.dataset}"
     files = [out / f"{stem}-scores.csv", out / f"{stem}.csv", out / f"{stem}.md"]
-    scores.to_csv(files[0], index=False)
+    write_bytes_atomic(files[0], scores.to_csv(index=False).encode("utf-8"))
     grouped = scores.groupby(["target", "config", "fraction"], sort=False)[list(MEASURES)]
     summary = grouped.mean().join(grouped.std(ddof=1).add_suffix("_std")).reset_index()
-    summary.to_csv(files[1], index=False)
+    write_bytes_atomic(files[1], summary.to_csv(index=False).encode("utf-8"))
     labels = {c.name: c.display for c in configs}
     md = [f"# Learning curves on {settings.dataset} ({settings.runs} runs)", "",
           "Mean over runs of the target language's scores, by percentage of its training documents used "
@@ -115,7 +116,7 @@ def run_learning_curve(settings: ExperimentSettings, configs: Sequence[Config], 
             md += [f"| {labels[i]} | " + " | ".join("-" if np.isnan(v) else f"{v:.3f}" for v in row) + " |"
                    for i, row in sub.iterrows()]
             md.append("")
-    files[2].write_text("\n".join(md), encoding="utf-8")
+    write_bytes_atomic(files[2], "\n".join(md).encode("utf-8"))
     if plots:
         from gfun.experiments.plots import learning_curves
 

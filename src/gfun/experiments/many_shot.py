@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from gfun.configuration import Config
+from gfun.core.atomic import write_bytes_atomic
 from gfun.experiments.runner import (
     SCORE_COLUMNS,
     ExperimentSettings,
@@ -106,12 +107,12 @@ def write_tables(out: Path, stem: str, run_scores: pd.DataFrame, configs: Sequen
     groups = groups or {c.name: c.group for c in configs}
     labels = {c.name: c.display for c in configs}
     table = significance_table(run_scores, order=order, groups=groups)
-    summary_frame(table).to_csv(out / f"{stem}.csv")
+    write_bytes_atomic(out / f"{stem}.csv", summary_frame(table).to_csv().encode("utf-8"))
     n_runs = int(run_scores["run"].nunique())
-    (out / f"{stem}.md").write_text(to_markdown(table, labels=labels, title=f"{title} ({n_runs} runs)"),
-                                    encoding="utf-8")
-    (out / f"{stem}.tex").write_text(to_latex(table, labels=labels, caption=f"{title} ({n_runs} runs).",
-                                              label=f"tab:{stem}"), encoding="utf-8")
+    write_bytes_atomic(out / f"{stem}.md",
+                       to_markdown(table, labels=labels, title=f"{title} ({n_runs} runs)").encode("utf-8"))
+    write_bytes_atomic(out / f"{stem}.tex", to_latex(table, labels=labels, caption=f"{title} ({n_runs} runs).",
+                                                     label=f"tab:{stem}").encode("utf-8"))
     return table
 
 
@@ -203,9 +204,9 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     all_scores = pd.concat([scores, avg, zavg], ignore_index=True)
     stem = f"{experiment}-{settings.dataset}"
     files = [out / f"{stem}-scores.csv", out / f"{stem}-timings.csv"]
-    all_scores.to_csv(files[0], index=False)
-    frame.groupby(["run", "config"], sort=False)[["fit_s", "predict_s"]].first().reset_index().to_csv(
-        files[1], index=False)
+    write_bytes_atomic(files[0], all_scores.to_csv(index=False).encode("utf-8"))
+    write_bytes_atomic(files[1], frame.groupby(["run", "config"], sort=False)[["fit_s", "predict_s"]].first()
+                       .reset_index().to_csv(index=False).encode("utf-8"))
     table = write_tables(out, stem, avg, configs, title=f"{title} on {settings.dataset}")
     files += [out / f"{stem}{s}" for s in (".csv", ".md", ".tex")]
     if zs_langs:
@@ -219,7 +220,7 @@ def run_many_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
         many_scores = all_scores[all_scores["setting"] == "many-shot"]
         rel = {m: relative_improvement(many_scores, m) for m in MEASURES}
         long = pd.concat({m: r.rename(columns=labels) for m, r in rel.items()}, names=["measure", "lang"])
-        long.to_csv(out / f"{stem}-improvement.csv")
+        write_bytes_atomic(out / f"{stem}-improvement.csv", long.to_csv().encode("utf-8"))
         files.append(out / f"{stem}-improvement.csv")
         if plots:
             from gfun.experiments.plots import relative_improvement_bars

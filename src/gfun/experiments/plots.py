@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gfun.experiments.wce_plot import _new_figure
+from gfun.experiments.wce_plot import _new_figure, _save_figure
 
 __all__ = ["averages_by_training_languages", "learning_curves", "relative_improvement_bars", "zero_shot_heatmaps"]
 
@@ -34,7 +34,7 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 def _save(fig: Any, savepath: str | os.PathLike | None, dpi: int, what: str) -> None:
     if savepath is not None:
-        fig.savefig(savepath, dpi=dpi)
+        _save_figure(fig, savepath, dpi)
         logger.info("%s written to %s", what, savepath)
 
 

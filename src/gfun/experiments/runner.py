@@ -15,7 +15,6 @@ import json
 import logging
 import math
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gfun.core.atomic import write_bytes_atomic
 from gfun.experiments.keys import check_key_value  # noqa: F401 - also used by the configurations
 from gfun.metrics.measures import CONTINGENCY_COLUMNS, MEASURES, measures_from_contingency
 
@@ -217,17 +217,6 @@ def _key_name(key: dict[str, Any]) -> str:
     return "__".join(f"{k}={check_key_value(k, v)}" for k, v in key.items())
 
 
-def _atomic_write(path: Path, write: Callable[[str], None]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _parquet_available() -> bool:
     try:
         import pyarrow  # noqa: F401
@@ -266,8 +255,8 @@ class CellStore:
         for i, (k, v) in enumerate(key.items()):
             frame.insert(i, k, v)
         if self.parquet:
-            _atomic_write(self.path(key, ".parquet"), lambda p: frame.to_parquet(p, index=False))
-        _atomic_write(self.path(key), lambda p: frame.to_csv(p, index=False))
+            write_bytes_atomic(self.path(key, ".parquet"), frame.to_parquet(None, index=False))
+        write_bytes_atomic(self.path(key), frame.to_csv(index=False).encode("utf-8"))
 
     def load(self, key: dict[str, Any]) -> pd.DataFrame:
         """The stored frame of a cell (from its CSV)."""
@@ -391,4 +380,4 @@ def write_settings(path: Path, settings: ExperimentSettings, extra: dict[str, An
                              "use another --out folder")
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, lambda p: Path(p).write_text(json.dumps(identity, indent=1), encoding="utf-8"))
+    write_bytes_atomic(path, json.dumps(identity, indent=1).encode("utf-8"))

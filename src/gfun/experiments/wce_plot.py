@@ -30,6 +30,21 @@ def _new_figure(figsize: tuple[float, float]) -> Any:
     return fig
 
 
+def _save_figure(fig: Any, savepath: str | os.PathLike, dpi: int) -> None:
+    """``fig.savefig(savepath)`` through :func:`gfun.core.atomic.atomic_write` (the real file checked, then replaced
+    in one rename); a path without a suffix is left to matplotlib, which appends its default format's."""
+    from pathlib import Path
+
+    from gfun.core.atomic import atomic_write
+
+    suffix = Path(savepath).suffix.lstrip(".").lower()
+    if not suffix:
+        fig.savefig(savepath, dpi=dpi)
+        return
+    with atomic_write(savepath) as fh:
+        fig.savefig(fh, dpi=dpi, format=suffix)
+
+
 def word_class_heatmap(matrix: np.ndarray, row_labels: Sequence[str], class_labels: Sequence[str],
                        savepath: str | os.PathLike | None = None, *, title: str | None = None,
                        cmap: str = "viridis", dpi: int = 150, colorbar: bool = True) -> Any:
@@ -71,7 +86,7 @@ def word_class_heatmap(matrix: np.ndarray, row_labels: Sequence[str], class_labe
     if colorbar:
         fig.colorbar(image, ax=ax, shrink=0.8)
     if savepath is not None:
-        fig.savefig(savepath, dpi=dpi)
+        _save_figure(fig, savepath, dpi)
         logger.info("word-class heat map written to %s", savepath)
     return fig
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gfun.configuration import Config
+from gfun.core.atomic import write_bytes_atomic
 from gfun.experiments.many_shot import RunCache, cell_job
 from gfun.experiments.runner import (
     ExperimentSettings,
@@ -101,7 +102,7 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
                          for lang, it in zip(scores["lang"], scores["iteration"], strict=True)]
     stem = f"zero-shot-{settings.dataset}"
     files = [out / f"{stem}-scores.csv"]
-    scores.to_csv(files[0], index=False)
+    write_bytes_atomic(files[0], scores.to_csv(index=False).encode("utf-8"))
     labels = {c.name: c.display for c in configs}
     md = [f"# Zero-shot results on {settings.dataset} ({settings.runs} run{'s' if settings.runs != 1 else ''})", "",
           "Rows: training languages, added one at a time in alphabetical order; columns: test languages. "
@@ -112,13 +113,13 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
         for m in MEASURES:
             g = grid(scores, cfg.name, m, languages)
             path = out / f"{stem}-grid-{cfg.name}-{m}.csv"
-            g.to_csv(path, index_label="iteration")
+            write_bytes_atomic(path, g.to_csv(index_label="iteration").encode("utf-8"))
             files.append(path)
             md += [f"## {labels[cfg.name]}: {DISPLAY_NAMES[m]}", "", _grid_markdown(g), ""]
-    (out / f"{stem}.md").write_text("\n".join(md), encoding="utf-8")
+    write_bytes_atomic(out / f"{stem}.md", "\n".join(md).encode("utf-8"))
     files.append(out / f"{stem}.md")
     by_n = (scores.groupby(["config", "setting", "n_languages"])[list(MEASURES)].mean().reset_index())
-    by_n.to_csv(out / f"{stem}-by-n-languages.csv", index=False)
+    write_bytes_atomic(out / f"{stem}-by-n-languages.csv", by_n.to_csv(index=False).encode("utf-8"))
     files.append(out / f"{stem}-by-n-languages.csv")
     if plots:
         files += _plots(out, stem, scores, by_n, configs, languages, heatmap_configs, settings.dataset)

@@ -24,7 +24,10 @@ Atomic replacement. A save writes a complete new version folder (files flushed t
 replaces ``CURRENT`` with a single ``os.replace``, and only after that removes the previous version.
 A reader follows ``CURRENT``, so it always finds either the old or the new complete model; a reader
 that followed the old pointer just before the old version was removed retries with the new pointer.
-Concurrent saves to one directory are serialised with an advisory lock (``flock``) on the directory.
+Concurrent saves to one directory are serialised with an advisory lock (``flock``) on the directory, taken
+before a new directory is claimed: both succeed, the last one wins. ``CURRENT`` and the marker are never
+written or read through a symbolic link; a ``CURRENT`` that is a link, a FIFO or a device is refused before
+the fit (and again under the lock).
 A save that was killed leaves an unreferenced version folder, removed by the next save. New
 directories and files get the usual permissions (the umask decides, as for any other file).
 

@@ -9,6 +9,9 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import IO
+
+from gfun.errors import DamagedModelError
 
 __all__ = ["ESTIMATOR_MODULES", "FORMAT_VERSION", "model_directory_of"]
 
@@ -90,10 +93,35 @@ def model_directory_of(path: str | os.PathLike[str]) -> Path | None:
             return candidate
     return None
 
+def _open_regular(dir_fd: int, name: str, shown: Path) -> IO[bytes]:
+    """``name`` in directory ``dir_fd``, opened for reading if it is a regular file (never a link or device)."""
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)  # FileNotFoundError goes to the caller
+    if stat.S_ISLNK(st.st_mode):
+        raise DamagedModelError(f"{shown} is a symbolic link; a model's files must be regular files inside its "
+                                "directory, so gfun does not follow it")
+    if not stat.S_ISREG(st.st_mode):
+        raise DamagedModelError(f"{shown} is not a regular file (a directory, device, FIFO or socket); refusing "
+                                "to read it")
+    fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=dir_fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the two calls
+        os.close(fd)
+        raise DamagedModelError(f"{shown} is not a regular file; refusing to read it")
+    return os.fdopen(fd, "rb")
+
 def _current_version(path: Path) -> str | None:
+    """The version ``path``'s CURRENT names, or None (no pointer, a damaged one, or not a regular file: a link,
+    a FIFO or a device is never opened for reading, and at most a small file's size is read)."""
     try:
-        pointer = json.loads((path / CURRENT).read_bytes()[:_SMALL_FILE].decode("utf-8"))
-        version = pointer.get("version") if isinstance(pointer, dict) else None
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | _O_DIRECTORY)
+    except OSError:
         return None
+    try:
+        with _open_regular(fd, CURRENT, path / CURRENT) as fh:
+            data = fh.read(_SMALL_FILE + 1)
+        pointer = json.loads(data.decode("utf-8"))
+        version = pointer.get("version") if isinstance(pointer, dict) else None
+    except (OSError, ValueError):  # DamagedModelError is a ValueError
+        return None
+    finally:
+        os.close(fd)
     return version if isinstance(version, str) and _VERSION_RE.match(version) else None

@@ -28,7 +28,6 @@ from gfun.persistence.directory import (
     _LEGACY_MANIFEST_LIMIT,
     _O_DIRECTORY,
     _O_NOFOLLOW,
-    _O_NONBLOCK,
     _SHA256_RE,
     _SMALL_FILE,
     _VERSION_RE,
@@ -41,6 +40,7 @@ from gfun.persistence.directory import (
     STATE,
     _current_version,
     _estimators,
+    _open_regular,
     _read_marker,
 )
 
@@ -55,21 +55,6 @@ class _VersionVanished(Exception):
     def __init__(self, version: str, filename: str) -> None:
         super().__init__(version, filename)
         self.version, self.filename = version, filename
-
-def _open_regular(dir_fd: int, name: str, shown: Path) -> IO[bytes]:
-    """``name`` in directory ``dir_fd``, opened for reading if it is a regular file (never a link or device)."""
-    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)  # FileNotFoundError goes to the caller
-    if stat.S_ISLNK(st.st_mode):
-        raise DamagedModelError(f"{shown} is a symbolic link; a model's files must be regular files inside its "
-                                "directory, so gfun does not follow it")
-    if not stat.S_ISREG(st.st_mode):
-        raise DamagedModelError(f"{shown} is not a regular file (a directory, device, FIFO or socket); refusing "
-                                "to read it")
-    fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=dir_fd)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the two calls
-        os.close(fd)
-        raise DamagedModelError(f"{shown} is not a regular file; refusing to read it")
-    return os.fdopen(fd, "rb")
 
 def _verified(fh: IO[bytes], shown: Path, *, size: int | None, sha256: str | None, limit: int,
               recorded_in: str) -> IO[bytes]:

@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import gfun
-from gfun.core.atomic import fsync_directory, write_bytes_atomic
+from gfun.core.atomic import check_writable, fsync_directory, write_bytes_atomic
 from gfun.persistence.directory import (
     _O_DIRECTORY,
     _POINTER_TMP_RE,
@@ -57,8 +58,20 @@ def _json_default(obj: Any) -> Any:
         return obj.name
     raise TypeError(f"cannot save a value of type {type(obj).__name__} in a model file")
 
+_MARKER_TMP_RE = re.compile(r"^\.\.gfun-model\.[0-9a-f]{8}\.tmp$")
+
+
+def _foreign_entries(path: Path) -> list[str]:
+    """What ``path`` holds besides the temporary marker files of gfun's own claims (one in progress, or killed)."""
+    names = []
+    for name in os.listdir(path):
+        with contextlib.suppress(FileNotFoundError):
+            if not (_MARKER_TMP_RE.match(name) and stat.S_ISREG(os.lstat(path / name).st_mode)):
+                names.append(name)
+    return names
+
 def _listing(path: Path, limit: int = 5) -> str:
-    names = sorted(os.listdir(path))
+    names = sorted(_foreign_entries(path))
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
@@ -72,22 +85,40 @@ def _probe_writable(directory: Path, shown: Path) -> None:
     os.close(fd)
     os.unlink(probe)
 
+def _check_pointer(path: Path) -> None:
+    """Refuse a ``CURRENT`` that gfun would have to write (or read) through a link, or that is not a regular file
+    (a FIFO would hang the save, ``/dev/zero`` never end), or that this user may not write: before the fit."""
+    pointer = path / CURRENT
+    try:
+        st = os.lstat(pointer)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise FileExistsError(f"cannot save a model to {path}: {pointer} is a symbolic link; gfun never writes "
+                              "through a link (nor reads one) in a model directory. Remove the link and save again")
+    if not stat.S_ISREG(st.st_mode):
+        raise FileExistsError(f"cannot save a model to {path}: {pointer} is not a regular file (a FIFO, device, "
+                              "socket or directory); refusing to read or replace it. Remove it and save again")
+    check_writable(pointer)
+
 def check_model_destination(path: str | os.PathLike[str], *, overwrite: bool = True) -> None:
     """Check, before fitting, that a model can be saved to directory ``path``; raise a clear ``OSError`` if not.
 
     The destination must be a new path whose nearest existing parent is a writable directory, an empty
     directory, or a gfun model directory (marked with ``.gfun-model``; with ``overwrite=False`` one that
     holds no model yet). A file, a non-empty directory without the marker (the current directory with
-    other files in it, a folder of data) and a model in the earlier flat layout are refused.
+    other files in it, a folder of data) and a model in the earlier flat layout are refused, and so is a
+    model directory whose ``CURRENT`` is a symbolic link, not a regular file, or not writable.
 
     Raises
     ------
     NotADirectoryError
         ``path`` (or one of its parents) is a file.
     FileExistsError
-        ``path`` is a non-empty directory that gfun did not write, or holds a model and ``overwrite`` is False.
+        ``path`` is a non-empty directory that gfun did not write, holds a model and ``overwrite`` is False, or
+        its ``CURRENT`` is a symbolic link or a special file.
     PermissionError
-        The directory (or the parent it would be created in) is not writable.
+        The directory (or the parent it would be created in), or its ``CURRENT``, is not writable.
     """
     p = Path(path)
     if p.is_symlink() and not p.exists():
@@ -97,7 +128,7 @@ def check_model_destination(path: str | os.PathLike[str], *, overwrite: bool = T
             raise NotADirectoryError(f"cannot save a model to {p}: it exists and is not a directory; refusing to "
                                      "replace it")
         marker = _read_marker(p)
-        if marker is None and os.listdir(p):
+        if marker is None and _foreign_entries(p):
             if _is_legacy_model(p):
                 raise FileExistsError(
                     f"cannot save a model to {p}: it holds a model saved by an earlier gfun in the flat layout (no "
@@ -106,8 +137,10 @@ def check_model_destination(path: str | os.PathLike[str], *, overwrite: bool = T
             raise FileExistsError(
                 f"cannot save a model to {p}: the directory is not empty and is not a gfun model directory (no "
                 f"{MARKER} marker); it holds {_listing(p)}. Refusing to write there: choose a new or empty directory")
-        if marker is not None and not overwrite and (p / CURRENT).exists():
-            raise FileExistsError(f"{p} already holds a saved model (pass overwrite=True to replace it)")
+        if marker is not None:
+            _check_pointer(p)
+            if not overwrite and os.path.lexists(p / CURRENT):
+                raise FileExistsError(f"{p} already holds a saved model (pass overwrite=True to replace it)")
         _probe_writable(p, p)
         return
     ancestor = p.absolute().parent
@@ -133,16 +166,21 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 def _claim(path: Path) -> None:
-    """Create ``path`` (umask permissions) or adopt it if empty, and mark it as a gfun model directory."""
-    path.mkdir(parents=True, exist_ok=True)
+    """Adopt ``path`` (created, or empty) and mark it as a gfun model directory; called under :func:`_locked`, so
+    that a concurrent save into the same new directory finds the marker, not this claim half done."""
     if _read_marker(path) is not None:
         return
-    if os.listdir(path):  # something appeared since check_model_destination
+    if _foreign_entries(path):  # something appeared since check_model_destination
         check_model_destination(path)
+    for name in os.listdir(path):  # a claim that was killed before its rename
+        if _MARKER_TMP_RE.match(name):
+            with contextlib.suppress(OSError):
+                os.unlink(path / name)
     marker = {"magic": MARKER_MAGIC, "layout": LAYOUT_VERSION, "created_by": f"gfun {gfun.__version__}",
               "note": "a gfun model directory: `gfun train --model` and save_model replace its CURRENT version; "
                       "the v-* folders and CURRENT belong to gfun"}
-    write_bytes_atomic(path / MARKER, (json.dumps(marker, indent=1) + "\n").encode("utf-8"), fsync=True)
+    write_bytes_atomic(path / MARKER, (json.dumps(marker, indent=1) + "\n").encode("utf-8"), fsync=True,
+                       follow_symlinks=False, special_in_place=False)
 
 def _remove_stale(path: Path, keep: str | None) -> None:
     """Remove version folders other than ``keep`` and leftover pointer files: only names gfun itself creates."""
@@ -213,9 +251,11 @@ def save_model(model: Any, path: str | os.PathLike[str], *, overwrite: bool = Tr
         if np.asarray(arr).dtype == object:
             raise TypeError(f"state array {key!r} has dtype object, which cannot be saved safely")
     state = json.dumps(meta, default=_json_default, ensure_ascii=False).encode("utf-8")
-    _claim(path)
+    path.mkdir(parents=True, exist_ok=True)  # umask permissions
     with _locked(path):
-        if not overwrite and (path / CURRENT).exists():
+        _claim(path)
+        _check_pointer(path)  # again: CURRENT may have changed during the fit
+        if not overwrite and os.path.lexists(path / CURRENT):
             raise FileExistsError(f"{path} already holds a saved model (pass overwrite=True to replace it)")
         _remove_stale(path, keep=_current_version(path))  # folders of saves that were killed
         vdir = _new_version(path)
@@ -240,7 +280,8 @@ def save_model(model: Any, path: str | os.PathLike[str], *, overwrite: bool = Tr
             fsync_directory(vdir)
             pointer = {"version": vdir.name, "manifest_sha256": hashlib.sha256(mbytes).hexdigest(),
                        "manifest_size": len(mbytes)}
-            write_bytes_atomic(path / CURRENT, (json.dumps(pointer, indent=1) + "\n").encode(), fsync=True)
+            write_bytes_atomic(path / CURRENT, (json.dumps(pointer, indent=1) + "\n").encode(), fsync=True,
+                               follow_symlinks=False, special_in_place=False)
         except BaseException:
             if _current_version(path) != vdir.name:
                 shutil.rmtree(vdir, ignore_errors=True)
