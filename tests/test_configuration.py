@@ -13,6 +13,7 @@ import pytest
 
 from gfun.baselines.crosslingual import CROSSLINGUAL
 from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier
+from gfun.baselines.pooled import PooledClassifier
 from gfun.baselines.transformer import FineTunedTransformerClassifier
 from gfun.cli.experiment import DEFAULT_CONFIGS, add_experiment_parser, settings_from_args
 from gfun.cli.main import build_parser, main, train_estimator
@@ -34,11 +35,11 @@ from gfun.views.posteriors import PosteriorsView
 
 pytest.importorskip("matplotlib")
 
-CLASSES = {"naive": NaiveClassifier, "upper": UpperBoundClassifier, "bert": FineTunedTransformerClassifier,
-           "fun": GeneralizedFunnelling, "gfun": GeneralizedFunnelling, **CROSSLINGUAL}
+CLASSES = {"naive": NaiveClassifier, "pooled": PooledClassifier, "upper": UpperBoundClassifier,
+           "bert": FineTunedTransformerClassifier, "fun": GeneralizedFunnelling, "gfun": GeneralizedFunnelling, **CROSSLINGUAL}
 #: Overrides of every kind, each applied where the configuration has a use for it.
 VIEW_PARAMS = {"m": {"source": "vec:/nowhere"}, "w": {"min_df": 2}, "b": {"max_length": 48},
-               "r": {"hidden_size": 8}, "lri": {"n_dimensions": 300}, "clesa": {"max_concepts": 20},
+               "r": {"hidden_size": 8}, "p": {"min_df": 3}, "lri": {"n_dimensions": 300}, "clesa": {"max_concepts": 20},
                "kcca": {"n_components": 3}, "dci": {"dcf": "pmi"}}
 
 
@@ -85,8 +86,8 @@ def _meta_C(est) -> float | str:
     return est.get_params()["C"]
 
 
-UNKNOWN = ("unknown configuration 'xq': expected naive, fun, bert, upper, lri, clesa, kcca, dci, or gFun view "
-           "letters from 'xmwbr' (e.g. x, xm, xmw), optionally with -mean / -concat / -stack / -wmean / -select")
+UNKNOWN = ("unknown configuration 'xq': expected naive, pooled, fun, bert, upper, lri, clesa, kcca, dci, or gFun "
+           "view letters from 'xmwbrp' (e.g. x, xm, xmw), optionally with -mean / -concat / -stack / -wmean / -select")
 
 
 def test_a_bad_name_gives_the_same_clear_error_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -212,7 +213,7 @@ def test_the_whole_list_is_checked_before_anything_runs() -> None:
     assert text.startswith("4 bad configuration name(s)")
     for bad in ("'foo'", "'r_w'", "'rx_mq'", "'xx'"):
         assert bad in text
-    assert "Valid names: naive, fun, bert, upper" in text and "r_m, r_mw" in text
+    assert "Valid names: naive, pooled, fun, bert, upper" in text and "r_m, r_mw" in text
     calls = []
     cells = [({"run": 0, "config": "x"}, lambda: calls.append(1)), ({"run": 0, "config": "a__b"}, lambda: None)]
     with pytest.raises(ValueError, match="cannot be used in a file name"):

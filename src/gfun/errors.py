@@ -28,7 +28,7 @@ from typing import Any
 
 __all__ = ["CorpusFormatError", "DamagedModelError", "EncoderNotAvailableError", "LanguageDetectionError",
            "ModelFormatError", "NonFiniteError", "ReferenceMismatchError", "RequestError", "UnknownLanguageError",
-           "UnregisteredViewError", "UnseenLanguageError"]
+           "StateArrayError", "UnregisteredViewError", "UnseenLanguageError"]
 
 
 class CorpusFormatError(ValueError):
@@ -114,6 +114,19 @@ class EncoderNotAvailableError(FileNotFoundError):
 
 class ModelFormatError(ValueError):
     """A saved model cannot be loaded: not a gfun model, another format version, or damaged files."""
+
+
+class StateArrayError(ValueError):
+    """An array of a saved state whose dtype or shape does not fit the model (raised by
+    :func:`gfun.core.state.checked_array`).
+
+    :attr:`field` is the array's key, in full (``arrays:/meta/platt_A_``) when the state is being tracked to
+    explain a failed load, so that the loader names it.
+    """
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class DamagedModelError(ModelFormatError):

@@ -249,7 +249,7 @@ def test_demo_asks_for_the_torch_extra_only_when_it_is_missing(monkeypatch: pyte
         monkeypatch.setattr(gfun.core.optional, "has_optional", lambda name, ok=installed: ok)
         assert main(["-q", "demo"]) == 0
         first = capsys.readouterr().out.splitlines()[0]
-        assert first.endswith("gFun-XW and gFun-XMW: gfun demo --full" if installed else
+        assert first.endswith("gFun-XW, gFun-XMW and gFun-XMP: gfun demo --full" if installed else
                               "after pip install 'gfun[torch]' for the m view's word vectors "
                               "(make demo-full does both)")
         assert ("gfun[torch]" in first) is not installed

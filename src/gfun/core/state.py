@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["StateArrayError", "checked_array", "load_state", "load_states", "prefixed", "put_state", "put_states",
+from gfun.errors import StateArrayError
+
+__all__ = ["checked_array", "load_state", "load_states", "prefixed", "put_state", "put_states",
            "sub_arrays"]
 
 
@@ -70,18 +72,6 @@ def _track(value: Any, path: str, trail: _Trail) -> Any:
     if isinstance(value, list) and not isinstance(value, _TrackedList):
         return _TrackedList(value, path, trail)
     return value
-
-
-class StateArrayError(ValueError):
-    """An array of a saved state whose dtype or shape does not fit the model (raised by :func:`checked_array`).
-
-    :attr:`field` is the array's key, in full (``arrays:/meta/platt_A_``) when the state is being tracked to
-    explain a failed load, so that the loader names it.
-    """
-
-    def __init__(self, message: str, field: str) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 #: numpy dtype kinds, as a message says them.

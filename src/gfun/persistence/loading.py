@@ -22,8 +22,14 @@ from typing import IO, Any
 import numpy as np
 
 import gfun
-from gfun.core.state import StateArrayError, _TrackedDict, _Trail
-from gfun.errors import DamagedModelError, ModelFormatError, ReferenceMismatchError, UnregisteredViewError
+from gfun.core.state import _TrackedDict, _Trail
+from gfun.errors import (
+    DamagedModelError,
+    ModelFormatError,
+    ReferenceMismatchError,
+    StateArrayError,
+    UnregisteredViewError,
+)
 from gfun.persistence.directory import (
     _LEGACY_MANIFEST_LIMIT,
     _O_DIRECTORY,
