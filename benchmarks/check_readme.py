@@ -3,8 +3,8 @@
 Checks (the document and section, then the command rerun):
 
 * the ``make demo`` table (Naive, Pooled, Fun, gFun-X, gFun-XP), by ``gfun demo --n-jobs 1`` (about 10 s);
-* with ``--full``, also its ``(make demo-full)`` rows (gFun-XW, gFun-XMW, gFun-XMP), by ``gfun demo --full --n-jobs 1`` (needs
-  ``gfun[torch]``; about a minute once the encoder is converted);
+* with ``--full``, also its ``(make demo-full)`` rows (gFun-XW, gFun-XMW, gFun-XMP), by
+  ``gfun demo --full --n-jobs 1`` (needs ``gfun[torch]``; about a minute once the encoder is converted);
 * docs/benchmarks.md's "Unknown labels on the demo" figures: gFun-X trained on the 20 most frequent of the 30
   demo tags, evaluated on the demo test set with ``gfun evaluate --unknown-labels ignore`` and ``count`` (a few
   seconds).

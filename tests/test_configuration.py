@@ -36,7 +36,8 @@ from gfun.views.posteriors import PosteriorsView
 pytest.importorskip("matplotlib")
 
 CLASSES = {"naive": NaiveClassifier, "pooled": PooledClassifier, "upper": UpperBoundClassifier,
-           "bert": FineTunedTransformerClassifier, "fun": GeneralizedFunnelling, "gfun": GeneralizedFunnelling, **CROSSLINGUAL}
+           "bert": FineTunedTransformerClassifier, "fun": GeneralizedFunnelling, "gfun": GeneralizedFunnelling,
+           **CROSSLINGUAL}
 #: Overrides of every kind, each applied where the configuration has a use for it.
 VIEW_PARAMS = {"m": {"source": "vec:/nowhere"}, "w": {"min_df": 2}, "b": {"max_length": 48},
                "r": {"hidden_size": 8}, "p": {"min_df": 3}, "lri": {"n_dimensions": 300}, "clesa": {"max_concepts": 20},
