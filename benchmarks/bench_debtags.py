@@ -33,16 +33,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def parse_config(name: str) -> tuple[str, float | None]:
     """(name of a :mod:`gfun.configuration` configuration, meta C) of a benchmark configuration name: ``naive``,
-    ``fun`` or ``gfun-<letters>[-<aggregation>]``, optionally ``-C1`` (meta C 1; otherwise ``None``, the
+    ``pooled``, ``fun`` or ``gfun-<letters>[-<aggregation>]``, optionally ``-C1`` (meta C 1; otherwise ``None``, the
     configuration's default, as ``gfun train``'s)."""
     from gfun.configuration import parse_config as read_configuration
 
     base, c1 = (name[:-3], True) if name.endswith("-C1") else (name, False)
-    config = base if base in ("naive", "fun") else base[5:] if base.startswith("gfun-") else ""
+    config = base if base in ("naive", "pooled", "fun") else base[5:] if base.startswith("gfun-") else ""
     try:
         read_configuration(config or "?")
     except ValueError as exc:
-        raise ValueError(f"unknown configuration {name!r}: naive, fun or gfun-<view letters>[-<aggregation>], "
+        raise ValueError(f"unknown configuration {name!r}: naive, pooled, fun or gfun-<view letters>[-<aggregation>], "
                          f"optionally -C1 ({exc})") from None
     return config, 1.0 if c1 else None
 

@@ -55,18 +55,20 @@ def _setup_logging(verbosity: int) -> None:
 def train_estimator(args: argparse.Namespace) -> Any:
     """The unfitted estimator of ``gfun train``'s arguments (see :func:`gfun.configuration.build_estimator`)."""
     from gfun.configuration import (
-        DEFAULT_VIEWS,
+        DEFAULT_VIEWS_TORCH,
         DEFAULT_WORD_VECTORS,
         build_estimator,
+        default_views,
         method_config,
         neural_view_params,
     )
 
     views, word_vectors = args.views, args.word_vectors
     if args.method == "gfun" and views is None:
-        views = DEFAULT_VIEWS
-        logger.info("no --views: gFun-%s (per-language posteriors and posteriors over one vocabulary shared by all "
-                    "languages), the default with or without the torch extra", views.upper())
+        views = default_views()
+        logger.info("no --views: gFun-%s, the default %s", views.upper(),
+                    "with the torch extra installed" if views == DEFAULT_VIEWS_TORCH else
+                    "without the torch extra (gfun[torch] adds the M view: gFun-XMP)")
     if word_vectors is None and args.method in ("gfun", "fun") and set("mr") & set((views or "") + (
             args.zero_shot_views or "")):
         word_vectors = DEFAULT_WORD_VECTORS
@@ -230,8 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "parallel collection: debtags by default, or --view-param kcca.parallel=FILE)")
     p.add_argument("--views", default=None, help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
                    "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors), p (pooled: one "
-                   "classifier over a vocabulary shared by all languages); e.g. xmw, xmb. Default: xp (the best "
-                   "configuration within a minute on debtags, 2 cores, with or without the torch extra)")
+                   "classifier over a vocabulary shared by all languages); e.g. xmw, xmb. Default: xmp with the torch "
+                   "extra installed, else xp (the best configurations within a minute on debtags, 2 cores)")
     p.add_argument("--r-wce", action="store_true",
                    help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
     add_neural_arguments(p, saving=True)
