@@ -390,7 +390,7 @@ def test_mismatched_lengths_of_texts_languages_and_labels(demo, model: Generaliz
         MultilingualCorpus(["1", "2", "3"], ["en"] * 3, ["a", "b", "c"], [["x"], ["y"]])
 
 
-# ------------------------------------------------------------ bad arguments: one line, no traceback (issue 30, item 11)
+# ------------------------------------------------------------ bad arguments: one line, no traceback
 @pytest.mark.parametrize(("param", "says"), [
     ('x.stopwords="yes"', "x.stopwords takes true or false (or a JSON list of words), got the string 'yes'"),
     ("x.min_df=2.5", "x.min_df takes an integer, got the number 2.5"),

@@ -150,7 +150,7 @@ def test_collection_languages_are_served_zero_shot(data) -> None:
 @pytest.mark.parametrize("small", ["unique words", "one text", "same text"])
 def test_a_collection_language_with_too_few_texts_is_left_out_with_a_warning(
         data, name: str, small: str, caplog: pytest.LogCaptureFixture) -> None:
-    """Issue 30, item 10: a language of the collection with 3 texts (no term in min_df=2 of them, or a single
+    """A language of the collection with 3 texts (no term in min_df=2 of them, or a single
     text, or three identical ones) used to end the fit ("empty vocabulary for language 'hu' (3 documents)"); it is
     left out with a warning and the other languages are served."""
     coll = _parallel(150, 3)

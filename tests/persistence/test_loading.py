@@ -356,7 +356,7 @@ def test_a_damaged_pointer_is_a_clear_error(saved: Path, tmp_path: Path) -> None
         load_model(path)
 
 
-# ------------------------------------------------------------------ bounded memory, array shapes (issue 30, item 5)
+# ------------------------------------------------------------------ bounded memory, array shapes
 def _arrays(path: Path) -> dict[str, np.ndarray]:
     with np.load(_version(path) / "arrays.npz", allow_pickle=False) as npz:
         return {k: npz[k] for k in npz.files}

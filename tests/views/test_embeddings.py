@@ -137,7 +137,7 @@ def test_zero_shot_language(view: WordEmbeddingView, vec_dir: Path) -> None:
     others = np.sum(en * np.roll(nl, 1, axis=0), axis=1)
     assert cosines.mean() > others.mean() + 0.3
     # a single Dutch document gets the view it gets in the batch (sublinear tf, idf 1: nothing learned from the
-    # batch, issue 30 item 9), and transforming changes nothing of the fitted view
+    # batch), and transforming changes nothing of the fitted view
     one = view.transform([texts[1]], langs[1:2])
     assert langs[1] == "nl" and np.linalg.norm(one) == pytest.approx(1.0, rel=1e-5)
     np.testing.assert_allclose(one[0], Z[1], rtol=1e-5, atol=1e-6)
