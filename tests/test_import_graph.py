@@ -99,3 +99,14 @@ def test_the_layer_check_sees_an_upward_import() -> None:
     graph = import_graph()
     assert "gfun.svm.kernel" in graph["gfun.funnelling.meta"]  # downward: allowed
     assert LAYERS.index("svm") < LAYERS.index("funnelling")
+
+
+def test_code_and_tests_cite_no_issue_numbers() -> None:
+    """Docstrings and comments say what the code does and why; the history of a change belongs to git."""
+    import re
+
+    pattern = re.compile(r"issue[s]? [0-9]+", re.IGNORECASE)
+    root = SRC.parents[1]
+    hits = [f"{path.relative_to(root)}:{i}" for folder in (SRC, root / "tests") for path in folder.rglob("*.py")
+            for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert not hits, f"issue numbers in the code: {hits}"
