@@ -43,6 +43,7 @@ FACTORIES: dict[str, Callable[[Path], ViewGenerator]] = {
     "b": _tiny_transformer,
     "r": lambda vec: make_view("r", source={"spec": f"vec:{vec}", "cache": False}, hidden_size=8, batch_size=16,
                                **_NEURAL),
+    "p": lambda vec: make_view("p", cv=3, min_df=1, random_state=0),
 }
 #: Neural views: an out-of-vocabulary document still has a (learned) non-zero view; B covers every language.
 NEURAL = ("b", "r")
@@ -108,7 +109,8 @@ def test_out_of_vocabulary_documents_are_finite(letter: str, fitted: testing.Fit
 
 
 def test_unseen_language_is_refused_unless_covered(letter: str, fitted: testing.FittedView) -> None:
-    assert (fitted.view.language_reach() == "any") == (letter == "b")  # B's tokenizer covers every language
+    # B's tokenizer and P's vocabulary shared by all languages cover every language
+    assert (fitted.view.language_reach() == "any") == (letter in ("b", "p"))
     testing.check_unseen_language_is_refused(fitted)
 
 
