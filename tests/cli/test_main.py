@@ -491,3 +491,17 @@ def test_train_without_views_trains_the_default_of_the_install(folder: Path, tmp
     est = train_estimator(args)
     assert est.views == ("xmp" if torch_installed else "xp")
     assert (est.view_params or {}).get("m", {}).get("source") == ("e5-subword" if torch_installed else None)
+
+
+def test_a_bad_word_vector_source_is_refused_before_the_training_file_is_read(tmp_path: Path, capsys) -> None:
+    never = tmp_path / "never-read.jsonl"  # does not exist: the option is refused first
+    for source, message in (("e6-subwords", "unknown word-vector source 'e6-subwords'"),
+                            (f"vec:{tmp_path / 'nowhere'}", f"word-vector source 'vec:{tmp_path / 'nowhere'}'")):
+        with pytest.raises(SystemExit) as exc:
+            main(["-q", "train", "--train", str(never), "--word-vectors", source, "--model", str(tmp_path / "m")])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and f"argument --word-vectors: {message}" in err and "Traceback" not in err
+        assert "e5-subword" in err or "is not a folder" in err
+    from gfun.wordvectors import check_source_spec
+
+    assert check_source_spec("e5-subword") == "e5-subword" and check_source_spec(f"vec:{tmp_path}") == f"vec:{tmp_path}"

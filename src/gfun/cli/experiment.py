@@ -15,6 +15,7 @@ from gfun.cli.options import (  # shared with the main CLI
     add_neural_arguments,
     add_view_param_argument,
     parse_view_params,
+    word_vectors_type,
 )
 
 __all__ = ["DEFAULT_CONFIGS", "DEFAULT_REFERENCE", "add_experiment_parser", "cmd_experiment",
@@ -145,8 +146,9 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--sample", default=None, metavar="TRAIN,TEST,LANGUAGES",
                        help="sample TRAIN training and TEST test documents per language (seeded by run) of the first "
                             "LANGUAGES training languages (alphabetically); no zero-shot documents")
-        p.add_argument("--word-vectors", default=None,
-                       help="word-vector source of the m and r views (e.g. vec:DIR, e5)")
+        p.add_argument("--word-vectors", default=None, type=word_vectors_type,
+                       help="word-vector source of the m and r views: e5-subword, e5, encoder:SPEC, "
+                            "encoder-subword:SPEC, vec:DIR (default: each view's own, e5)")
         add_neural_arguments(p)
         add_view_param_argument(p)
         p.add_argument("--seed", type=int, default=0, help="base seed (run r uses seed + r)")

@@ -33,6 +33,7 @@ from gfun.cli.options import (
     add_neural_arguments,
     add_view_param_argument,
     parse_view_params,
+    word_vectors_type,
 )
 from gfun.configuration import METHODS
 from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
@@ -238,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
     add_neural_arguments(p, saving=True)
     add_view_param_argument(p)
-    p.add_argument("--word-vectors", default=None,
+    p.add_argument("--word-vectors", default=None, type=word_vectors_type,
                    help="source of aligned word vectors for the m and r views: 'e5-subword' (the default: the mean "
                    "of each word's sub-word input embeddings of the offline multilingual-e5-small encoder; needs "
                    "gfun[torch]), 'e5' (each word encoded in isolation by that encoder: slower), or a folder of "

@@ -11,7 +11,8 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["NEURAL_PRESETS", "HelpFormatter", "add_neural_arguments", "add_view_param_argument", "parse_view_params"]
+__all__ = ["NEURAL_PRESETS", "HelpFormatter", "add_neural_arguments", "add_view_param_argument", "parse_view_params",
+           "word_vectors_type"]
 
 NEURAL_PRESETS = ("paper", "gpu", "cpu")
 
@@ -52,6 +53,17 @@ def _C_type(*, allow_cv: bool = True) -> Any:
 
 
 _parse_C = _C_type()  # also used by the experiment commands
+
+
+def word_vectors_type(value: str) -> str:
+    """argparse ``type`` of ``--word-vectors``: a word-vector source spec, checked before anything is read or fitted
+    (:func:`gfun.wordvectors.check_source_spec`)."""
+    from gfun.wordvectors import check_source_spec
+
+    try:
+        return check_source_spec(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_view_params(items: list[str] | None, view_params: dict | None) -> dict | None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gfun.wordvectors.base import WordVectorSource
-__all__ = ["SOURCE_HELP", "make_source"]
+__all__ = ["SOURCE_HELP", "check_source_spec", "make_source"]
 
 
 SOURCE_HELP = (
@@ -29,6 +29,28 @@ SOURCE_HELP = (
     "folder or cached HF id), 'vec:PATH' (a folder of <lang>.vec / wiki.multi.<lang>.vec files, or a "
     "template with {lang})"
 )
+
+
+def check_source_spec(spec: str) -> str:
+    """``spec`` if it names a word-vector source (see ``SOURCE_HELP``), checked without loading anything: the
+    command line refuses a bad one before any fitting.
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, a kind that needs an argument without one, or a ``vec:`` folder that does not exist.
+    """
+    from pathlib import Path
+
+    kind, _, arg = str(spec).partition(":")
+    if kind in ("e5", "e5-subword") or (kind in ("encoder", "encoder-subword") and arg):
+        return spec
+    if kind == "vec" and arg:
+        if "{lang}" not in arg and not Path(arg).expanduser().is_dir():
+            raise ValueError(f"word-vector source {spec!r}: {arg!r} is not a folder (give a folder of <lang>.vec "
+                             "files, or a path template with {lang})")
+        return spec
+    raise ValueError(f"unknown word-vector source {spec!r}; {SOURCE_HELP}")
 
 
 def make_source(spec: str, *, cache_dir: str | None = None, **options: Any) -> WordVectorSource:
