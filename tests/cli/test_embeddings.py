@@ -14,31 +14,13 @@ from gfun.wordvectors import make_source
 from gfun.wordvectors.dictionaries import freedict_pairs
 from gfun.wordvectors.encoder import EncoderWordVectors
 from gfun.wordvectors.vecfile import VecFileSource
+from tests.wordvectors.aligned import rotated_languages
 
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory, monkeypatch):
     """Never write into the user's gfun cache (a test passing cache_dir explicitly still wins)."""
     monkeypatch.setenv("GFUN_CACHE", str(tmp_path_factory.mktemp("gfun-cache")))
-
-
-def _letters(i: int) -> str:
-    """0 -> 'aa', 1 -> 'ab', ...: alphabetic word suffixes (dictionaries keep alphabetic words only)."""
-    return "abcdefghijklmnopqrstuvwxyz"[i // 26 % 26] + "abcdefghijklmnopqrstuvwxyz"[i % 26]
-
-
-def _rotated_languages(n: int = 300, dim: int = 16, seed: int = 0, noise: float = 0.0):
-    """English vectors, and 'it' = the same vectors rotated (+ noise), words en{i} <-> it{i}."""
-    rng = np.random.default_rng(seed)
-    base = rng.normal(size=(n, dim)).astype(np.float32)
-    q, _ = np.linalg.qr(rng.normal(size=(dim, dim)))
-    other = base @ q.T.astype(np.float32) + noise * rng.normal(size=(n, dim)).astype(np.float32)
-    table = {
-        "en": {f"en{_letters(i)}": base[i] for i in range(n)},
-        "it": {f"it{_letters(i)}": other[i] for i in range(n)},
-    }
-    pairs = [(f"en{_letters(i)}", f"it{_letters(i)}") for i in range(n)]
-    return table, pairs, q
 
 
 def _write_vec(path: Path, words: list[str], mat: np.ndarray, *, header: bool = True) -> Path:
@@ -77,7 +59,7 @@ def test_align_eval_without_a_dictionary_names_the_package_and_the_command(tmp_p
 
 
 def test_cli_align_eval_on_vec_files(tmp_path, capsys):
-    table, pairs, _ = _rotated_languages(n=120, noise=0.02)
+    table, pairs, _ = rotated_languages(n=120, noise=0.02)
     for lang in ("en", "it"):
         words = list(table[lang])
         _write_vec(tmp_path / f"{lang}.vec", words, np.stack([table[lang][w] for w in words]))

@@ -7,16 +7,9 @@ import pytest
 
 from gfun.configuration import parse_configs
 from gfun.experiments.learning_curve import run_learning_curve
-from gfun.experiments.runner import ExperimentSettings
+from tests.experiments.settings import tiny
 
 pytest.importorskip("matplotlib")
-
-
-TINY = (40, 20, 3)
-
-
-def tiny(runs: int = 1, **kw) -> ExperimentSettings:
-    return ExperimentSettings(dataset="demo", runs=runs, meta_C=1.0, seed=0, sample=TINY, **kw)
 
 
 # ---------------------------------------------------------------------------- learning curve, aggregation

@@ -2,40 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
-
-import numpy as np
 import pandas as pd
 import pytest
 
 from gfun.configuration import parse_configs
-from gfun.experiments.runner import ExperimentSettings
 from gfun.experiments.zero_shot import run_zero_shot
-from gfun.wordvectors.base import WordVectorSource
+from tests.experiments.settings import HashedVectors, tiny
 
 pytest.importorskip("matplotlib")
-
-
-TINY = (40, 20, 3)
-
-
-def tiny(runs: int = 1, **kw) -> ExperimentSettings:
-    return ExperimentSettings(dataset="demo", runs=runs, meta_C=1.0, seed=0, sample=TINY, **kw)
-
-
-class HashedVectors(WordVectorSource):
-    """A stand-in word-vector source: a seeded random vector per word, in every language."""
-
-    @property
-    def dim(self) -> int:
-        return 8
-
-    def lookup(self, lang: str, vocabulary: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        rows = [np.random.RandomState(int(hashlib.md5(w.encode()).hexdigest()[:8], 16)).randn(self.dim)
-                for w in vocabulary]
-        return (np.asarray(rows, dtype=np.float32).reshape(len(vocabulary), self.dim),
-                np.ones(len(vocabulary), dtype=bool))
 
 
 # ------------------------------------------------------------------------------------------- zero-shot

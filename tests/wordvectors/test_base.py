@@ -2,43 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pytest
 
-from gfun.wordvectors.base import WordVectorSource, vocabulary_hash
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path_factory, monkeypatch):
-    """Never write into the user's gfun cache (a test passing cache_dir explicitly still wins)."""
-    monkeypatch.setenv("GFUN_CACHE", str(tmp_path_factory.mktemp("gfun-cache")))
-
-
-class ArraySource(WordVectorSource):
-    """In-memory source: language -> {word: vector}."""
-
-    name = "array"
-
-    def __init__(self, table: dict[str, dict[str, np.ndarray]]) -> None:
-        super().__init__()
-        self.table = table
-        self.calls = 0
-
-    @property
-    def dim(self) -> int:
-        return len(next(iter(next(iter(self.table.values())).values())))
-
-    def lookup(self, lang: str, vocabulary: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        self.calls += 1
-        words = self.table[lang]
-        found = np.array([w in words for w in vocabulary], dtype=bool)
-        mat = np.zeros((len(vocabulary), self.dim), dtype=np.float32)
-        for i, w in enumerate(vocabulary):
-            if w in words:
-                mat[i] = words[w]
-        return mat, found
+from gfun.wordvectors.base import vocabulary_hash
+from tests.wordvectors.aligned import ArraySource
 
 
 def test_vocabulary_hash_is_order_sensitive():
