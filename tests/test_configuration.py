@@ -150,8 +150,8 @@ def _comparable(est) -> dict:
                                                 (["--method", "upper"], "upper"), (["--method", "bert"], "bert"),
                                                 (["--method", "dci"], "dci"), (["--method", "kcca"], "kcca")])
 def test_cli_and_experiments_build_the_same_estimator(method: list[str], config: str) -> None:
-    common = ["--meta-C", "2", "--word-vectors", "vec:/nowhere", "--seed", "4", "--n-jobs", "1", "--neural-preset",
-              "cpu", "--device", "cpu", "--encoder", "some/dir", "--trainable-layers", "1",
+    common = ["--meta-C", "2", "--word-vectors", "vec:/nowhere/{lang}.vec", "--seed", "4", "--n-jobs", "1",
+              "--neural-preset", "cpu", "--device", "cpu", "--encoder", "some/dir", "--trainable-layers", "1",
               "--view-param", "r.hidden_size=8", "--view-param", "kcca.n_components=3"]
     cli, experiment = _cli_estimator(*method, *common), _experiment_estimator(config, *common)
     assert type(cli) is type(experiment)
