@@ -186,6 +186,10 @@ def test_info_describes_a_saved_model(gfun_model: Path, capsys: pytest.CaptureFi
     assert info["classes"] == read_manifest(gfun_model)["classes"] and info["selected_views"] == ["x"]
     assert main(["-q", "info", str(gfun_model.parent)]) == 1  # not a model: one line, status 1
     assert "gfun info: error:" in capsys.readouterr().err
+    assert main(["-q", "info", "--model", str(gfun_model)]) == 0  # --model, as for every other command
+    assert "GeneralizedFunnelling" in capsys.readouterr().out
+    assert main(["-q", "info"]) == 2 and "--model MODEL" in capsys.readouterr().err
+    assert main(["-q", "info", str(gfun_model), "--model", str(gfun_model)]) == 2
 
 
 def test_missing_language_error_names_detect_language(files: dict[str, Path], gfun_model: Path,

@@ -185,7 +185,11 @@ def format_model_description(info: dict[str, Any], *, max_classes: int = 20) -> 
 def cmd_info(args: argparse.Namespace) -> int:
     from gfun.persistence.loading import load_model, model_description, read_manifest
 
-    info = model_description(load_model(args.model), read_manifest(args.model), args.model)
+    if (args.model_option is None) == (args.model is None):
+        sys.stderr.write("gfun info: error: give the model directory once, as --model MODEL (or as MODEL)\n")
+        return 2
+    model = args.model_option or args.model
+    info = model_description(load_model(model), read_manifest(model), model)
     _out(json.dumps(info, indent=1, ensure_ascii=False) if args.json else format_model_description(info))
     return 0
 
@@ -311,7 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("info", help="what a saved model is: classes, views, languages, size, settings",
                        formatter_class=fmt)
-    p.add_argument("model", help="directory of a saved model")
+    p.add_argument("--model", dest="model_option", metavar="MODEL",
+                   help="directory of a saved model (as for every other command)")
+    p.add_argument("model", nargs="?", help="the same, given without --model")
     p.add_argument("--json", action="store_true", help="print JSON (every class, every setting)")
     p.set_defaults(func=cmd_info)
 
