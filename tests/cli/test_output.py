@@ -26,6 +26,7 @@ from gfun.corpus.multilingual import MultilingualCorpus, read_corpus, read_jsonl
 from gfun.datasets.demo import load_demo
 from gfun.errors import CorpusFormatError
 from gfun.persistence.loading import load_model, read_manifest
+from tests.unprivileged import as_unprivileged
 
 LANGS = ("de", "en", "it")
 
@@ -306,32 +307,6 @@ def test_train_refuses_a_linked_or_special_current_before_fitting(model: Path, t
     assert victim.read_text() == "precious"
 
 
-def _as_unprivileged(action) -> tuple[int, str]:
-    """Run ``action()`` in a forked child as the unprivileged user 65534: its exit code (3 = OSError) and message."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 0
-        try:
-            os.setgid(65534)
-            os.setuid(65534)
-            action()
-        except OSError as exc:
-            os.write(write, f"{type(exc).__name__}: {exc}".encode())
-            code = 3
-        except BaseException as exc:  # noqa: BLE001
-            os.write(write, f"{type(exc).__name__}: {exc}".encode())
-            code = 4
-        finally:
-            os._exit(code)
-    os.close(write)
-    try:
-        _, status = os.waitpid(pid, 0)
-        return os.waitstatus_to_exitcode(status), os.read(read, 4096).decode()
-    finally:
-        os.close(read)
-
-
 def test_an_output_the_user_may_not_write_is_refused_before_predicting(folder: Path, tmp_path: Path) -> None:
     """A read-only file, or another user's 0644 file, in a directory the user may write: refused by the check that
     runs before the model is loaded, and by the writer itself; never replaced by a rename."""
@@ -361,7 +336,7 @@ def test_an_output_the_user_may_not_write_is_refused_before_predicting(folder: P
             target.write_text("root's data\n")
             target.chmod(mode)
             for action in (lambda t=target: check_prediction_output(str(t), "-"), lambda t=target: write(str(t))):
-                code, message = _as_unprivileged(action)
+                code, message = as_unprivileged(action)
                 assert code == 3 and "PermissionError" in message and name in message, (name, message)
             assert target.read_text() == "root's data\n" and target.stat().st_uid == 0
         assert sorted(os.listdir(shared)) == ["read-only.jsonl", "roots.jsonl"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gfun.core.atomic import atomic_write, is_special_file, write_bytes_atomic
+from tests.unprivileged import as_unprivileged
 
 
 def test_special_files_are_recognised_by_path_without_touching_them() -> None:
@@ -30,30 +31,6 @@ def test_atomic_write_keeps_the_old_file_on_error(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------- links, special files, rights
-def _as_unprivileged(action) -> tuple[int, str]:
-    """Run ``action()`` in a forked child as the unprivileged user 65534; its exit code and message (3 = OSError)."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 0
-        try:
-            os.setgid(65534)
-            os.setuid(65534)
-            action()
-        except OSError as exc:
-            os.write(write, f"{type(exc).__name__}: {exc}".encode())
-            code = 3
-        except BaseException as exc:  # noqa: BLE001
-            os.write(write, f"{type(exc).__name__}: {exc}".encode())
-            code = 4
-        finally:
-            os._exit(code)
-    os.close(write)
-    try:
-        _, status = os.waitpid(pid, 0)
-        return os.waitstatus_to_exitcode(status), os.read(read, 4096).decode()
-    finally:
-        os.close(read)
 
 
 def test_a_file_the_writer_may_not_write_is_refused_as_open_would_refuse_it(tmp_path: Path) -> None:
@@ -78,7 +55,7 @@ def test_a_file_the_writer_may_not_write_is_refused_as_open_would_refuse_it(tmp_
             target = shared / name
             target.write_text("root's data")
             target.chmod(mode)
-            code, message = _as_unprivileged(lambda target=target: write_bytes_atomic(target, b"replaced"))
+            code, message = as_unprivileged(lambda target=target: write_bytes_atomic(target, b"replaced"))
             assert code == 3 and "PermissionError" in message and name in message, (name, message)
             assert target.read_text() == "root's data" and target.stat().st_uid == 0
             assert stat.S_IMODE(target.stat().st_mode) == mode
@@ -86,8 +63,8 @@ def test_a_file_the_writer_may_not_write_is_refused_as_open_would_refuse_it(tmp_
         # a file the user may write is replaced, and a new file is created, as open(..., "w") would
         (shared / "open.txt").write_text("old")
         (shared / "open.txt").chmod(0o666)
-        assert _as_unprivileged(lambda: write_bytes_atomic(shared / "open.txt", b"new")) == (0, "")
-        assert _as_unprivileged(lambda: write_bytes_atomic(shared / "new.txt", b"new")) == (0, "")
+        assert as_unprivileged(lambda: write_bytes_atomic(shared / "open.txt", b"new")) == (0, "")
+        assert as_unprivileged(lambda: write_bytes_atomic(shared / "new.txt", b"new")) == (0, "")
         assert (shared / "open.txt").read_text() == "new" and (shared / "new.txt").read_text() == "new"
     finally:
         shutil.rmtree(shared)
@@ -109,7 +86,7 @@ def test_a_read_only_directory_is_named_not_the_temporary_file(tmp_path: Path) -
     ro = Path(tempfile.mkdtemp(dir="/tmp"))
     try:
         ro.chmod(0o755)
-        code, message = _as_unprivileged(lambda: write_bytes_atomic(ro / "out.txt", b"x"))
+        code, message = as_unprivileged(lambda: write_bytes_atomic(ro / "out.txt", b"x"))
         assert code == 3 and f"{ro}: the directory is not writable" in message and ".tmp" not in message, message
     finally:
         shutil.rmtree(ro)

@@ -20,6 +20,7 @@ from gfun.persistence.directory import FORMAT_VERSION
 from gfun.persistence.loading import load_model, read_manifest
 from gfun.persistence.saving import check_model_destination, save_model
 from gfun.views.posteriors import PosteriorsView
+from tests.unprivileged import as_unprivileged
 
 LANGS = ["de", "en", "it"]  # the languages of the conftest sample
 
@@ -220,26 +221,11 @@ def test_a_read_only_parent_is_refused(tmp_path: Path) -> None:
 
     ro = Path(tempfile.mkdtemp(dir="/tmp"))
     ro.chmod(0o755)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 0
-        try:
-            os.setuid(65534)
-            check_model_destination(ro / "m")
-        except PermissionError as exc:
-            os.write(write, str(exc).encode())
-            code = 3
-        finally:
-            os._exit(code)
-    os.close(write)
     try:
-        _, status = os.waitpid(pid, 0)
-        message = os.read(read, 4096).decode()
+        code, message = as_unprivileged(lambda: check_model_destination(ro / "m"))
     finally:
-        os.close(read)
         shutil.rmtree(ro)
-    assert os.waitstatus_to_exitcode(status) == 3
+    assert code == 3 and message.startswith("PermissionError")
     assert "not writable" in message and str(ro) in message
 
 

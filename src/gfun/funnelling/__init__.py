@@ -15,5 +15,3 @@ the estimators.
 AGGREGATIONS: tuple[str, ...] = ("mean", "concat", "stack", "wmean", "select")
 #: The policy of ``GeneralizedFunnelling()``, ``gfun train`` and of configurations without a suffix.
 DEFAULT_AGGREGATION = "select"
-#: Policies whose blocks are |Y| posteriors (non-posterior views go through a mapper).
-POSTERIOR_AGGREGATIONS: tuple[str, ...] = ("mean", "stack", "wmean", "select")

@@ -60,11 +60,11 @@ def _masked_mean(blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarra
 
 def aggregate(policy: str, blocks: list[np.ndarray], masks: list[np.ndarray],
               weights: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-    """Combine per-view blocks into the meta-classifier's input (float32).
+    """Combine per-view blocks into the meta-classifier's input (float32), as the policy named ``policy`` does.
 
     Parameters
     ----------
-    policy : {"mean", "concat", "stack", "wmean"}
+    policy : {"mean", "concat", "stack", "wmean", "select"}
     blocks : list of ndarray (n_docs, d_v)
         One block per view; rows the view does not cover are ignored (any value).
     masks : list of bool ndarray (n_docs,)
@@ -72,26 +72,12 @@ def aggregate(policy: str, blocks: list[np.ndarray], masks: list[np.ndarray],
     weights : (weights, mean, scale), optional
         What ``wmean`` needs: the output of :func:`fit_view_weights`.
     """
-    if policy == "concat":
-        return np.hstack(blocks).astype(np.float32)
-    if policy == "mean":
-        return _masked_mean(blocks, masks).astype(np.float32)
-    if policy == "stack":
-        mean = _masked_mean(blocks, masks)
-        return np.hstack([np.where(m[:, None], Z, mean) for Z, m in zip(blocks, masks, strict=True)]
-                         ).astype(np.float32)
-    if policy == "wmean":
+    combiner = make_aggregation(policy)
+    if isinstance(combiner, WMean):
         if weights is None:
             raise ValueError("wmean needs fitted view weights (fit_view_weights)")
-        W, mean, scale = weights
-        total = np.zeros_like(blocks[0], dtype=np.float64)
-        wsum = np.zeros_like(total)
-        for Z, m, w, mu, sd in zip(blocks, masks, W, mean, scale, strict=True):
-            total[m] += (Z[m] - mu) / sd * w
-            wsum[m] += w
-        # a class whose available views all have zero weight for a document gets 0 (the training mean)
-        return (total / np.where(wsum > 0, wsum, 1.0)).astype(np.float32)
-    raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {policy!r}")
+        combiner.weights_ = weights
+    return combiner.combine(blocks, masks)
 
 
 def fit_view_weights(blocks: list[np.ndarray], Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -424,7 +410,7 @@ class Aggregation(BaseEstimator):
 
     def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
         """The meta-classifier's input (float32) from the blocks of the views and the masks of their documents."""
-        return aggregate(self.name, blocks, masks)
+        raise NotImplementedError
 
 
 class Mean(Aggregation):
@@ -434,6 +420,9 @@ class Mean(Aggregation):
     name = "mean"
     paper = True
 
+    def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
+        return _masked_mean(blocks, masks).astype(np.float32)
+
 
 class Concat(Aggregation):
     """The paper's concatenation: the views side by side (every view must cover every document)."""
@@ -441,6 +430,9 @@ class Concat(Aggregation):
     name = "concat"
     reads_posteriors = False
     every_view = True
+
+    def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
+        return np.hstack(blocks).astype(np.float32)
     paper = True
 
 
@@ -449,6 +441,11 @@ class Stack(Aggregation):
 
     name = "stack"
     default_train_posteriors = "cv"
+
+    def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
+        mean = _masked_mean(blocks, masks)
+        return np.hstack([np.where(m[:, None], Z, mean) for Z, m in zip(blocks, masks, strict=True)]
+                         ).astype(np.float32)
 
 
 class WMean(Aggregation):
@@ -468,7 +465,14 @@ class WMean(Aggregation):
         self.weights_ = fit_view_weights(val, Y)
 
     def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
-        return aggregate("wmean", blocks, masks, self.weights_)
+        W, mean, scale = self.weights_
+        total = np.zeros_like(blocks[0], dtype=np.float64)
+        wsum = np.zeros_like(total)
+        for Z, m, w, mu, sd in zip(blocks, masks, W, mean, scale, strict=True):
+            total[m] += (Z[m] - mu) / sd * w
+            wsum[m] += w
+        # a class whose available views all have zero weight for a document gets 0 (the training mean)
+        return (total / np.where(wsum > 0, wsum, 1.0)).astype(np.float32)
 
 
 class Select(Aggregation):
@@ -530,7 +534,7 @@ class Select(Aggregation):
         return l2_normalize(Z) if self.l2_ else Z
 
     def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
-        return aggregate("mean", blocks, masks)
+        return _masked_mean(blocks, masks).astype(np.float32)
 
 
 _POLICIES: dict[str, type[Aggregation]] = {cls.name: cls for cls in (Mean, Concat, Stack, WMean, Select)}
@@ -549,8 +553,3 @@ def make_aggregation(aggregation: str | Aggregation) -> Aggregation:
     if isinstance(aggregation, str) and aggregation in _POLICIES:
         return _POLICIES[aggregation]()
     raise ValueError(f"aggregation must be one of {AGGREGATIONS} or an Aggregation object, got {aggregation!r}")
-
-
-def policy_params(aggregation: Any) -> dict[str, Any]:
-    """The parameters of a policy given by name or object, as :func:`make_aggregation` would build it."""
-    return make_aggregation(aggregation).get_params(deep=False)
