@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -296,3 +298,34 @@ class TestMultilingual:
             MultilingualTfidf().fit([], [])
         with pytest.raises(ValueError, match="'de'"):  # empty vocabulary names the language
             MultilingualTfidf().fit(["cats and dogs", "der die das"], ["en", "de"])
+
+
+# ---------------------------------------------------------------------------------- the warning on unsegmented text
+def _sib200_sample(shared_data: Path, n: int = 50) -> dict[str, list[str]]:
+    """The first ``n`` training sentences of each SIB-200 language found under ``shared_data``."""
+    from gfun.datasets.sib200 import read_sib200_file
+
+    folders = sorted(p for p in (shared_data / "sib200").iterdir() if (p / "train.tsv").is_file())
+    return {p.name: [r["text"] for r in read_sib200_file(p / "train.tsv", p.name.split("_")[0])[:n]]
+            for p in folders}
+
+
+def _unsegmented_warnings(caplog, lang: str, texts: list[str]) -> list[str]:
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="gfun.text"):
+        TfidfVectorizer(lang).fit(texts)
+    return [r.getMessage() for r in caplog.records if "written without spaces" in r.getMessage()]
+
+
+def test_small_corpora_written_with_spaces_raise_no_unsegmented_warning(shared_data: Path, caplog) -> None:
+    """50 sentences of every SIB-200 language: most of their terms occur once, but their words are spaced
+    (or, for Chinese, Japanese and Thai, cut into n-grams), so nothing warns; without their spaces, the same
+    sentences are text gfun cannot tokenise, and that does warn."""
+    sample = _sib200_sample(shared_data)
+    assert {"eng_Latn", "fin_Latn", "heb_Hebr", "zho_Hans", "jpn_Jpan", "tha_Thai"} <= set(sample)
+    for name, texts in sample.items():
+        assert _unsegmented_warnings(caplog, name.split("_")[0], texts) == [], name
+    for name in ("eng_Latn", "fin_Latn", "heb_Hebr", "hin_Deva", "rus_Cyrl"):
+        squeezed = [text.replace(" ", "") for text in sample[name]]
+        msgs = _unsegmented_warnings(caplog, name.split("_")[0], squeezed)
+        assert len(msgs) == 1 and "cannot tokenise" in msgs[0], name

@@ -41,10 +41,12 @@ Tokenisation rules (the same for every language)
   this option do when loaded, and what a sub-word encoder wants: the M view with an ``e5``
   source passes it, because the encoder's own sub-word pieces of a whole run carry more meaning
   than the mean of the pieces of a two-letter fragment).
-* A language whose text still looks unsegmented when its TF-IDF is fitted (more than 80% of the
-  token occurrences are of terms found in a single document, as when whole clauses of a script
-  without spaces that is not in the table above become tokens; tokenised languages stay far below
-  that share) is reported by a ``logging`` warning: gfun cannot tokenise that script.
+* A language whose text still looks unsegmented when its TF-IDF is fitted is reported by a
+  ``logging`` warning (gfun cannot tokenise that script): its training documents have few spaces
+  (15 characters or more per space-separated word), its tokens are long (8 characters or more on
+  average) and more than 80% of the token occurrences are of terms found in a single document, as
+  when whole clauses of a script without spaces that is not in the table above become tokens. The
+  last share alone says little: a small corpus of a language written with spaces reaches it too.
 
 Nothing is downloaded at run time: the stop lists ship inside the ``stop-words`` package and
 the stemmers inside ``snowballstemmer`` (which uses the C extension of PyStemmer when that

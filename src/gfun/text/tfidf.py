@@ -38,9 +38,18 @@ logger = logging.getLogger("gfun.text")
 
 STATE_VERSION = 1
 
-# A language looks unsegmented when more than this share of its token occurrences are of terms found in
-# one training document only (with at least _UNSEGMENTED_MIN_DOCS documents).
+# A language looks unsegmented (written without spaces, in a script the analyser does not cut) when, on at
+# least _UNSEGMENTED_MIN_DOCS training documents, all three hold:
+# - its text has few spaces: at least _UNSEGMENTED_CHARS_PER_WORD characters per whitespace-separated word
+#   (50 SIB-200 documents: 4.2 to 7.6 in the 17 languages written with spaces, 18.7 to 50.8 in Chinese, Thai
+#   and Japanese);
+# - the analyser's tokens are long: at least _UNSEGMENTED_TOKEN_LEN characters on average (5.7 in English, at
+#   most 6.9; about 1.5 to 3 once Chinese, Japanese and Thai are cut into n-grams, 10 to 40 when they are not);
+# - more than _UNSEGMENTED_HAPAX_SHARE of its token occurrences are of terms found in one document only (alone,
+#   this says little: small corpora of languages written with spaces reach 0.8 to 0.9).
 _UNSEGMENTED_HAPAX_SHARE = 0.8
+_UNSEGMENTED_CHARS_PER_WORD = 15.0
+_UNSEGMENTED_TOKEN_LEN = 8.0
 _UNSEGMENTED_MIN_DOCS = 20
 
 
@@ -48,6 +57,15 @@ def _check_texts(texts: Any) -> Iterable[str]:
     if isinstance(texts, str | bytes):
         raise TypeError("expected an iterable of texts, got a single string")
     return texts
+
+
+def _tally_spacing(texts: Iterable[str], tally: list[int]) -> Iterable[str]:
+    """Yield ``texts``, adding to ``tally`` their characters other than white space and their words."""
+    for text in texts:
+        words = text.split() if isinstance(text, str) else []
+        tally[0] += sum(map(len, words))
+        tally[1] += len(words)
+        yield text
 
 
 def _row_ids(indptr: np.ndarray) -> np.ndarray:
@@ -178,13 +196,14 @@ class TfidfVectorizer(BaseEstimator):
     def _fit(self, texts: Iterable[str]) -> sp.csr_matrix:
         self._validate()
         self.analyzer_ = Analyzer(self.lang, **_analyzer_params(self))
-        counts, vocab = self._count(texts, None)
+        spacing = [0, 0]  # characters other than white space, whitespace-separated words
+        counts, vocab = self._count(_tally_spacing(_check_texts(texts), spacing), None)
         n_docs = counts.shape[0]
         if n_docs == 0:
             raise ValueError(f"cannot fit the TF-IDF of language {self.lang!r} on zero documents")
         terms = list(vocab)
         df = np.bincount(counts.indices, minlength=len(terms))
-        self._check_segmented(counts, df, terms)
+        self._check_segmented(counts, df, terms, spacing[0] / max(spacing[1], 1))
         keep = np.flatnonzero(df >= self.min_df)
         if self.max_features is not None and len(keep) > self.max_features:
             by_df = sorted(keep, key=lambda j: (-df[j], terms[j]))
@@ -215,21 +234,31 @@ class TfidfVectorizer(BaseEstimator):
                      len(terms))
         return counts
 
-    def _check_segmented(self, counts: sp.csr_matrix, df: np.ndarray, terms: list[str]) -> None:
-        """Warn when most token occurrences are of terms seen in one document: text gfun cannot tokenise."""
+    def _check_segmented(self, counts: sp.csr_matrix, df: np.ndarray, terms: list[str],
+                         chars_per_word: float) -> None:
+        """Warn when the text is written without spaces and the analyser could not cut it into terms.
+
+        ``chars_per_word`` is the number of characters (white space excluded) per whitespace-separated word of
+        the training documents. The warning needs few spaces, long tokens and mostly single-document terms
+        (see ``_UNSEGMENTED_*``); a high share of single-document terms alone is what any small corpus shows.
+        """
         n_docs = counts.shape[0]
         total = counts.data.sum()
-        if not self.segment or n_docs < _UNSEGMENTED_MIN_DOCS or total == 0:  # segment=False: whole runs wanted
+        if (not self.segment or n_docs < _UNSEGMENTED_MIN_DOCS or total == 0  # segment=False: whole runs wanted
+                or chars_per_word < _UNSEGMENTED_CHARS_PER_WORD):
             return
+        lengths = np.fromiter(map(len, terms), dtype=np.float64, count=len(terms))
+        token_len = float(counts.data @ lengths[counts.indices]) / total
         share = counts.data[df[counts.indices] == 1].sum() / total
-        if share > _UNSEGMENTED_HAPAX_SHARE:
+        if token_len >= _UNSEGMENTED_TOKEN_LEN and share > _UNSEGMENTED_HAPAX_SHARE:
             longest = sorted(terms, key=len, reverse=True)[:2]
             logger.warning(
-                "language %r: %.0f%% of the tokens of its %d training documents occur in one document only "
-                "(e.g. %s): its script seems to be written without spaces between words and gfun cannot "
-                "tokenise it, so its TF-IDF features are nearly useless (scripts cut into character n-grams: "
-                "%s)", self.lang, 100 * share, n_docs, ", ".join(repr(t[:30]) for t in longest),
-                ", ".join(UNSPACED_NGRAMS))
+                "language %r: its %d training documents have %.0f characters per space-separated word and its "
+                "tokens %.0f characters on average, %.0f%% of which occur in one document only (e.g. %s): its "
+                "script seems to be written without spaces between words and gfun cannot tokenise it, so its "
+                "TF-IDF features are nearly useless (scripts cut into character n-grams: %s)",
+                self.lang, n_docs, chars_per_word, token_len, 100 * share,
+                ", ".join(repr(t[:30]) for t in longest), ", ".join(UNSPACED_NGRAMS))
 
     def fit(self, texts: Iterable[str], y: Any = None) -> TfidfVectorizer:
         """Learn the vocabulary and the idf from the training documents of this language.
