@@ -112,8 +112,10 @@ def headless_chromium(width: int = 1000, height: int = 1100) -> Iterator[Any]:
 
 
 def label_on_page(driver: Any, url: str, text: str, *, lang: str = "", timeout: float = 20.0) -> dict[str, Any]:
-    """Open the page, type ``text`` (choose ``lang``, or leave it to detection), click *Label* and read what the
-    page shows: ``language``, ``views``, ``labels`` and ``bars`` (class -> probability shown)."""
+    """Open the page, type ``text`` (choose ``lang`` in the menu, or type it after choosing the menu's last entry,
+    "other", when the menu does not list it; ``""`` leaves it to detection), click *Label* and read what the page
+    shows: ``summary`` (the model's line), ``language``, ``views``, ``labels`` and ``bars`` (class ->
+    probability shown)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.select import Select
@@ -125,7 +127,15 @@ def label_on_page(driver: Any, url: str, text: str, *, lang: str = "", timeout: 
     box = driver.find_element(By.ID, "text")
     box.clear()
     box.send_keys(text)
-    Select(driver.find_element(By.ID, "lang")).select_by_value(lang)
+    menu = Select(driver.find_element(By.ID, "lang"))
+    codes = [opt.get_attribute("value") for opt in menu.options]
+    if lang in codes:
+        menu.select_by_value(lang)
+    else:  # a language outside the menu: its "other" entry, then the code typed (a model serving any language)
+        menu.select_by_index(len(codes) - 1)
+        other = driver.find_element(By.ID, "lang-other")
+        other.clear()
+        other.send_keys(lang)
     driver.find_element(By.ID, "submit").click()
     wait.until(lambda d: d.find_element(By.ID, "result").is_displayed()
                or d.find_element(By.ID, "error").is_displayed())
@@ -135,7 +145,8 @@ def label_on_page(driver: Any, url: str, text: str, *, lang: str = "", timeout: 
     wait.until(ec.visibility_of_element_located((By.ID, "labels")))
     names = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#bars .cls")]
     values = [float(e.text) for e in driver.find_elements(By.CSS_SELECTOR, "#bars .p")]
-    return {"language": driver.find_element(By.ID, "language").text,
+    return {"summary": driver.find_element(By.ID, "model-summary").text,
+            "language": driver.find_element(By.ID, "language").text,
             "views": driver.find_element(By.ID, "views").text,
             "labels": [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#labels li.label")],
             "bars": dict(zip(names, values, strict=True))}

@@ -192,6 +192,23 @@ def test_info_describes_a_saved_model(gfun_model: Path, capsys: pytest.CaptureFi
     assert main(["-q", "info", str(gfun_model), "--model", str(gfun_model)]) == 2
 
 
+def test_info_says_which_languages_each_view_serves(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
+    """P's one vocabulary for all languages serves any language: gfun info does not list it as the training ones."""
+    model = files["folder"] / "model-xp"
+    assert main(["-q", "train", "--train", str(files["train"]), "--classes", str(files["classes"]),
+                 "--views", "xp", "--aggregation", "mean", "--meta-C", "1", "--model", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["-q", "info", "--model", str(model)]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines()
+                 if not line.startswith(("selected", "model")))
+    assert lines["languages"].strip() == "de, en, it; any other language through P"
+    assert lines["views"].strip() == ("X (PosteriorsView: de, en, it), "
+                                      "P (PooledPosteriorsView: any language (trained on de, en, it))")
+    assert main(["-q", "info", "--model", str(model), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["any_language"] is True and [v["reach"] for v in info["views"]] == ["training", "any"]
+
+
 def test_missing_language_error_names_detect_language(files: dict[str, Path], gfun_model: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
     src = files["folder"] / "nolang.jsonl"

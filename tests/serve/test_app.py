@@ -62,7 +62,9 @@ def test_health_and_model_description(client: TestClient, service: ModelService)
     info = client.get("/model").json()
     assert info["classes"] == list(service.model.classes_)
     assert info["languages"] == sorted(LANGS)
-    assert info["views"] == [{"letter": "x", "name": "PosteriorsView", "languages": sorted(LANGS)}]
+    assert info["views"] == [{"letter": "x", "name": "PosteriorsView", "languages": sorted(LANGS),
+                              "any_language": False, "reach": "training", "serves": "de, en, fi"}]
+    assert info["any_language"] is False and info["any_language_views"] == []
     assert info["selected_views"] == ["x"] and info["probabilities"] is True
     assert info["settings"]["views"] == "x" and info["settings"]["aggregation"] == "select"
     assert info["estimator"] == "GeneralizedFunnelling" and info["saved_by_gfun"] == info["gfun_version"]
@@ -70,6 +72,22 @@ def test_health_and_model_description(client: TestClient, service: ModelService)
     assert info["model"] == "model"
     for text in (client.get("/health").text, client.get("/model").text):
         assert str(service.model_dir.parent) not in text and str(service.model_dir.parent.name) not in text
+
+
+def test_model_description_says_which_views_serve_any_language(any_language_model: Path, shared_data: Path) -> None:
+    """P serves documents of languages without training documents: /model says so, and /predict serves them."""
+    client = TestClient(create_app(ModelService(any_language_model)), base_url="http://localhost")
+    info = client.get("/model").json()
+    assert info["languages"] == sorted(LANGS) and info["selected_views"] == ["x"]
+    assert info["any_language"] is True and info["any_language_views"] == ["p"]
+    assert [(v["letter"], v["any_language"], v["serves"]) for v in info["views"]] == [
+        ("x", False, "de, en, fi"), ("p", True, "any language (trained on de, en, fi)")]
+    from gfun.datasets.sib200 import read_sib200_file
+
+    text = read_sib200_file(shared_data / "sib200" / "por_Latn" / "test.tsv", "pt")[0]["text"]
+    answer = client.post("/predict", json={"documents": [{"text": text, "lang": "pt"}]})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["predictions"][0]["views"] == ["p"]
 
 
 def test_predict_agrees_with_gfun_predict(client: TestClient, service: ModelService, sib, tmp_path: Path) -> None:

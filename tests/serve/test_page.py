@@ -55,3 +55,17 @@ def test_page_shows_language_views_labels_and_bars(browser, shared_data: Path, t
         # a refusal is shown on the page, not swallowed
         shown = label_on_page(browser, url, "12345 678")
         assert "Error 422" in shown["error"] and "the text has no letters" in shown["error"]
+
+
+def test_page_serves_a_language_typed_by_the_user(browser, any_language_model: Path, shared_data: Path) -> None:
+    """A model with a view that serves any language (P) says so in its header, and its language menu lets the
+    user type a language it was not trained on: a Portuguese sentence labelled as "pt" through P."""
+    from gfun.datasets.sib200 import read_sib200_file
+
+    text = read_sib200_file(shared_data / "sib200" / "por_Latn" / "test.tsv", "pt")[0]["text"]
+    with running_server(any_language_model) as url:
+        shown = label_on_page(browser, url, text, lang="pt")
+    assert "error" not in shown, shown
+    assert shown["summary"].endswith("languages de, en, fi · any other language through P")
+    assert shown["language"] == "Language: pt (given)"
+    assert shown["views"].startswith("Views covering pt: P")

@@ -82,6 +82,18 @@ def test_class_attributes(letter: str, fitted: testing.FittedView) -> None:
     testing.check_class_attributes(fitted)
 
 
+def test_language_coverage_says_which_languages_the_view_serves(letter: str, fitted: testing.FittedView) -> None:
+    """What `gfun info`, GET /model and the served page show for each view."""
+    served = {"x": "de, en, it", "w": "de, en, it", "p": "any language (trained on de, en, it)",
+              "b": "any language (trained on de, en, it)",
+              "m": "de, en, it and the other languages its word vectors cover",
+              "r": "de, en, it and the other languages its word vectors cover"}
+    coverage = fitted.view.language_coverage()
+    assert coverage.describe() == served[letter]
+    assert coverage.as_dict() == {"languages": TRAIN_LANGS, "any_language": letter in ("b", "p"),
+                                  "reach": fitted.view.language_reach(), "serves": served[letter]}
+
+
 def test_clone_and_params(fitted: testing.FittedView) -> None:
     testing.check_clone_and_params(fitted)
 

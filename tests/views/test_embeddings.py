@@ -294,6 +294,9 @@ def test_subword_vectors_are_stored_by_reference_and_checked(tmp_path: Path, cor
     for lang in TRAIN:
         np.testing.assert_array_equal(loaded.matrices_[lang], view.matrices_[lang])
     np.testing.assert_array_equal(loaded.transform(texts, langs), view.transform(texts, langs))
+    # an encoder's sub-word vectors serve any language (what gfun info and gfun serve report)
+    for m_view in (view, loaded):
+        assert m_view.language_coverage().describe() == f"any language (trained on {', '.join(sorted(TRAIN))})"
     model.save(tmp_path / "model")
     np.testing.assert_array_equal(load_model(tmp_path / "model").decision_function(texts, langs=langs),
                                   model.decision_function(texts, langs=langs))

@@ -123,6 +123,10 @@ class PooledClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin
         self.svm_ = fit_linear_ovr(Xs, Y, self.C_, **fit_kw)
         return self
 
+    def language_reach(self) -> str:
+        """``"any"``: one vocabulary for all languages classifies documents of any language (``gfun info``)."""
+        return "any"
+
     def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Decision scores (n_docs, n_classes) of documents of any language."""
         check_is_fitted(self, "svm_")

@@ -161,8 +161,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def format_model_description(info: dict[str, Any], *, max_classes: int = 20) -> str:
     """``gfun info``'s text: one line per aspect of :func:`gfun.persistence.loading.model_description`."""
     size = info["size_bytes"]
-    views = ", ".join(f"{v['letter'].upper()} ({v['name']}: {', '.join(v['languages']) or 'no training language'})"
+    views = ", ".join(f"{v['letter'].upper()} ({v['name']}: {v['serves']})"
                       for v in info["views"]) or "none (a baseline)"
+    languages = ", ".join(info["languages"])
+    if info.get("any_language"):
+        through = ", ".join(v.upper() for v in info.get("any_language_views", []))
+        languages += "; any other language" + (f" through {through}" if through else "")
     classes = info["classes"]
     shown = ", ".join(classes[:max_classes]) + (f", ... (+{len(classes) - max_classes})"
                                                 if len(classes) > max_classes else "")
@@ -170,12 +174,13 @@ def format_model_description(info: dict[str, Any], *, max_classes: int = 20) -> 
     rows = [("model", f"{info['model']} ({info['estimator']}, saved {info['created'] or '?'} by gfun "
                       f"{info['saved_by_gfun'] or '?'}; read by gfun {info['gfun_version']})"),
             ("size", "?" if size is None else f"{size / 2**20:.1f} MiB"),
-            ("languages", ", ".join(info["languages"])),
+            ("languages", languages),
             ("views", views)]
     if info["selected_views"] is not None:
         rows.append(("selected views", ", ".join(v.upper() for v in info["selected_views"])))
     if info["zero_shot_views"]:
-        rows.append(("zero-shot views", ", ".join(v["letter"].upper() for v in info["zero_shot_views"])))
+        rows.append(("zero-shot views", ", ".join(f"{v['letter'].upper()} ({v['serves']})"
+                                                  for v in info["zero_shot_views"])))
     rows += [("probabilities", "yes (calibrated)" if info["probabilities"] else "no"),
              ("classes", f"{len(classes)}: {shown}"), ("settings", settings or "-")]
     width = max(len(k) for k, _ in rows)

@@ -422,17 +422,29 @@ def read_manifest(path: str | os.PathLike[str]) -> dict:
 
 def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) -> dict[str, Any]:
     """What a loaded model is (``gfun info``, ``GET /model`` of ``gfun serve``): estimator, classes, languages,
-    views (and the languages each covers), selected and zero-shot views, whether it gives probabilities, the
-    training settings, when and by which gfun version it was saved, the gfun version reading it, its size."""
+    views (and the languages each serves: its :meth:`~gfun.views.base.ViewGenerator.language_coverage`), whether
+    the model serves documents of any language (``any_language``, with the views that do in
+    ``any_language_views``), selected and zero-shot views, whether it gives probabilities, the training settings,
+    when and by which gfun version it was saved, the gfun version reading it, its size.
+
+    Each view's entry holds ``letter``, ``name``, ``languages`` (the training languages it serves),
+    ``any_language``, ``reach`` (``"training"``, ``"some"``, ``"any"``) and ``serves`` (the same in words: "de, en",
+    "any language (trained on de, en)"). A model without views (a baseline) serves any language when its
+    ``language_reach()`` says ``"any"``, else its training languages."""
     from gfun.predictions import has_probabilities
 
     languages = list(getattr(model, "languages_", manifest.get("languages", [])))
-    views = [{"letter": b.name, "name": type(b.view).__name__,
-              "languages": [lang for lang in languages if b.view.covers(lang)]}
-             for b in getattr(model, "branches_", [])]
-    fallback = [{"letter": b.name, "name": type(b.view).__name__} for b in getattr(model, "fallback_branches_", [])]
+    branches = getattr(model, "branches_", None)
+    views = [{"letter": b.name, "name": type(b.view).__name__, **b.view.language_coverage().as_dict()}
+             for b in branches or []]
+    fallback = [{"letter": b.name, "name": type(b.view).__name__, **b.view.language_coverage().as_dict()}
+                for b in getattr(model, "fallback_branches_", [])]
+    any_views = [v["letter"] for v in views + fallback if v["any_language"]]
+    reach = getattr(model, "language_reach", None)
+    any_language = bool(any_views) if branches is not None else bool(callable(reach) and reach() == "any")
     return {"model": str(path), "estimator": manifest.get("estimator"), "classes": list(model.classes_),
-            "languages": languages, "views": views, "zero_shot_views": fallback,
+            "languages": languages, "any_language": any_language, "any_language_views": any_views,
+            "views": views, "zero_shot_views": fallback,
             "selected_views": getattr(model, "selected_views_", None), "probabilities": has_probabilities(model),
             "settings": manifest.get("config", {}), "created": manifest.get("created"),
             "saved_by_gfun": manifest.get("gfun_version"), "gfun_version": gfun.__version__,

@@ -11,18 +11,57 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from gfun.errors import UnseenLanguageError  # re-exported: raised by every view
 
-__all__ = ["LanguageReach", "UnseenLanguageError", "ViewGenerator"]
+__all__ = ["LanguageCoverage", "LanguageReach", "UnseenLanguageError", "ViewGenerator"]
 
 #: Which languages a fitted view can represent: only those it was trained on, also some others (those a
 #: word-vector source has vectors for), or any language.
 LanguageReach = Literal["training", "some", "any"]
+
+
+@dataclass(frozen=True)
+class LanguageCoverage:
+    """Which languages a fitted view serves, as ``gfun info``, ``GET /model`` and the served page report it.
+
+    Attributes
+    ----------
+    reach : {"training", "some", "any"}
+        The view's :meth:`ViewGenerator.language_reach`.
+    trained : tuple of str
+        The training languages the view serves, sorted.
+    others : str
+        What the other languages served are, for ``reach == "some"`` (e.g. "languages its word vectors cover").
+    """
+
+    reach: LanguageReach
+    trained: tuple[str, ...]
+    others: str = "some other languages"
+
+    @property
+    def any_language(self) -> bool:
+        """Whether the view serves documents of any language, also of languages it was not trained on."""
+        return self.reach == "any"
+
+    def describe(self) -> str:
+        """One line: ``"de, en"``, ``"any language (trained on de, en)"`` or ``"de, en and <others>"``."""
+        trained = ", ".join(self.trained) or "no training language"
+        if self.reach == "any":
+            return f"any language (trained on {trained})"
+        if self.reach == "some":
+            return f"{trained} and {self.others}"
+        return trained
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"languages": trained, "any_language": bool, "reach": reach, "serves": describe()}`` (JSON-able)."""
+        return {"languages": list(self.trained), "any_language": self.any_language, "reach": self.reach,
+                "serves": self.describe()}
 
 
 class ViewGenerator(BaseEstimator, ABC):
@@ -30,11 +69,14 @@ class ViewGenerator(BaseEstimator, ABC):
 
     Subclasses set :attr:`letter` (the paper's configuration letter) and :attr:`output`
     (``"posteriors"`` when the view already is a vector of |Y| calibrated posteriors, which the
-    averaging aggregation can use as is; ``"features"`` otherwise).
+    averaging aggregation can use as is; ``"features"`` otherwise), and may set :attr:`description` (what the
+    view is in a few words, e.g. ``"word embeddings"``; the log of a fit names the view with it).
     """
 
     letter: ClassVar[str] = "?"
     output: ClassVar[Literal["posteriors", "features"]] = "features"
+    #: What the view is, in words, as the log of a fit names it (``"X view (posteriors): fitted in 0.2 s"``).
+    description: ClassVar[str] = ""
 
     @abstractmethod
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -62,6 +104,12 @@ class ViewGenerator(BaseEstimator, ABC):
         did not keep and that no document could ever need.
         """
         return "some"
+
+    def language_coverage(self) -> LanguageCoverage:
+        """Which languages the fitted view serves: its :meth:`language_reach` and the training languages it covers
+        (``languages_``). What ``gfun info``, ``GET /model`` and the served page report for the view."""
+        trained = sorted({str(lang) for lang in getattr(self, "languages_", []) if self.covers(str(lang))})
+        return LanguageCoverage(self.language_reach(), tuple(trained))
 
     # ---------------------------------------------------------------- what the tiers read from a fitted view
     def takes_groups(self) -> bool:

@@ -92,10 +92,18 @@ def _close(actual: np.ndarray, expected: np.ndarray, fv: FittedView, what: str) 
 
 
 def check_class_attributes(fv: FittedView) -> None:
-    """``output`` is ``"posteriors"`` or ``"features"``; ``language_reach()`` is one of the three answers."""
+    """``output`` is ``"posteriors"`` or ``"features"``; ``language_reach()`` is one of the three answers;
+    ``language_coverage()`` (what ``gfun info`` and ``gfun serve`` report) says the same reach and lists the
+    training languages."""
     cls = type(fv.view)
     assert cls.output in ("posteriors", "features"), f"{cls.__name__}.output is {cls.output!r}"
-    assert fv.view.language_reach() in ("training", "some", "any"), "language_reach() is not training/some/any"
+    reach = fv.view.language_reach()
+    assert reach in ("training", "some", "any"), "language_reach() is not training/some/any"
+    coverage = fv.view.language_coverage()
+    assert coverage.reach == reach, f"language_coverage().reach is {coverage.reach!r}, language_reach() {reach!r}"
+    trained = sorted({str(lang) for lang in fv.data.langs})
+    assert list(coverage.trained) == trained, \
+        f"language_coverage().trained is {list(coverage.trained)}, the training languages are {trained}"
 
 
 def check_clone_and_params(fv: FittedView) -> None:

@@ -28,6 +28,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ import scipy.sparse as sp
 from gfun.core.state import checked_array, load_state, put_state, put_states
 from gfun.errors import ReferenceMismatchError
 from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
-from gfun.views.base import LanguageReach, ViewGenerator
+from gfun.views.base import LanguageCoverage, LanguageReach, ViewGenerator
 from gfun.views.normalization import l2_normalize
 from gfun.views.sif import CommonComponents, SIFMode
 
@@ -337,6 +338,7 @@ class WordEmbeddingView(_TfidfProjectionView):
 
     letter = "m"
     output = "features"
+    description = "word embeddings"
 
     def __init__(self, source: SourceSpec | Any = "e5", min_df: int = 1, stopwords: bool = True, stem: bool = False,
                  sif: SIFMode = "language", store_vectors: bool | str = "auto") -> None:
@@ -426,6 +428,9 @@ class WordEmbeddingView(_TfidfProjectionView):
     def language_reach(self) -> LanguageReach:
         # a sub-word encoder has a vector for any word of any language; .vec files only for their languages
         return "any" if _encoder_source(self.source) else "some"
+
+    def language_coverage(self) -> LanguageCoverage:
+        return replace(super().language_coverage(), others="the other languages its word vectors cover")
 
     def _state_params(self) -> dict:
         params = self.get_params()

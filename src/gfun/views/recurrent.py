@@ -44,6 +44,7 @@ import math
 import os
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,7 @@ from gfun.neural.training import (
 )
 from gfun.text.analysis import Analyzer
 from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
-from gfun.views.base import LanguageReach, ViewGenerator
+from gfun.views.base import LanguageCoverage, LanguageReach, ViewGenerator
 from gfun.views.embeddings import _encoder_source, build_source, source_covers
 from gfun.views.wce import word_class_embeddings
 
@@ -175,6 +176,7 @@ class RecurrentView(ViewGenerator):
 
     letter = "r"
     output = "features"
+    description = "recurrent network"
 
     def __init__(self, source: Any = "e5", wce: bool = False, hidden_size: int | None = None, dropout: float = 0.2,
                  min_df: int = 1, stopwords: bool = False, stem: bool = False, preset: str = "auto",
@@ -419,6 +421,9 @@ class RecurrentView(ViewGenerator):
         if self.oov != "source":
             return "training"
         return "any" if _encoder_source(self.source) else "some"
+
+    def language_coverage(self) -> LanguageCoverage:
+        return replace(super().language_coverage(), others="the other languages its word vectors cover")
 
     # ------------------------------------------------------------------ persistence
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:

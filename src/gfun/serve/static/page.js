@@ -3,6 +3,7 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   let model = null;
+  const OTHER = "\u0000other";  // the language menu's "other" entry (no language code can be it)
 
   function text(el, value) { el.textContent = value; return el; }
   function make(tag, cls, value) {
@@ -17,12 +18,21 @@
       const r = await fetch("/model");
       model = await r.json();
       const views = model.views.length ? model.views.map((v) => v.letter.toUpperCase()).join("") : model.estimator;
+      // which languages the model serves: its training languages, and any other one when a view serves any
+      const through = (model.any_language_views || []).map((v) => v.toUpperCase()).join(", ");
+      const others = model.any_language ? " · any other language" + (through ? ` through ${through}` : "") : "";
       text($("model-summary"), `${model.estimator} · views ${views} · ${model.classes.length} classes · ` +
-        `languages ${model.languages.join(", ")}`);
+        `languages ${model.languages.join(", ")}${others}`);
+      $("model-summary").title = model.views.map((v) => `${v.letter.toUpperCase()}: ${v.serves}`).join("\n");
       text($("version"), `gfun ${model.gfun_version}`);
       for (const lang of model.languages) {
         const opt = make("option", null, lang);
         opt.value = lang;
+        $("lang").appendChild(opt);
+      }
+      if (model.any_language) {  // the menu lets the user type any other language's code
+        const opt = make("option", null, "other (type its code)…");
+        opt.value = OTHER;
         $("lang").appendChild(opt);
       }
     } catch (err) {
@@ -68,7 +78,8 @@
   async function submit(event) {
     event.preventDefault();
     const doc = { text: $("text").value };
-    if ($("lang").value) doc.lang = $("lang").value;
+    const lang = $("lang").value === OTHER ? $("lang-other").value.trim() : $("lang").value;
+    if (lang) doc.lang = lang;
     const topK = parseInt($("topk").value, 10);
     const body = { documents: [doc] };
     if (topK > 0) body.top_k = topK;
@@ -88,5 +99,10 @@
   }
 
   $("form").addEventListener("submit", submit);
+  $("lang").addEventListener("change", () => {
+    const other = $("lang").value === OTHER;
+    $("lang-other").hidden = !other;
+    if (other) $("lang-other").focus();
+  });
   loadModel();
 })();
