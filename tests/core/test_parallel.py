@@ -9,7 +9,7 @@ import pytest
 from joblib import delayed, parallel_config
 from threadpoolctl import threadpool_info
 
-from gfun.core.parallel import blas_threads_per_job, run_parallel
+from gfun.core.parallel import blas_threads_per_job, iter_parallel, on_dask_cluster, run_parallel
 from gfun.datasets.demo import load_demo
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.funnelling.meta import default_mapper, default_meta
@@ -40,6 +40,21 @@ def test_blas_threads_are_capped_inside_parallel_jobs_only() -> None:
 
 def test_results_keep_the_order_of_the_jobs() -> None:
     assert run_parallel((delayed(pow)(i, 2) for i in range(20)), n_jobs=2) == [i * i for i in range(20)]
+    assert list(iter_parallel((delayed(pow)(i, 2) for i in range(20)), n_jobs=2)) == [i * i for i in range(20)]
+
+
+def test_blas_threads_fixes_the_jobs_threads_whatever_n_jobs() -> None:
+    if _blas_threads() < 2:
+        pytest.skip("numpy's BLAS runs one thread here")
+    for n_jobs in (1, 2):
+        assert set(run_parallel((delayed(_blas_threads)() for _ in range(3)), n_jobs, blas_threads=1)) == {1}
+        assert set(iter_parallel((delayed(_blas_threads)() for _ in range(3)), n_jobs, blas_threads=1)) == {1}
+
+
+def test_on_dask_cluster_follows_the_joblib_backend() -> None:
+    assert not on_dask_cluster()
+    with parallel_config(backend="threading"):
+        assert not on_dask_cluster()
 
 
 @pytest.fixture(scope="module")

@@ -411,3 +411,43 @@ def test_nystroem_least_squares_folds_equal_models_trained_on_the_folds(data, mo
         np.testing.assert_allclose(cv.oof_decision_[te], alone.decision_function(Ztr[te]), rtol=1e-6, atol=1e-6)
     plain = RBFSVMOvR(probability=False, **kw).fit(Ztr, Ytr)
     np.testing.assert_allclose(cv.decision_function(Zte), plain.decision_function(Zte), rtol=1e-8, atol=1e-8)
+
+
+def _fitted_arrays(model: RBFSVMOvR) -> dict[str, np.ndarray]:
+    return dict(model.get_state()[1]) | {"oof": model.validated_decision_}
+
+
+@pytest.mark.parametrize("approximation", ["nystroem-ls", None])
+def test_row_block_jobs_give_the_same_model_on_threads_and_on_a_dask_cluster(data, monkeypatch,
+                                                                              approximation) -> None:
+    """The passes over the training vectors (Nystroem least squares) and the decision scores of many rows are jobs
+    over blocks of rows: with blocks of 40 rows they run on a Dask cluster's workers, and the model, its held-out
+    scores and its decision scores are the same bits for 1 thread, 2 threads and the cluster."""
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_config
+
+    from gfun.svm import nystroem
+
+    monkeypatch.setattr(nystroem, "CHUNK_ROWS", 20)  # 150 training rows: 4 blocks of 2 chunks
+    Ztr, Ytr, Zte, _ = data
+    Zval = Ztr + np.random.RandomState(1).normal(0.0, 0.02, Ztr.shape)
+    kw = {"C": "cv", "C_grid": GRID, "cv": 3, "approximation": approximation, "n_components": 50,
+          "threshold": "validated", "random_state": 0}
+    fits = {n_jobs: RBFSVMOvR(n_jobs=n_jobs, **kw).fit(Ztr, Ytr, X_val=Zval) for n_jobs in (1, 2)}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        with distributed.get_task_stream(client) as stream, parallel_config(backend="dask"):
+            fits["dask"] = RBFSVMOvR(**kw).fit(Ztr, Ytr, X_val=Zval)
+            remote_scores = fits["dask"].decision_function(Zte, batch_size=8)  # 60 rows: 2 blocks of 5 batches
+    tasks = {task["key"] for task in stream.data}
+    expected = ["_decision_rows"] + (["normal_equations", "held_out_scores"] if approximation else ["_path"])
+    for name in expected:
+        assert any(name in key for key in tasks), (name, tasks)
+    reference = _fitted_arrays(fits[1])
+    for run in (2, "dask"):
+        arrays = _fitted_arrays(fits[run])
+        assert arrays.keys() == reference.keys()
+        for key, value in reference.items():
+            assert np.array_equal(arrays[key], value), (run, key)
+    for run in (1, 2):
+        assert np.array_equal(fits[run].decision_function(Zte, batch_size=8), remote_scores)

@@ -17,19 +17,24 @@ limits the BLAS threads of its workers itself) or ``"dask"`` (the workers of a
     client = Client(LocalCluster(n_workers=4, threads_per_worker=1))
     with parallel_config(backend="dask"):
         GeneralizedFunnelling(views="xmw", n_jobs=-1).fit(train)
+
+Under the Dask backend every call runs its jobs on the workers, whatever ``n_jobs`` says (joblib's Dask backend
+uses all of them). :func:`iter_parallel` hands the results over one at a time, in order, so that a caller summing
+them (the Nystroem path's normal equations) holds a few at a time; :func:`on_dask_cluster` tells the work that
+only pays on a cluster's workers (the B view's frozen pass, which loads the encoder on each worker) where to run.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from contextlib import nullcontext
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from joblib import Parallel, effective_n_jobs
 from joblib.parallel import get_active_backend
 
-__all__ = ["blas_threads_per_job", "run_parallel"]
+__all__ = ["blas_threads_per_job", "iter_parallel", "on_dask_cluster", "run_parallel"]
 
 
 def blas_threads_per_job(n_jobs: int | None) -> int:
@@ -38,7 +43,28 @@ def blas_threads_per_job(n_jobs: int | None) -> int:
     return max(1, (os.cpu_count() or 1) // jobs)
 
 
-def run_parallel(jobs: Iterable[Any], n_jobs: int | None, *, prefer: str = "threads") -> list[Any]:
+def on_dask_cluster() -> bool:
+    """Whether the active joblib backend is Dask's (``parallel_config(backend="dask")``): jobs run on its workers."""
+    backend, _ = get_active_backend(prefer="threads")
+    return type(backend).__name__ == "DaskDistributedBackend"
+
+
+def _blas_cap(n_jobs: int | None, prefer: str, blas_threads: int | None) -> AbstractContextManager:
+    """The BLAS threads of this process while the jobs run: ``blas_threads`` when given, else
+    :func:`blas_threads_per_job` when ``n_jobs`` jobs share this process's cores (nothing when they run elsewhere)."""
+    from threadpoolctl import threadpool_limits
+
+    if blas_threads is not None:
+        return threadpool_limits(limits=int(blas_threads), user_api="blas")
+    backend, _ = get_active_backend(prefer=prefer)
+    in_process = type(backend).__name__ in ("ThreadingBackend", "SequentialBackend")
+    if in_process and effective_n_jobs(n_jobs) > 1:
+        return threadpool_limits(limits=blas_threads_per_job(n_jobs), user_api="blas")
+    return nullcontext()
+
+
+def run_parallel(jobs: Iterable[Any], n_jobs: int | None, *, prefer: str = "threads",
+                 blas_threads: int | None = None) -> list[Any]:
     """Run ``joblib.delayed`` jobs with :class:`joblib.Parallel`, capping BLAS threads meanwhile.
 
     Parameters
@@ -48,19 +74,27 @@ def run_parallel(jobs: Iterable[Any], n_jobs: int | None, *, prefer: str = "thre
         As in joblib (``None``: 1 unless a ``parallel_config`` says otherwise; ``-1``: all cores).
     prefer : {"threads", "processes"}
         Soft hint used when no backend is active (``parallel_config`` wins).
+    blas_threads : int, optional
+        BLAS threads of the jobs that run in this process, whatever ``n_jobs`` (default: ``cpu_count // n_jobs``
+        when jobs run in parallel here). ``1`` makes the jobs compute the same bits as on a Dask worker, which runs
+        one BLAS thread per process by default (``distributed.nanny.pre-spawn-environ``): BLAS results can depend
+        on the number of threads (the summation order of a product).
 
     Returns
     -------
     list
         The jobs' results, in order.
     """
-    backend, _ = get_active_backend(prefer=prefer)
-    in_process = type(backend).__name__ in ("ThreadingBackend", "SequentialBackend")
-    n = effective_n_jobs(n_jobs)
-    limit = nullcontext()
-    if in_process and n > 1:
-        from threadpoolctl import threadpool_limits
-
-        limit = threadpool_limits(limits=blas_threads_per_job(n_jobs), user_api="blas")
-    with limit:
+    with _blas_cap(n_jobs, prefer, blas_threads):
         return Parallel(n_jobs=n_jobs, prefer=prefer)(jobs)
+
+
+def iter_parallel(jobs: Iterable[Any], n_jobs: int | None, *, prefer: str = "threads",
+                  blas_threads: int | None = None) -> Iterator[Any]:
+    """:func:`run_parallel`, the results handed over one at a time, in the order of the jobs.
+
+    joblib dispatches a few jobs ahead of the one consumed (``pre_dispatch``), so only those results are held at
+    once, however many jobs there are. Consume the generator to the end (the BLAS cap lasts until then).
+    """
+    with _blas_cap(n_jobs, prefer, blas_threads):
+        yield from Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator")(jobs)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from gfun.svm.kernel import RBFSVMOvR
 
 __all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_SCORES", "Aggregation", "Concat", "Mean", "Select",
-           "Selection", "Stack", "WMean", "aggregate", "fit_view_weights", "make_aggregation",
-           "one_standard_error_choice", "select_views"]
+           "Selection", "Stack", "ViewBlocks", "WMean", "aggregate", "fallback_input", "fit_view_weights",
+           "make_aggregation", "one_standard_error_choice", "select_views"]
 
 logger = logging.getLogger("gfun.funnelling.generalized")
 
@@ -56,6 +56,49 @@ def _masked_mean(blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarra
         total[m] += Z[m]
         count[m, 0] += 1
     return total / np.maximum(count, 1)
+
+
+@dataclass
+class ViewBlocks:
+    """Each view's block of a batch of documents as a fitted policy reads it, and which documents each view serves
+    (what :meth:`gfun.funnelling.generalized.GeneralizedFunnelling.view_blocks` gives).
+
+    Attributes
+    ----------
+    blocks : list of ndarray (n_docs, d_v)
+        One per view of the model (its branches, in order), as the policy aggregates it (``transform_block``);
+        zero rows for the documents the view does not serve.
+    masks : list of bool ndarray (n_docs,)
+        The documents each view serves.
+    outputs : list of (ndarray or None)
+        Each view's own output (its posteriors, its mapper's, or its features) for the documents it serves, in
+        document order; ``None`` when it serves none.
+    fallback : bool ndarray (n_docs,)
+        The documents of languages no view of the model serves, which the zero-shot fallback views serve.
+    fallback_blocks, fallback_masks, fallback_outputs : list
+        The same for the zero-shot fallback views (their mapped posteriors).
+    """
+
+    fallback: np.ndarray
+    blocks: list[np.ndarray] = field(default_factory=list)
+    masks: list[np.ndarray] = field(default_factory=list)
+    outputs: list[np.ndarray | None] = field(default_factory=list)
+    fallback_blocks: list[np.ndarray] = field(default_factory=list)
+    fallback_masks: list[np.ndarray] = field(default_factory=list)
+    fallback_outputs: list[np.ndarray | None] = field(default_factory=list)
+
+
+def fallback_input(blocks: list[np.ndarray], masks: list[np.ndarray], width: int) -> np.ndarray:
+    """The meta-level input of documents only the zero-shot fallback views serve: the average of the posteriors of
+    the fallback views that serve each (``masks``), repeated to ``width`` columns (``stack`` reads one block per
+    view: each gets the same estimate)."""
+    total = np.zeros(blocks[0].shape if blocks else (0, 0))
+    count = np.zeros((total.shape[0], 1))
+    for Z, m in zip(blocks, masks, strict=True):
+        total[m] += Z[m]
+        count[m, 0] += 1
+    fill = (total / np.maximum(count, 1)).astype(np.float32)
+    return np.tile(fill, width // fill.shape[1])
 
 
 def aggregate(policy: str, blocks: list[np.ndarray], masks: list[np.ndarray],

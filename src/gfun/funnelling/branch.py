@@ -72,6 +72,11 @@ class Branch:
         values from the view or its mapper are a :class:`~gfun.errors.NonFiniteError` naming the view."""
         Z = check_finite(self.view.transform(texts, langs), _source(self.name, self.view), langs)
         release_free_memory()
+        return self.map(Z, langs)
+
+    def map(self, Z: np.ndarray, langs: Sequence[str]) -> np.ndarray:
+        """The branch's output for views ``Z`` of the view (one row per document of ``langs``): ``Z`` itself, or the
+        mapper's posteriors (L2 -> z-score -> mapper)."""
         if self.mapper is None:
             return Z
         if self.normalize:

@@ -29,7 +29,7 @@ import logging
 import numbers
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -40,7 +40,7 @@ from gfun.corpus.inputs import check_C, document_groups, training_data, unpack
 from gfun.errors import UnseenLanguageError
 from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.funnelling import DEFAULT_AGGREGATION
-from gfun.funnelling.aggregation import Aggregation, make_aggregation
+from gfun.funnelling.aggregation import Aggregation, ViewBlocks, fallback_input, make_aggregation
 from gfun.funnelling.branch import Branch
 from gfun.funnelling.meta import (
     MetaTrainer,
@@ -54,6 +54,9 @@ from gfun.metrics.scoring import MacroF1ScoreMixin
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.base import ViewGenerator
 from gfun.views.normalization import ZScore
+
+if TYPE_CHECKING:
+    from gfun.funnelling.explanation import Explanations
 
 __all__ = ["GeneralizedFunnelling"]
 
@@ -142,6 +145,9 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         The fitted policy.
     meta_ : RBFSVMOvR
         The fitted meta-classifier; ``scaler_`` the z-scoring of its input (or None).
+    meta_input_mean_ : ndarray (n_meta_features,)
+        The average of the meta-classifier's training input (before its z-scoring): the reference point of
+        :meth:`explain`.
     random_seed_ : int or None
         The seed every component was given (``random_state``, or one drawn from it when it is a RandomState).
     timings_ : dict of str to float
@@ -324,6 +330,8 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         Zmeta, self.meta_, self.scaler_ = policy.fit(train_blocks, val_blocks, Y, trainer, normalize=self.normalize,
                                                      names=self.view_names_, langs=lang_arr, heldout=heldout)
         self.aggregation_ = policy
+        # the reference of explanations: the meta-classifier's average training input (the z-scoring's mean)
+        self.meta_input_mean_ = np.asarray(Zmeta, dtype=np.float64).mean(axis=0)
         self.selected_views_ = policy.kept_views(self.view_names_)
         self.dropped_views_: list[str] = []
         self._drop_unused_views()
@@ -368,8 +376,30 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
             For a language that no configured view covers (with ``concat``, one that any view does not cover).
         """
         check_is_fitted(self, "meta_")
-        policy = self.aggregation_
         texts, lang_arr = unpack(X, langs)
+        vb = self.view_blocks(texts, lang_arr)
+        Zmeta = self.aggregation_.combine(vb.blocks, vb.masks)
+        rest = np.flatnonzero(vb.fallback)
+        if rest.size:  # languages only the zero-shot fallback views serve: average of their posteriors
+            Zmeta[rest] = fallback_input([B[rest] for B in vb.fallback_blocks], [m[rest] for m in vb.fallback_masks],
+                                         Zmeta.shape[1])
+        return self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
+
+    def view_blocks(self, texts: Sequence[str], langs: np.ndarray) -> ViewBlocks:
+        """Each view's block of the documents as the fitted policy aggregates it, and which documents it serves.
+
+        The kept views serve the documents of the languages they cover; a document none of them covers gets the
+        other views that cover it (with ``concat``, every view must cover it); a language no view covers gets the
+        ``zero_shot_views``. :meth:`transform` combines the blocks; :meth:`explain` also reads them.
+
+        Raises
+        ------
+        UnseenLanguageError
+            For a language that no configured view covers (with ``concat``, one that any view does not cover).
+        """
+        check_is_fitted(self, "meta_")
+        policy = self.aggregation_
+        lang_arr = np.asarray(langs, dtype=object)
         n = len(texts)
         present = sorted(set(lang_arr.tolist()))
         covering = {lang: [b.name for b in self.branches_ if b.view.covers(lang)] for lang in present}
@@ -390,35 +420,34 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         # the kept views serve the documents they cover; a document none of them covers gets the mean of the others
         selected = set(self.selected_views_)
         kept_cover = np.asarray([any(x in selected for x in covering[lang]) for lang in lang_arr], dtype=bool)
-        blocks, masks = [], []
+        out = ViewBlocks(fallback=~main_ok)
+
+        def run(branch: Branch, mask: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray | None]:
+            """The branch's block of the documents of ``mask`` (zero rows elsewhere) and its own output for them."""
+            if not mask.any():
+                return np.zeros((n, width), dtype=np.float32), None
+            idx = np.flatnonzero(mask)
+            raw = branch.transform([texts[i] for i in idx], lang_arr[idx])
+            Zv = policy.transform_block(raw, self.normalize)
+            Z = np.zeros((n, Zv.shape[1]), dtype=np.float32)
+            Z[idx] = Zv
+            return Z, raw
+
         for branch in self.branches_:
             mask = main_ok & np.asarray([branch.view.covers(lang) for lang in lang_arr], dtype=bool)
             if branch.name not in selected:
                 mask &= ~kept_cover
-            Z = np.zeros((n, branch.dim or len(self.classes_)), dtype=np.float32)
-            if mask.any():
-                idx = np.flatnonzero(mask)
-                Zv = policy.transform_block(branch.transform([texts[i] for i in idx], lang_arr[idx]), self.normalize)
-                Z = np.zeros((n, Zv.shape[1]), dtype=np.float32)
-                Z[idx] = Zv
-            blocks.append(Z)
-            masks.append(mask)
-        Zmeta = policy.combine(blocks, masks)
-        rest = np.flatnonzero(~main_ok)
-        if rest.size:  # languages only the zero-shot fallback views serve: average of their posteriors
-            total = np.zeros((rest.size, len(self.classes_)))
-            count = np.zeros((rest.size, 1))
-            for branch in fallback:
-                sub = np.asarray([branch.view.covers(lang_arr[i]) for i in rest], dtype=bool)
-                if not sub.any():
-                    continue
-                idx = rest[sub]
-                total[sub] += policy.transform_block(branch.transform([texts[i] for i in idx], lang_arr[idx]),
-                                                     self.normalize)
-                count[sub, 0] += 1
-            fill = (total / np.maximum(count, 1)).astype(np.float32)
-            Zmeta[rest] = np.tile(fill, Zmeta.shape[1] // fill.shape[1])  # stack: the same estimate for every view
-        return self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
+            block, raw = run(branch, mask, branch.dim or len(self.classes_))
+            out.blocks.append(block)
+            out.masks.append(mask)
+            out.outputs.append(raw)
+        for branch in fallback:
+            mask = ~main_ok & np.asarray([branch.view.covers(lang) for lang in lang_arr], dtype=bool)
+            block, raw = run(branch, mask, len(self.classes_))
+            out.fallback_blocks.append(block)
+            out.fallback_masks.append(mask)
+            out.fallback_outputs.append(raw)
+        return out
 
     def decision_function(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Meta-classifier decision scores (n_docs, n_classes); positive means predicted.
@@ -437,6 +466,41 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         """
         check_is_fitted(self, "meta_")
         return self.meta_.predict_proba(self.transform(X, langs=langs))
+
+    def explain(self, X: Any, *, langs: Sequence[str] | None = None, labels: Sequence[str] | None = None,
+                top_k: int | None = None, top_words: int = 10) -> Explanations:
+        """Why each document gets its labels: each view's contribution to the meta-classifier's decision, and the
+        words of the document that pushed each label up or down (see :mod:`gfun.funnelling.explanation`).
+
+        For every document and label explained, ``base_value + sum of the views' contributions == decision``
+        (the :meth:`decision_function` value), exactly: the contributions are the views' Shapley values, an absent
+        view dropped from the average (``mean``, ``select``, ``wmean``) or replaced by its training average
+        (``concat``, ``stack``). Words: for X and P the terms' shares ``w * x`` of the view's SVM score; for M and W
+        the change in the view's posterior when the word is removed.
+
+        Parameters
+        ----------
+        X : MultilingualCorpus, DataFrame or list of str
+            Documents, as :meth:`predict` takes them.
+        langs : list of str, optional
+            Language of each text when ``X`` is a list of texts.
+        labels : list of str, optional
+            The labels to explain for every document (default: the predicted ones; the best-scoring one when none
+            is predicted).
+        top_k : int, optional
+            Explain the ``top_k`` best-scoring labels of each document instead.
+        top_words : int
+            Most words shown per view and direction (0: no words, faster).
+
+        Returns
+        -------
+        Explanations
+            One :class:`~gfun.funnelling.explanation.DocumentExplanation` per document, with ``to_dict()`` and
+            ``to_text()``.
+        """
+        from gfun.funnelling.explanation import explain_model
+
+        return explain_model(self, X, langs=langs, labels=labels, top_k=top_k, top_words=top_words)
 
     def predict_with_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`predict` and :meth:`predict_proba` at the cost of one (the documents are represented and scored

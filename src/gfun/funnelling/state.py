@@ -82,6 +82,8 @@ class FunnellingStateMixin:
         if self.scaler_ is not None:
             arrays["scaler/mean"] = self.scaler_.mean
             arrays["scaler/scale"] = self.scaler_.scale
+        if getattr(self, "meta_input_mean_", None) is not None:
+            arrays["meta_input/mean"] = self.meta_input_mean_
         meta["meta"] = put_state(self.meta_, "meta/", arrays)
         return meta, arrays
 
@@ -133,6 +135,11 @@ class FunnellingStateMixin:
         obj.scaler_ = (ZScore(*(checked_array(arrays, f"scaler/{k}", (obj.n_meta_features_,),
                                               what="one value per meta-feature") for k in ("mean", "scale")))
                        if "scaler/mean" in arrays else None)
+        # the meta-classifier's average training input: saved since explanations, else the z-scoring's mean (the
+        # same numbers); None for an older model without z-scoring
+        obj.meta_input_mean_ = (checked_array(arrays, "meta_input/mean", (obj.n_meta_features_,),
+                                              what="one value per meta-feature") if "meta_input/mean" in arrays
+                                else None if obj.scaler_ is None else np.asarray(obj.scaler_.mean, dtype=np.float64))
         policy = obj._policy()
         if isinstance(policy, Select):
             policy.selected_ = [n for n in obj.selected_views_ if n in obj.view_names_]

@@ -36,15 +36,15 @@ from sklearn.svm import SVC
 from sklearn.utils.extmath import row_norms
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.core.parallel import run_parallel
-from gfun.core.progress import format_duration
+from gfun.core.parallel import iter_parallel, run_parallel
+from gfun.core.progress import LOG_EVERY, format_duration
 from gfun.core.state import checked_array
 from gfun.corpus.inputs import check_C
 from gfun.metrics.measures import f1_from_counts
 from gfun.svm.calibration import fit_platt, platt_posteriors
 from gfun.svm.linear import CONSTANT_SCORE, binary_class_weights, make_folds
 from gfun.svm.memory_budget import DEFAULT_MAX_MEMORY, LIBSVM_CACHE_MB, exact_memory, parse_memory
-from gfun.svm.nystroem import nystroem_landmarks, ridge_path
+from gfun.svm.nystroem import held_out_scores, normal_equations, nystroem_landmarks, ridge_path, row_blocks
 from gfun.svm.rbf_kernel import rbf_kernel_inplace
 from gfun.svm.sklearn_private import libsvm as _libsvm  # None when unusable: SVC is the fallback
 from gfun.svm.sklearn_private import libsvm_binary
@@ -102,6 +102,27 @@ def _decision_from(K_te: np.ndarray, support: np.ndarray, dual: np.ndarray, inte
     if support.size == 0:
         return np.full(K_te.shape[0], intercept)
     return K_te[:, support] @ dual + intercept
+
+
+def _decision_rows(X: np.ndarray, gamma: float, intercept: np.ndarray, sv: np.ndarray | None,
+                   sv_norms: np.ndarray | None, dual: np.ndarray | None, components: np.ndarray | None,
+                   feature_map: np.ndarray | None, linear_coef: np.ndarray | None, *, batch_size: int
+                   ) -> np.ndarray:
+    """Decision scores of the rows of ``X``, ``batch_size`` at a time: by the Nystroem features and their linear
+    weights (``components`` given), else by the support vectors (float64, with their squared norms) and dual
+    coefficients; the intercept alone without either."""
+    out = np.empty((X.shape[0], intercept.shape[0]))
+    for start in range(0, X.shape[0], batch_size):
+        chunk = X[start:start + batch_size]
+        if components is not None:
+            features = rbf_kernel_inplace(chunk, components, gamma) @ feature_map.T
+            out[start:start + batch_size] = features @ linear_coef.T + intercept
+        elif sv.shape[0]:
+            K = rbf_kernel_inplace(chunk, sv, gamma, Y_norms=sv_norms)
+            out[start:start + batch_size] = K @ dual + intercept
+        else:
+            out[start:start + batch_size] = intercept
+    return out
 
 
 class RBFSVMOvR(BaseEstimator):
@@ -347,7 +368,7 @@ class RBFSVMOvR(BaseEstimator):
         folds = make_folds(n, self.cv, self.random_state, groups) if need_cv else []
         oof = np.zeros((len(grid), n, k))
         if folds:
-            started = time.perf_counter()
+            started = last_info = time.perf_counter()
             for f, (tr, te) in enumerate(folds):
                 # each fold's blocks computed from the vectors (bit for bit the slices of the whole Gram matrix,
                 # which is not held meanwhile) and freed at the end of the fold
@@ -359,12 +380,16 @@ class RBFSVMOvR(BaseEstimator):
                 for j, dec in enumerate(run_parallel(jobs, self.n_jobs)):
                     oof[:, te, j] = dec
                 del Ktr, Kte, jobs  # before the next fold's blocks are computed (else two folds' blocks coexist)
-                if self.verbose:
-                    elapsed = time.perf_counter() - started
+                if self.verbose:  # each fold at DEBUG; at INFO only on a long fit, every LOG_EVERY seconds
+                    now = time.perf_counter()
+                    elapsed = now - started
                     left = elapsed / (f + 1) * (len(folds) - f - 1)
-                    logger.info("RBF SVM: fold %d/%d done (%d classes x %d C values, %d documents), %s%s", f + 1,
-                                len(folds), k, len(grid), n, format_duration(elapsed),
-                                f", about {format_duration(left)} left" if f + 1 < len(folds) else "")
+                    slow = f + 1 < len(folds) and now - last_info >= LOG_EVERY
+                    last_info = now if slow else last_info
+                    logger.log(logging.INFO if slow else logging.DEBUG,
+                               "RBF SVM: fold %d/%d done (%d classes x %d C values, %d documents), %s%s", f + 1,
+                               len(folds), k, len(grid), n, format_duration(elapsed),
+                               f", about {format_duration(left)} left" if f + 1 < len(folds) else "")
         scores, best = self._choose_C(oof, Y) if len(grid) > 1 and folds else (None, np.zeros(k, dtype=int))
         self.cv_scores_ = scores
         self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
@@ -467,7 +492,7 @@ class RBFSVMOvR(BaseEstimator):
         return nystroem_landmarks(X, self.n_components, self.landmarks, self.random_state)
 
     def _fit_nystroem_ls(self, X: np.ndarray, Y: np.ndarray, grid: list[float], X_val: np.ndarray | None = None,
-                         groups: np.ndarray | None = None, chunk: int = 8192) -> RBFSVMOvR:
+                         groups: np.ndarray | None = None) -> RBFSVMOvR:
         """``approximation="nystroem-ls"``: regularised least squares on Nystroem features, every class at once.
 
         With features ``F`` (and a constant column for the intercept) and targets ``T`` (+-1), the weights of
@@ -475,6 +500,9 @@ class RBFSVMOvR(BaseEstimator):
         are summed over chunks of rows, per fold; a fold's training system is the sum of the other folds' parts,
         so the cross-validation of every C costs one pass over the data and one eigendecomposition per fold
         (:func:`gfun.svm.nystroem.ridge_path`). The held-out scores (on ``X_val`` if given) come from a second pass.
+        Both passes run as jobs over blocks of rows (:func:`gfun.svm.nystroem.row_blocks`; on a Dask cluster's
+        workers under ``parallel_config(backend="dask")``); the landmarks, the eigendecompositions (``O(m^3)``,
+        whatever the number of vectors) and the choice of C run here.
         """
         n, k = Y.shape
         L = self._landmarks(X)
@@ -491,38 +519,30 @@ class RBFSVMOvR(BaseEstimator):
         for f, (_, te) in enumerate(folds):
             fold_of[te] = f
         n_parts = max(len(folds), 1)
+        blocks = row_blocks(n)  # whole chunks per block
+        n_jobs = self.n_jobs if len(blocks) > 1 else 1
         G = np.zeros((n_parts, m + 1, m + 1))
         B = np.zeros((n_parts, m + 1, k))
-
-        def features(rows: np.ndarray) -> np.ndarray:
-            out = np.empty((rows.shape[0], m + 1))
-            out[:, :m] = rbf_kernel_inplace(rows, L, self.gamma_) @ self.nystroem_map_.T
-            out[:, m] = 1.0
-            return out
-
-        for start in range(0, n, chunk):
-            sl = slice(start, start + chunk)
-            F = features(X[sl])
-            for f in np.unique(fold_of[sl]):
-                rows = fold_of[sl] == f
-                G[f] += F[rows].T @ F[rows]
-                B[f] += F[rows].T @ T[sl][rows]
+        jobs = (delayed(normal_equations)(X[b], T[b], fold_of[b], n_parts, L, self.nystroem_map_, self.gamma_)
+                for b in blocks)
+        # one BLAS thread per job: the same bits on a Dask worker, any n_jobs; added in the order of the blocks
+        for G_part, B_part in iter_parallel(jobs, n_jobs, blas_threads=1):
+            G += G_part
+            B += B_part
         G_all, B_all = G.sum(axis=0), B.sum(axis=0)
 
         scores = None
         if folds:
             # the other folds' parts summed (not the whole minus the fold's: no cancellation)
-            W = [ridge_path(G.sum(axis=0, where=others[:, None, None]), B.sum(axis=0, where=others[:, None, None]),
-                             grid) for others in (np.arange(len(folds)) != f for f in range(len(folds)))]
+            W = np.stack([np.stack(ridge_path(G.sum(axis=0, where=others[:, None, None]),
+                                              B.sum(axis=0, where=others[:, None, None]), grid))
+                          for others in (np.arange(len(folds)) != f for f in range(len(folds)))])
             X_te = X if X_val is None else X_val
             oof = np.zeros((len(grid), n, k), dtype=np.float32)
-            for start in range(0, n, chunk):
-                sl = slice(start, start + chunk)
-                F = features(X_te[sl])
-                for f in np.unique(fold_of[sl]):
-                    rows = np.flatnonzero(fold_of[sl] == f)
-                    for g in range(len(grid)):
-                        oof[g, start + rows] = F[rows] @ W[f][g]
+            jobs = (delayed(held_out_scores)(X_te[b], fold_of[b], L, self.nystroem_map_, self.gamma_, W)
+                    for b in blocks)
+            for b, part in zip(blocks, iter_parallel(jobs, n_jobs, blas_threads=1), strict=True):
+                oof[:, b] = part
             del W
             if len(grid) > 1:
                 scores, best = self._choose_C(oof, Y)
@@ -556,23 +576,26 @@ class RBFSVMOvR(BaseEstimator):
 
     # ------------------------------------------------------------------ inference
     def decision_function(self, X: np.ndarray, batch_size: int = 4096) -> np.ndarray:
-        """Decision scores (n_samples, n_classes); positive means the class is predicted."""
+        """Decision scores (n_samples, n_classes); positive means the class is predicted.
+
+        Beyond one block of rows (:func:`gfun.svm.nystroem.row_blocks`, whole batches), the blocks are jobs
+        (``n_jobs`` threads, or a Dask cluster's workers), each computed with one BLAS thread wherever it runs.
+        """
         check_is_fitted(self, "dual_coef_")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ValueError(f"expected {self.n_features_in_} features, got array of shape {X.shape}")
-        out = np.empty((X.shape[0], self.dual_coef_.shape[1]))
         sv, sv_norms = self._wide_support(keep=X.shape[0] < KEEP_WIDE_SUPPORT_BELOW)
-        for start in range(0, X.shape[0], batch_size):
-            chunk = X[start:start + batch_size]
-            if getattr(self, "nystroem_components_", None) is not None:
-                out[start:start + batch_size] = self._nystroem_features(chunk) @ self.linear_coef_.T + self.intercept_
-            elif sv.shape[0]:
-                K = rbf_kernel_inplace(chunk, sv, self.gamma_, Y_norms=sv_norms)
-                out[start:start + batch_size] = K @ self.dual_coef_ + self.intercept_
-            else:
-                out[start:start + batch_size] = self.intercept_
-        return out
+        nystroem = getattr(self, "nystroem_components_", None) is not None
+        model = ((None, None, None, self.nystroem_components_, self.nystroem_map_, self.linear_coef_) if nystroem
+                 else (sv, sv_norms, self.dual_coef_, None, None, None))
+        # whole batches per block: the same batches, so the same numbers, as in one call
+        blocks = row_blocks(X.shape[0], multiple_of=batch_size)
+        if len(blocks) == 1:
+            return _decision_rows(X, self.gamma_, self.intercept_, *model, batch_size=batch_size)
+        jobs = (delayed(_decision_rows)(X[b], self.gamma_, self.intercept_, *model, batch_size=batch_size)
+                for b in blocks)
+        return np.concatenate(run_parallel(jobs, self.n_jobs, blas_threads=1))
 
     def _wide_support(self, keep: bool) -> tuple[np.ndarray, np.ndarray]:
         """The support vectors in float64 (the kernel is computed in float64) and their squared norms.

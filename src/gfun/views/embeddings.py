@@ -41,6 +41,7 @@ from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageCoverage, LanguageReach, ViewGenerator
 from gfun.views.normalization import l2_normalize
 from gfun.views.sif import CommonComponents, SIFMode
+from gfun.views.words import TermOcclusion, term_words
 
 __all__ = ["WordEmbeddingView", "build_source", "oov_token_share", "source_covers"]
 
@@ -197,6 +198,11 @@ class _TfidfProjectionView(ViewGenerator):
         """Raw views of documents of a language without training documents."""
         raise NotImplementedError
 
+    def _unseen_rows(self, lang: str, texts: list[str]) -> tuple[TfidfVectorizer, sp.csr_matrix, np.ndarray] | None:
+        """The weighting of documents of a language without training documents: the vectorizer, the documents'
+        rows and the matrix they are projected on (``None`` when the documents contain no term)."""
+        raise NotImplementedError
+
     def _matrix(self, lang: str) -> np.ndarray:
         return self.matrices_[lang]
 
@@ -250,6 +256,32 @@ class _TfidfProjectionView(ViewGenerator):
                 Z = self._unseen_views(str(lang), sub)
             out[idx] = l2_normalize(self.sif_.transform(Z, str(lang)))
         return out
+
+    def term_occlusion(self, text: str, lang: str) -> TermOcclusion:
+        """The view of one document of ``lang`` and its view without each of its terms (every occurrence of the
+        term removed, the other terms' TF-IDF weights unchanged): see :class:`gfun.views.words.TermOcclusion`."""
+        lang = str(lang)
+        self._check_languages(np.asarray([lang], dtype=object))
+        if lang in self.vectorizers_:
+            vec = self.vectorizers_[lang]
+            weighted: tuple | None = (vec, vec.transform([text]), self._matrix(lang))
+        else:
+            weighted = self._unseen_rows(lang, [text])
+        if weighted is None or weighted[1].nnz == 0:  # no term: the view of an empty document
+            return TermOcclusion([], [], self.transform([text], np.asarray([lang], dtype=object)))
+        vec, row, matrix = weighted
+        row = sp.csr_matrix(row)
+        row.sum_duplicates()
+        n = row.nnz
+        keep = np.vstack([np.ones((1, n), dtype=bool), ~np.eye(n, dtype=bool)])
+        data, cols = (np.broadcast_to(a, keep.shape)[keep] for a in (row.data, row.indices))
+        rows = sp.csr_matrix((data, cols, np.concatenate([[0], np.cumsum(keep.sum(axis=1))])),
+                             shape=(n + 1, row.shape[1]))
+        views = l2_normalize(self.sif_.transform(np.asarray(rows @ matrix, dtype=np.float64), lang))
+        names = vec.get_feature_names_out()
+        terms = [str(names[j]) for j in row.indices]
+        analyzer = vec.analyzer_
+        return TermOcclusion(terms, term_words(text, terms, analyzer.tokenize, analyzer), views)
 
     # -- persistence -------------------------------------------------------------------------
     def _state_params(self) -> dict:
@@ -395,13 +427,21 @@ class WordEmbeddingView(_TfidfProjectionView):
     def _unseen_views(self, lang: str, texts: list[str]) -> np.ndarray:
         """Raw views of documents of a language without training documents, each weighted on its own (sublinear
         tf, idf 1, see the module docstring): the same row for a document alone or in any batch."""
+        weighted = self._unseen_rows(lang, texts)
+        if weighted is None:
+            logger.warning("M view [%s]: the %d document(s) of this unseen language contain no term", lang,
+                           len(texts))
+            return np.zeros((len(texts), self.n_features_out_))
+        _, X, matrix = weighted
+        logger.debug("M view [%s]: zero-shot, %d documents weighted by sublinear tf (idf 1)", lang, len(texts))
+        return np.asarray(X @ matrix, dtype=np.float64)
+
+    def _unseen_rows(self, lang: str, texts: list[str]) -> tuple[TfidfVectorizer, sp.csr_matrix, np.ndarray] | None:
         vec = TfidfVectorizer(lang, **{**self._vectorizer_params(), "min_df": 1})
         try:
             vec.fit(texts)  # only to collect the terms of these documents: every one is kept, the idf is replaced
         except ValueError:  # no term at all in these documents
-            logger.warning("M view [%s]: the %d document(s) of this unseen language contain no term", lang,
-                           len(texts))
-            return np.zeros((len(texts), self.n_features_out_))
+            return None
         vec.idf_ = np.ones_like(vec.idf_)
         X = vec.transform(texts)
         terms = vec.get_feature_names_out().tolist()
@@ -409,8 +449,7 @@ class WordEmbeddingView(_TfidfProjectionView):
         if matrix.shape != (len(terms), self.n_features_out_):
             raise ValueError(f"word vectors of {lang!r} have shape {matrix.shape}, the view was fitted with "
                              f"{self.n_features_out_} dimensions for {len(terms)} terms")
-        logger.debug("M view [%s]: zero-shot, %d documents weighted by sublinear tf (idf 1)", lang, len(texts))
-        return np.asarray(X @ matrix, dtype=np.float64)
+        return vec, X, matrix
 
     def covers(self, lang: str) -> bool:
         if not hasattr(self, "vectorizers_"):

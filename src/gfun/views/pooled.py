@@ -25,6 +25,7 @@ from gfun.svm.calibration import fit_platt, platt_posteriors
 from gfun.svm.linear import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
 from gfun.text.pooled import PooledTfidf
 from gfun.views.base import LanguageReach, ViewGenerator
+from gfun.views.words import LinearTerms, linear_terms, term_words
 
 __all__ = ["PooledPosteriorsView", "pooled_scores"]
 
@@ -130,6 +131,14 @@ class PooledPosteriorsView(ViewGenerator):
 
     def covers(self, lang: str) -> bool:
         return hasattr(self, "svm_")
+
+    def linear_terms(self, text: str, lang: str) -> LinearTerms:
+        """The terms (words and word bigrams) of one document and their shares ``w_jt * x_t`` of the linear SVMs'
+        scores (see :class:`gfun.views.words.LinearTerms`); the view's posteriors are the Platt sigmoids of those
+        scores. The language plays no part: the vocabulary is shared."""
+        return linear_terms(self.tfidf_.transform([text]), self.svm_.coef, self.svm_.intercept,
+                            self.tfidf_.vocabulary_,
+                            lambda terms: term_words(text, terms, lambda _: [], lambda token: [token.lower()]))
 
     def language_reach(self) -> LanguageReach:
         return "any"

@@ -27,6 +27,7 @@ from gfun.svm.calibration import fit_platt, platt_posteriors
 from gfun.svm.linear import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
 from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
+from gfun.views.words import LinearTerms, linear_terms, term_words
 
 __all__ = ["PosteriorsView"]
 
@@ -165,6 +166,17 @@ class PosteriorsView(ViewGenerator):
 
     def covers(self, lang: str) -> bool:
         return lang in getattr(self, "models_", {})
+
+    def linear_terms(self, text: str, lang: str) -> LinearTerms:
+        """The terms of one document of ``lang`` and their shares ``w_jt * x_t`` of the scores of the language's
+        linear SVMs (see :class:`gfun.views.words.LinearTerms`); the view's posteriors are the Platt sigmoids of
+        those scores."""
+        self._check_languages(np.asarray([lang], dtype=object))
+        model = self.models_[lang]
+        vec = model.vectorizer
+        analyzer = vec.analyzer_
+        return linear_terms(vec.transform([text]), model.svm.coef, model.svm.intercept, vec.get_feature_names_out(),
+                            lambda terms: term_words(text, terms, analyzer.tokenize, analyzer))
 
     def language_reach(self) -> LanguageReach:
         return "training"
