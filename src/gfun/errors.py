@@ -17,6 +17,7 @@ exception                         base                 raised when
 :class:`UnregisteredViewError`    ModelFormatError     a saved model's view class is not registered here
 :class:`RequestError`             Exception            ``gfun serve`` refuses a request (an HTTP status)
 :class:`NonFiniteError`           ValueError           a view or a model gives NaN or infinite values
+:class:`MissingDependencyError`   ImportError          an optional dependency (an extra of gfun) is not installed
 ================================  ===================  =============================================================
 """
 
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CorpusFormatError", "DamagedModelError", "EncoderNotAvailableError", "LanguageDetectionError",
-           "ModelFormatError", "NonFiniteError", "ReferenceMismatchError", "RequestError", "UnknownLanguageError",
-           "StateArrayError", "UnregisteredViewError", "UnseenLanguageError"]
+           "MissingDependencyError", "ModelFormatError", "NonFiniteError", "ReferenceMismatchError", "RequestError",
+           "UnknownLanguageError", "StateArrayError", "UnregisteredViewError", "UnseenLanguageError"]
 
 
 class CorpusFormatError(ValueError):
@@ -166,3 +167,26 @@ class NonFiniteError(ValueError):
     def __init__(self, message: str, *, source: str) -> None:
         super().__init__(message)
         self.source = source
+
+
+class MissingDependencyError(ImportError):
+    """An optional dependency is not installed: the message names the module, what needs it and the command that
+    installs the extra of gfun providing it (``pip install 'gfun[torch]'``).
+
+    Attributes
+    ----------
+    module : str
+        The top-level module that is missing (``"torch"``).
+    extra : str
+        The extra of gfun that installs it (``"torch"``, ``"plots"``, ``"langid"``, ``"serve"``, ``"dask"``).
+    purpose : str or None
+        What needs it (``"the transformer view"``).
+    """
+
+    def __init__(self, module: str, extra: str, purpose: str | None = None) -> None:
+        what = f" for {purpose}" if purpose else ""
+        super().__init__(f"gfun needs the optional dependency {module!r}{what}, which is not installed. "
+                         f"Install it with: pip install 'gfun[{extra}]'", name=module)
+        self.module = module
+        self.extra = extra
+        self.purpose = purpose

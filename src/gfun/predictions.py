@@ -1,17 +1,74 @@
 """Predictions as records: what ``gfun predict`` writes and ``gfun serve`` answers for each document.
 
-A record holds the document's ``id`` and ``lang``, its predicted ``labels`` (class names in class order) and,
-when the model is calibrated, the ``probabilities`` of every class (6 decimals, > 0.5 exactly for the predicted
-labels).
+Both accept the same documents (:func:`complete_records`): a document without an ``id`` is numbered by its
+position, one without a ``lang`` has its language detected (with the ``langid`` extra). A prediction record holds
+the document's ``id`` and ``lang``, whether that language was detected (``lang_detected``), its predicted
+``labels`` (class names in class order) and, when the model is calibrated, the ``probabilities`` of every class
+(6 decimals, > 0.5 exactly for the predicted labels).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["has_probabilities", "prediction_records", "rounded_probabilities"]
+__all__ = ["complete_records", "has_probabilities", "prediction_records", "rounded_probabilities"]
+
+
+def _missing(value: Any) -> bool:
+    return value is None or not str(value).strip()
+
+
+def complete_records(records: Sequence[dict[str, Any]], *, languages: Sequence[str] = (),
+                     path: str | None = None) -> tuple[list[dict[str, Any]], list[bool]]:
+    """Fill in what a document to label may lack, as ``gfun predict`` and ``gfun serve`` both do: a record without
+    an ``id`` (absent or null) gets its position (``"0"``, ``"1"``...), one without a ``lang`` (absent, null or
+    blank) the language detected from its text (:func:`gfun.text.langid.fill_missing_languages`, written as
+    ``languages`` spell it: a model's training languages).
+
+    Parameters
+    ----------
+    records : sequence of dict
+        Documents in the JSONL schema; ``"__line__"`` (the line of the file, or the document's position + 1)
+        locates them in error messages.
+    languages : sequence of str
+        Language codes whose spelling a detected language takes.
+    path : str, optional
+        The file the records come from, named in error messages.
+
+    Returns
+    -------
+    records : list of dict
+        New dicts where something was filled in, the others as given.
+    detected : list of bool
+        Whether each record's language was detected.
+
+    Raises
+    ------
+    CorpusFormatError
+        A record without a language where the ``langid`` extra is not installed (naming the first such record and
+        the extra), or whose language cannot be detected confidently (:class:`gfun.errors.LanguageDetectionError`).
+    """
+    out = [{**rec, "id": str(i)} if isinstance(rec, dict) and rec.get("id") is None else rec
+           for i, rec in enumerate(records)]
+    detected = [isinstance(rec, dict) and _missing(rec.get("lang")) and isinstance(rec.get("text"), str)
+                for rec in out]
+    if not any(detected):
+        return out, detected
+    from gfun.core.optional import has_optional
+
+    if not has_optional("py3langid"):
+        from gfun.errors import CorpusFormatError
+
+        first = out[detected.index(True)]
+        raise CorpusFormatError(f"document {first['id']!r} has no 'lang', and detecting its language needs the "
+                                "optional dependency 'py3langid': pip install 'gfun[langid]' (or give every "
+                                "document its 'lang')", path=path, line=first.get("__line__"), field="lang")
+    from gfun.text.langid import fill_missing_languages
+
+    return fill_missing_languages(out, spellings=languages, path=path), detected
 
 
 def has_probabilities(model: Any) -> bool:
@@ -34,9 +91,11 @@ def rounded_probabilities(labels: np.ndarray, proba: np.ndarray, classes: list[s
     return out
 
 
-def prediction_records(model: Any, docs: Any, *, probabilities: bool = True) -> list[dict[str, Any]]:
-    """One record per document of the corpus ``docs``: ``id``, ``lang``, ``labels`` and (when ``probabilities``
-    and the model has them) ``probabilities``.
+def prediction_records(model: Any, docs: Any, *, probabilities: bool = True,
+                       detected: Sequence[bool] | None = None) -> list[dict[str, Any]]:
+    """One record per document of the corpus ``docs``: ``id``, ``lang``, ``lang_detected`` (when ``detected``, as
+    :func:`complete_records` returns it, is given), ``labels`` and (when ``probabilities`` and the model has them)
+    ``probabilities``.
 
     Raises whatever the model's ``predict`` raises (e.g. :class:`gfun.errors.UnseenLanguageError`, or
     :class:`gfun.errors.NonFiniteError` naming the view that gave NaN), and :class:`gfun.errors.NonFiniteError` for
@@ -59,8 +118,10 @@ def prediction_records(model: Any, docs: Any, *, probabilities: bool = True) -> 
                              source=source)
     out = []
     for i in range(len(docs)):
-        rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i],
-                               "labels": [classes[j] for j in np.flatnonzero(pred[i])]}
+        rec: dict[str, Any] = {"id": docs.ids[i], "lang": docs.langs[i]}
+        if detected is not None:
+            rec["lang_detected"] = bool(detected[i])
+        rec["labels"] = [classes[j] for j in np.flatnonzero(pred[i])]
         if proba is not None:
             rec["probabilities"] = rounded_probabilities(pred[i], proba[i], classes)
         out.append(rec)

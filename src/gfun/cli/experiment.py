@@ -14,6 +14,7 @@ from gfun.cli.options import (  # shared with the main CLI
     _parse_C,
     add_neural_arguments,
     add_view_param_argument,
+    check_modules,
     parse_view_params,
     word_vectors_type,
 )
@@ -43,10 +44,11 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     if not args.quick and args.dataset is None:
         raise ValueError("--dataset is required (or --quick, which uses the bundled demo data)")
     runs = args.runs if args.runs is not None else (2 if args.quick else 10)
-    meta_C = args.meta_C if args.meta_C is not None else (1.0 if args.quick else "cv")
-    # --quick: sub-word vectors of the offline encoder (no per-word encoder pass) unless told otherwise
-    source = args.word_vectors or ("e5-subword" if args.quick else None)
-    from gfun.configuration import neural_view_params
+    # gfun train's defaults: C = 1 for gFun and Fun, by cross-validation for the SVM baselines (None); --quick: 1
+    meta_C = args.meta_C if args.meta_C is not None else (1.0 if args.quick else None)
+    from gfun.configuration import DEFAULT_WORD_VECTORS, neural_view_params
+
+    source = args.word_vectors or DEFAULT_WORD_VECTORS  # gfun train's: sub-word means of the offline encoder
 
     view_params = neural_view_params(source, getattr(args, "encoder", None),
                                      getattr(args, "neural_preset", None), getattr(args, "device", None),
@@ -65,6 +67,31 @@ def settings_from_args(args: argparse.Namespace) -> Any:
                               view_cache="" if getattr(args, "no_view_cache", False) else None)
 
 
+def experiment_modules(configs: Any, view_params: dict | None, *, zero_shot: bool = False) -> dict[str, str]:
+    """The optional modules that the configurations of an experiment need, each with what needs it (see
+    :func:`gfun.configuration.required_modules`): checked before the first cell is computed."""
+    from gfun.configuration import required_modules
+
+    out: dict[str, str] = {}
+    for config in configs:
+        for module, purpose in required_modules(config, view_params=view_params, zero_shot=zero_shot).items():
+            out.setdefault(module, f"{purpose}, in configuration {config.name}")
+    return out
+
+
+def _can_plot() -> bool:
+    """Whether matplotlib is there to draw the figures; without it, the experiment says once, at its start, that
+    it writes its tables without them (its saved cells draw them, once installed, when it is run again)."""
+    from gfun.core.optional import has_optional
+
+    if has_optional("matplotlib"):
+        return True
+    logger.warning("matplotlib is not installed: the tables are written, the figures skipped (pip install "
+                   "'gfun[experiments]' adds them; running the experiment again then draws them from its saved "
+                   "cells; --no-plots skips them without this warning)")
+    return False
+
+
 def cmd_experiment(args: argparse.Namespace) -> int:
     """Run the experiment named by ``args.experiment`` and print a summary of what it wrote."""
     from gfun.configuration import parse_configs
@@ -72,29 +99,35 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     full, quick = DEFAULT_CONFIGS[args.experiment]
     configs = parse_configs(args.configs or (quick if args.quick else full))
+    reference = getattr(args, "reference", None)
+    if args.experiment == "recurrent" and reference is None:
+        reference = DEFAULT_REFERENCE[bool(args.quick)]
+    checked = configs + (parse_configs(reference) if reference else [])
+    check_modules(experiment_modules(checked, settings.view_params, zero_shot=args.experiment == "zero-shot"))
+    plots = not args.no_plots and args.experiment != "aggregation" and _can_plot()
     out = args.out or f"results/{args.experiment}-{settings.dataset}{'-quick' if args.quick else ''}"
     logger.info("%s on %s: %d run(s), configurations %s, meta_C=%s, output %s", args.experiment, settings.dataset,
-                settings.runs, ",".join(c.name for c in configs), settings.meta_C, out)
+                settings.runs, ",".join(c.name for c in configs),
+                "each method's default" if settings.meta_C is None else settings.meta_C, out)
     if args.experiment == "many-shot":
         from gfun.experiments.many_shot import run_many_shot
 
-        res = run_many_shot(settings, configs, out, plots=not args.no_plots, zero_shot_test=args.zero_shot_test)
+        res = run_many_shot(settings, configs, out, plots=plots, zero_shot_test=args.zero_shot_test)
     elif args.experiment == "zero-shot":
         from gfun.experiments.zero_shot import run_zero_shot
 
-        res = run_zero_shot(settings, configs, out, plots=not args.no_plots)
+        res = run_zero_shot(settings, configs, out, plots=plots)
     elif args.experiment == "recurrent":
         from gfun.experiments.recurrent import run_recurrent
 
-        reference = args.reference if args.reference is not None else DEFAULT_REFERENCE[bool(args.quick)]
-        res = run_recurrent(settings, configs, out, reference=reference, plots=not args.no_plots)
+        res = run_recurrent(settings, configs, out, reference=reference, plots=plots)
     elif args.experiment == "learning-curve":
         from gfun.experiments.learning_curve import run_learning_curve
 
         targets = [t.strip() for t in args.targets.split(",") if t.strip()] if args.targets else None
         fractions = [int(f) for f in args.fractions.split(",")] if args.fractions else None
         kw = {"fractions": fractions} if fractions else {}
-        res = run_learning_curve(settings, configs, out, targets=targets, plots=not args.no_plots, **kw)
+        res = run_learning_curve(settings, configs, out, targets=targets, plots=plots, **kw)
     else:
         from gfun.experiments.aggregation import run_aggregation
 
@@ -110,7 +143,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``experiment`` and its four sub-commands on the main parser's ``subparsers``."""
-    from gfun.cli.options import HelpFormatter
+    from gfun.cli.options import META_C_HELP, N_JOBS_HELP, HelpFormatter
 
     fmt = HelpFormatter
     parser = subparsers.add_parser(
@@ -140,20 +173,20 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--out", default=None, help="output folder (default results/<experiment>-<dataset>)")
         p.add_argument("--quick", action="store_true",
                        help="tiny: 60 train / 30 test documents per language, 3 languages, 2 runs, meta C 1")
-        p.add_argument("--meta-C", type=_parse_C, default=None,
-                       help="meta-classifier C, or 'cv' (default cv; --quick: 1)")
+        p.add_argument("--meta-C", type=_parse_C, default=None, help=META_C_HELP[:-1] + "; --quick: 1)")
         p.add_argument("--languages", default=None, help="comma-separated languages to keep (default: all)")
         p.add_argument("--sample", default=None, metavar="TRAIN,TEST,LANGUAGES",
                        help="sample TRAIN training and TEST test documents per language (seeded by run) of the first "
                             "LANGUAGES training languages (alphabetically); no zero-shot documents")
         p.add_argument("--word-vectors", default=None, type=word_vectors_type,
                        help="word-vector source of the m and r views: e5-subword, e5, encoder:SPEC, "
-                            "encoder-subword:SPEC, vec:DIR (default: each view's own, e5)")
+                            "encoder-subword:SPEC, vec:DIR (default: e5-subword, as gfun train)")
         add_neural_arguments(p)
         add_view_param_argument(p)
         p.add_argument("--seed", type=int, default=0, help="base seed (run r uses seed + r)")
-        p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
-        p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+        p.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
+        p.add_argument("--no-plots", action="store_true",
+                       help="skip the PNG figures (skipped anyway, with a warning, without matplotlib)")
         p.add_argument("--no-view-cache", action="store_true",
                        help="refit every view for every configuration instead of fitting it once per run and "
                             "reusing it (the cache lives in <out>/.view-cache while the experiment runs)")

@@ -23,19 +23,24 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from gfun import __version__
 from gfun.cli.options import (
+    META_C_HELP,
+    N_JOBS_HELP,
     HelpFormatter,
     _C_type,
     _out,
     _parse_C,
     _read,
+    add_global_options,
     add_neural_arguments,
     add_view_param_argument,
+    check_modules,
+    iter_parsers,
     parse_view_params,
     word_vectors_type,
 )
 from gfun.configuration import METHODS
+from gfun.errors import MissingDependencyError
 from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
 
 __all__ = ["build_parser", "main"]
@@ -53,12 +58,12 @@ def _setup_logging(verbosity: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- commands
-def train_estimator(args: argparse.Namespace) -> Any:
-    """The unfitted estimator of ``gfun train``'s arguments (see :func:`gfun.configuration.build_estimator`)."""
+def train_configuration(args: argparse.Namespace) -> tuple[Any, dict | None]:
+    """The configuration (:class:`gfun.configuration.Config`) and the view parameters of ``gfun train``'s
+    arguments, defaults applied (the views of the install, the word vectors)."""
     from gfun.configuration import (
         DEFAULT_VIEWS_TORCH,
         DEFAULT_WORD_VECTORS,
-        build_estimator,
         default_views,
         method_config,
         neural_view_params,
@@ -77,7 +82,15 @@ def train_estimator(args: argparse.Namespace) -> Any:
     view_params = neural_view_params(word_vectors, args.encoder, args.neural_preset, args.device,
                                      args.r_wce, trainable_layers=args.trainable_layers, save_dtype=args.save_dtype,
                                      self_contained=args.self_contained, progress=True)
-    view_params = parse_view_params(args.view_param, view_params)
+    return config, parse_view_params(args.view_param, view_params)
+
+
+def train_estimator(args: argparse.Namespace, setup: tuple[Any, dict | None] | None = None) -> Any:
+    """The unfitted estimator of ``gfun train``'s arguments (see :func:`gfun.configuration.build_estimator`);
+    ``setup``: what :func:`train_configuration` returned for them, when the caller has it already."""
+    from gfun.configuration import build_estimator
+
+    config, view_params = setup or train_configuration(args)
     return build_estimator(config, meta_C=args.meta_C, first_tier_C=args.first_tier_C,
                            train_posteriors=args.train_posteriors, normalize=not args.no_normalize,
                            zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
@@ -85,17 +98,19 @@ def train_estimator(args: argparse.Namespace) -> Any:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from gfun.configuration import required_modules
     from gfun.corpus.files import read_classes
     from gfun.persistence.saving import check_model_destination
 
     check_model_destination(args.model)  # before the fit: a destination that cannot be written fails in seconds
+    setup = train_configuration(args)  # and so does a missing extra
+    check_modules(required_modules(setup[0], view_params=setup[1], zero_shot_views=args.zero_shot_views))
     classes = read_classes(args.classes) if args.classes else None
-    train = _read(args.train, classes, "ignore" if args.ignore_unknown_labels else "error",
-                  on_missing_labels=args.missing_labels)
+    train = _read(args.train, classes, args.unknown_labels, on_missing_labels=args.missing_labels)
     if not train.labelled:
         raise ValueError(f"{args.train}: the training documents carry no 'labels' field")
     logger.info("training %s on %s", args.method, train)
-    est = train_estimator(args)
+    est = train_estimator(args, setup)
     t0 = time.perf_counter()
     est.fit(train)
     logger.info("fitted in %.1f s", time.perf_counter() - t0)
@@ -107,15 +122,22 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_predict(args: argparse.Namespace) -> int:
     from gfun.cli.output import check_prediction_output, prediction_output, writes_to_stdout
+    from gfun.corpus.files import read_records
+    from gfun.corpus.multilingual import MultilingualCorpus
     from gfun.persistence.loading import load_model
-    from gfun.predictions import prediction_records
+    from gfun.predictions import complete_records, prediction_records
 
+    if args.detect_language:  # asked for explicitly: the extra is checked before anything is read
+        check_modules({"py3langid": "--detect-language"})
     check_prediction_output(args.output, args.input)
     model = load_model(args.model)
-    docs = _read(args.input, list(model.classes_), "ignore",
-                 detect_language=bool(args.detect_language), on_missing_labels="negative")
+    # what gfun serve accepts: documents without an id are numbered, languages detected where missing
+    records, detected = complete_records(read_records(args.input), languages=list(getattr(model, "languages_", [])),
+                                         path=args.input)
+    docs = MultilingualCorpus.from_records(records, list(model.classes_), on_unknown_label="ignore",
+                                           path=args.input, on_missing_labels="negative")
     t0 = time.perf_counter()
-    records = prediction_records(model, docs, probabilities=not args.no_proba)
+    records = prediction_records(model, docs, probabilities=not args.no_proba, detected=detected)
     logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
     with prediction_output(args.output) as fh:
         for rec in records:
@@ -146,9 +168,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from gfun.cli.demo import full_demo_hint, run_demo
+    from gfun.cli.demo import demo_modules, full_demo_hint, run_demo
     from gfun.metrics.formatting import format_table
 
+    check_modules(demo_modules(full=args.full))
     t0 = time.perf_counter()
     df = run_demo(seed=args.seed, n_jobs=args.n_jobs, full=args.full)
     _out("gfun demo: Debian package descriptions (5 languages, 30 debtags), averages over languages"
@@ -202,17 +225,14 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from gfun.serve.app import serve
 
+    check_modules({"fastapi": "gfun serve", "uvicorn": "gfun serve"})  # before the model is loaded
     if args.max_batch < 1 or args.max_body_mb <= 0:
         raise ValueError(f"--max-batch and --max-body-mb must be positive, got {args.max_batch} and {args.max_body_mb}")
-    try:
-        serve(args.model, host=args.host, port=args.port, max_batch=args.max_batch,
-              max_body_bytes=int(args.max_body_mb * 2**20), max_connections=args.max_connections,
-              header_timeout=args.header_timeout, body_timeout=args.body_timeout,
-              keep_alive_timeout=args.keep_alive_timeout, allow_hosts=args.allow_host or (),
-              log_level="warning" if args.quiet else "info")
-    except ImportError as exc:  # the serve extra is missing: say what to install
-        sys.stderr.write(f"gfun serve: error: {exc}\n")
-        return 1
+    serve(args.model, host=args.host, port=args.port, max_batch=args.max_batch,
+          max_body_bytes=int(args.max_body_mb * 2**20), max_connections=args.max_connections,
+          header_timeout=args.header_timeout, body_timeout=args.body_timeout,
+          keep_alive_timeout=args.keep_alive_timeout, allow_hosts=args.allow_host or (),
+          log_level="warning" if args.quiet else "info")
     return 0
 
 
@@ -222,10 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gfun", description="Generalized Funnelling: cross-lingual multilabel text classification.",
         formatter_class=HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"gfun {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output: -v adds debug messages")
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="only warnings and errors on stderr: no progress bars or progress lines")
+    add_global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     fmt = HelpFormatter
@@ -261,12 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "with --method fun this is the 2019 paper's zero-shot Funnelling")
     p.add_argument("--classes", default=None, help="JSON list of the class names, in column order "
                    "(default: every label found in the training file, sorted)")
-    p.add_argument("--ignore-unknown-labels", action="store_true",
-                   help="drop labels outside --classes instead of failing")
+    p.add_argument("--unknown-labels", choices=("error", "ignore"), default="error",
+                   help="training labels outside --classes: refused (error) or dropped (ignore)")
+    p.add_argument("--ignore-unknown-labels", action="store_const", const="ignore", dest="unknown_labels",
+                   help=argparse.SUPPRESS)  # the earlier spelling of --unknown-labels ignore
     p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
-    p.add_argument("--meta-C", type=_parse_C, default=None,
-                   help="C of the meta-classifier (of the linear SVMs for naive, upper, lri, clesa, kcca, dci), or "
-                   "'cv' for 5-fold CV over 0.1..10^4 (default: 1 for gfun and fun, cv for the others; bert has none)")
+    p.add_argument("--meta-C", type=_parse_C, default=None, help=META_C_HELP)
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
     p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
@@ -275,22 +292,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how first-tier posteriors of training documents are produced (auto: out-of-fold for "
                    "stack and wmean, in-sample for mean and concat)")
     p.add_argument("--no-normalize", action="store_true", help="disable L2 and z-score normalisation")
-    p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (-1: all cores)")
+    p.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="label new documents with a saved model", formatter_class=fmt,
-                       description="Write one JSON line per document: id, lang, predicted labels and the "
-                                   "posterior probability of every class.")
+                       description="Write one JSON line per document: id, lang, lang_detected, predicted labels "
+                                   "and the posterior probability of every class. Documents are what gfun serve "
+                                   "accepts: 'text', and optionally 'id' (default: the document's position, from 0) "
+                                   "and 'lang' (default: detected from the text, which needs gfun[langid]; "
+                                   "unconfident detections are errors, and so are languages the model cannot "
+                                   "serve).")
     p.add_argument("--model", required=True, help="directory of a saved model")
     p.add_argument("--input", required=True,
                    help="documents to label (.jsonl/.tsv; labels ignored; - reads JSONL from standard input)")
     p.add_argument("--output", required=True,
                    help="output JSONL file (- writes to standard output); never the input or a file of a model")
     p.add_argument("--no-proba", action="store_true", help="do not write per-class probabilities")
-    p.add_argument("--detect-language", action="store_true",
-                   help="identify the language of documents without a 'lang' field (needs gfun[langid]); "
-                   "unconfident detections are errors, and so are languages the model cannot serve")
+    p.add_argument("--detect-language", action="store_true", help=argparse.SUPPRESS)  # detection is the default
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("evaluate", help="F1/K per language and on average", formatter_class=fmt,
@@ -312,8 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=fmt)
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--n-jobs", type=int, default=1,
-                   help="parallel jobs (-1: all cores, faster; one job gives the README's table to the last digit: "
-                   "liblinear's random generator is shared by the threads of a process)")
+                   help=N_JOBS_HELP + "; one job gives the README's table to the last digit: liblinear's random "
+                   "generator is shared by the threads of a process")
     p.add_argument("--full", action="store_true",
                    help="also gFun-XW, gFun-XMW and gFun-XMP (needs gfun[torch]; `make demo-full`)")
     p.set_defaults(func=cmd_demo)
@@ -356,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_embeddings_parser(sub)
     add_experiment_parser(sub)
     add_plot_parser(sub)
+    for command in list(iter_parsers(parser))[1:]:  # -q, -v also after the command, and in its --help
+        add_global_options(command)
     return parser
 
 
@@ -431,6 +452,17 @@ def _quiet_hugging_face() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+def missing_extra(exc: ImportError) -> MissingDependencyError | None:
+    """The missing extra behind an :class:`ImportError` (one line that names the extra to install), or ``None`` when
+    the module that failed to import is none of gfun's optional dependencies."""
+    from gfun.core.optional import EXTRA_OF
+
+    if isinstance(exc, MissingDependencyError):
+        return exc
+    top = (exc.name or "").split(".", 1)[0]
+    return MissingDependencyError(top, EXTRA_OF[top]) if top in EXTRA_OF else None
+
+
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -452,6 +484,12 @@ def _main(argv: list[str] | None) -> int:
             raise
         except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError) as exc:
             sys.stderr.write(f"gfun {args.command}: error: {exc}\n")
+            return 1
+        except ImportError as exc:
+            missing = missing_extra(exc)
+            if missing is None:  # not an extra of gfun: a broken install, reported as is
+                raise
+            sys.stderr.write(f"gfun {args.command}: error: {missing}\n")
             return 1
     finally:
         # Called in-process (tests, notebooks): leave no handler bound to this call's stderr behind.

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["NEURAL_PRESETS", "HelpFormatter", "add_neural_arguments", "add_view_param_argument", "parse_view_params",
+__all__ = ["GLOBAL_OPTIONS", "META_C_HELP", "N_JOBS_HELP", "NEURAL_PRESETS", "HelpFormatter", "add_global_options",
+           "add_neural_arguments", "add_view_param_argument", "check_modules", "iter_parsers", "parse_view_params",
            "word_vectors_type"]
 
 NEURAL_PRESETS = ("paper", "gpu", "cpu")
+#: ``--meta-C`` of ``gfun train`` and ``gfun experiment``: one default, C = 1 for gFun and Fun (docs/benchmarks.md:
+#: on debtags, C by cross-validation takes 1.2 times as long for the same scores).
+META_C_HELP = ("C of the meta-classifier (of the linear SVMs for naive, pooled, upper, lri, clesa, kcca, dci), or 'cv' "
+               "for 5-fold CV over 0.1..10^4 (default: 1 for gfun and fun, the authors' setting, which scores as cv "
+               "does in less time; cv for the others; bert has none)")
+#: ``--n-jobs`` of every command (its default, 1, is stated by the help formatter).
+N_JOBS_HELP = "parallel jobs: languages in tier 1, classes in tier 2 (-1: all cores)"
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -30,6 +39,51 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 def _out(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+#: The title of the options that every command takes, before or after its name.
+GLOBAL_OPTIONS = "global options (before or after the command)"
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """``--version``, ``-v`` and ``-q``, which ``gfun`` takes before the command (``gfun -q train``) and every
+    command after its name (``gfun train -q``); listed in every ``--help``.
+
+    The command's parser (``top=False``) leaves them unset when they are not given (``argparse.SUPPRESS``), so
+    that it never resets what was given before the command.
+    """
+    from gfun import __version__
+
+    group = parser.add_argument_group(GLOBAL_OPTIONS)
+    group.add_argument("--version", action="version", version=f"gfun {__version__}")
+    group.add_argument("-v", "--verbose", action="count", default=0 if top else argparse.SUPPRESS,
+                       help="more log output: -v adds debug messages")
+    group.add_argument("-q", "--quiet", action="store_true", default=False if top else argparse.SUPPRESS,
+                       help="only warnings and errors on stderr: no progress bars or progress lines")
+
+
+def iter_parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """``parser`` and the parser of every command and sub-command under it, each once."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # an alias names the same parser again
+                yield from iter_parsers(sub)
+
+
+def check_modules(required: dict[str, str]) -> None:
+    """Stop a command before it starts working when an optional module it needs is missing: ``required`` maps each
+    module to what needs it (:func:`gfun.configuration.required_modules`).
+
+    Raises
+    ------
+    gfun.errors.MissingDependencyError
+        For the first missing module, naming the extra that installs it (the command prints it as one line).
+    """
+    from gfun.core.optional import require_optional
+
+    for module, purpose in required.items():
+        require_optional(module, purpose=purpose)
 
 
 

@@ -38,9 +38,10 @@ def parse_words(text: str | None) -> list[tuple[str, str]] | None:
 
 def cmd_plot_wce(args: argparse.Namespace) -> int:
     """Draw the word-class embeddings of a training file (or of a saved model's W view) and write the PNG."""
-    from gfun.cli.options import _out, _read
+    from gfun.cli.options import _out, _read, check_modules
     from gfun.experiments.wce_plot import wce_figure
 
+    check_modules({"matplotlib": "gfun plot"})  # before a W view is fitted or a model loaded
     if bool(args.train) == bool(args.model):
         raise ValueError("give either --train (a W view is fitted on it) or --model (a saved gFun model with W)")
     words = parse_words(args.words)

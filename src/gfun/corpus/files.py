@@ -35,8 +35,8 @@ from typing import IO, Any
 
 from gfun.errors import CorpusFormatError
 
-__all__ = ["TSV_LABEL_SEP", "check_tsv_writable", "read_classes", "read_jsonl_records", "read_tsv_records",
-           "write_classes", "write_jsonl_records", "write_tsv"]
+__all__ = ["TSV_LABEL_SEP", "check_tsv_writable", "read_classes", "read_jsonl_records", "read_records",
+           "read_tsv_records", "write_classes", "write_jsonl_records", "write_tsv"]
 
 #: The fields every record must have.
 _REQUIRED = ("id", "lang", "text")
@@ -228,6 +228,14 @@ def read_tsv_records(path: str | Path) -> list[dict[str, Any]]:
     if header is None:
         raise CorpusFormatError("empty file (no header row)", path=path)
     return records
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a corpus file by its extension: TSV for ``.tsv`` (optionally ``.gz``), else JSONL (``-``:
+    JSONL from standard input); see :func:`read_jsonl_records` and :func:`read_tsv_records`."""
+    if Path(path).name.lower().removesuffix(".gz").endswith(".tsv"):
+        return read_tsv_records(path)
+    return read_jsonl_records(path)
 
 
 def check_tsv_writable(corpus: Any, path: str | Path) -> None:

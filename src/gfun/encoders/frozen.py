@@ -9,6 +9,11 @@ the same two halves, so a document's vector is the same whether its lower states
 The frozen part can be dynamically quantised to int8 (``torch.ao.quantization.quantize_dynamic`` on its Linear
 layers), which trades a little accuracy for speed on CPUs.
 
+On a Dask cluster (``joblib.parallel_config(backend="dask")``) the pass runs on the workers when the encoder's spec
+is known (``source``): each worker loads the encoder from that spec once (:func:`_worker_pass`), and jobs of
+:data:`BATCHES_PER_JOB` batches (the batches of the local pass) send token ids out and float16 states back. The
+states are the same bits as the local pass's.
+
 Nothing here imports torch at module import time.
 """
 
@@ -18,6 +23,7 @@ import copy
 import hashlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,10 +33,13 @@ import numpy as np
 
 from gfun.core.optional import import_optional
 
-__all__ = ["FrozenPass", "encoder_layers", "frozen_fingerprint", "frozen_names", "layer_index", "pad_ids",
-           "pad_states", "run_layers", "weights_fingerprint"]
+__all__ = ["BATCHES_PER_JOB", "FrozenPass", "encoder_layers", "frozen_fingerprint", "frozen_names", "layer_index",
+           "pad_ids", "pad_states", "run_layers", "weights_fingerprint"]
 
 logger = logging.getLogger(__name__)
+
+#: Batches of documents per job of a frozen pass on a Dask cluster (a few seconds of a worker's core each).
+BATCHES_PER_JOB = 4
 
 
 def _torch() -> Any:
@@ -139,11 +148,16 @@ class FrozenPass:
         :func:`frozen_fingerprint` of the frozen part when already known (else computed for the disk cache).
     progress : bool
         A tqdm bar over the batches.
+    source : str or path-like, optional
+        The spec ``encoder`` was loaded from (:func:`gfun.encoders.resolver.load_encoder`). With it, a pass on a
+        CPU under ``parallel_config(backend="dask")`` runs on the cluster's workers, each loading the encoder from
+        this spec (a local folder must then exist at the same path on every worker).
     """
 
     def __init__(self, encoder: Any, cut: int, *, pad_id: int, device: Any, quantize: bool = False,
                  batch_size: int = 64, cache_dir: str | os.PathLike[str] | None = None,
-                 fingerprint: str | None = None, progress: bool = False) -> None:
+                 fingerprint: str | None = None, progress: bool = False,
+                 source: str | os.PathLike[str] | None = None) -> None:
         self.cut = int(cut)
         self.pad_id = int(pad_id)
         self.device = device
@@ -151,6 +165,7 @@ class FrozenPass:
         self.batch_size = int(batch_size)
         self.cache_dir = cache_dir
         self.progress = progress
+        self.source = source
         self.encoder = encoder
         self.layers = list(encoder_layers(encoder))[:self.cut]
         self.embeddings = encoder.get_input_embeddings() if not hasattr(encoder, "embeddings") else encoder.embeddings
@@ -191,20 +206,50 @@ class FrozenPass:
         offsets = np.zeros(len(ids) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([len(x) for x in ids])
         flat: np.ndarray | None = None
-        for batch in progress_bar(self.batches(ids), enabled=self.progress, desc=desc):
-            input_ids, mask = pad_ids([ids[i] for i in batch], self.pad_id, self.device)
-            states = self.forward(input_ids, mask).to(dtype=_torch().float16, device="cpu").numpy()
+        batches = self.batches(ids)
+        remote = self._on_workers()
+        where = " on the Dask workers" if remote else ""
+        for batch, states in progress_bar(zip(batches, self._batch_states(ids, batches, remote), strict=True),
+                                          enabled=self.progress, desc=desc, total=len(batches)):
             if flat is None:
                 flat = np.empty((int(offsets[-1]), states.shape[2]), dtype=np.float16)
             for r, i in enumerate(batch):
                 flat[offsets[i]:offsets[i + 1]] = states[r, :len(ids[i])]
         if flat is None:  # no documents
             return []
-        logger.info("%s (embeddings + %d layers): %d documents in %.1f s", desc, self.cut, len(ids),
-                    time.perf_counter() - t0)
+        logger.info("%s (embeddings + %d layers): %d documents in %.1f s%s", desc, self.cut, len(ids),
+                    time.perf_counter() - t0, where)
         if path is not None:
             self._write_cache(path, flat, offsets)
         return [flat[offsets[i]:offsets[i + 1]] for i in range(len(ids))]
+
+    def _on_workers(self) -> bool:
+        """Whether the pass runs on a Dask cluster's workers: a CPU pass whose encoder spec is known, under
+        ``parallel_config(backend="dask")``."""
+        from gfun.core.parallel import on_dask_cluster
+
+        return self.source is not None and getattr(self.device, "type", "cpu") == "cpu" and on_dask_cluster()
+
+    def _batch_states(self, ids: Sequence[np.ndarray], batches: list[np.ndarray], remote: bool) -> Any:
+        """Each batch's padded float16 states ``(batch, width, hidden)``, in the order of ``batches``: here, or
+        (``remote``) from jobs of :data:`BATCHES_PER_JOB` batches on the workers, in this thread's autocast."""
+        torch = _torch()
+        if not remote:
+            for batch in batches:
+                input_ids, mask = pad_ids([ids[i] for i in batch], self.pad_id, self.device)
+                yield self.forward(input_ids, mask).to(dtype=torch.float16, device="cpu").numpy()
+            return
+        from joblib import delayed
+
+        from gfun.core.parallel import iter_parallel
+
+        autocast = str(torch.get_autocast_dtype("cpu")).removeprefix("torch.") if torch.is_autocast_enabled(
+            "cpu") else None
+        groups = [batches[i:i + BATCHES_PER_JOB] for i in range(0, len(batches), BATCHES_PER_JOB)]
+        jobs = (delayed(_frozen_batches)(str(self.source), self.cut, self.quantize, self.pad_id,
+                                         [[ids[i] for i in batch] for batch in group], autocast) for group in groups)
+        for states in iter_parallel(jobs, None):
+            yield from states
 
     # ------------------------------------------------------------------ disk cache
     def key(self) -> str:
@@ -229,6 +274,42 @@ class FrozenPass:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
         np.savez(tmp, states=flat, offsets=offsets)
         os.replace(tmp, path)
+
+
+_WORKER_PASS: dict[tuple, FrozenPass] = {}
+_WORKER_LOCK = threading.Lock()
+
+
+def _worker_pass(source: str, cut: int, quantize: bool, pad_id: int) -> FrozenPass:
+    """The frozen part of the encoder ``source`` in this process (a Dask worker): loaded at the first job, kept for
+    the next ones (one encoder at a time)."""
+    key = (source, cut, quantize, pad_id)
+    with _WORKER_LOCK:
+        if key not in _WORKER_PASS:
+            from gfun.encoders.resolver import load_encoder
+
+            encoder, _ = load_encoder(source)
+            _WORKER_PASS.clear()
+            _WORKER_PASS[key] = FrozenPass(encoder, cut, pad_id=pad_id, device=_torch().device("cpu"),
+                                           quantize=quantize)
+        return _WORKER_PASS[key]
+
+
+def _frozen_batches(source: str, cut: int, quantize: bool, pad_id: int, batches: list[list[np.ndarray]],
+                    autocast: str | None) -> list[np.ndarray]:
+    """One job of a frozen pass on a worker: each batch's padded float16 states (see :class:`FrozenPass`), in the
+    autocast (a dtype name, ``None``: none) of the process that sent it."""
+    import contextlib
+
+    torch = _torch()
+    frozen = _worker_pass(source, cut, quantize, pad_id)
+    out = []
+    with (torch.autocast(device_type="cpu", dtype=getattr(torch, autocast)) if autocast
+          else contextlib.nullcontext()):
+        for seqs in batches:
+            input_ids, mask = pad_ids(seqs, pad_id, frozen.device)
+            out.append(frozen.forward(input_ids, mask).to(dtype=torch.float16, device="cpu").numpy())
+    return out
 
 
 def _quantized(layers: list[Any]) -> list[Any]:

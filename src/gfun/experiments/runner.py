@@ -49,7 +49,9 @@ class ExperimentSettings:
     runs : int
         Number of runs; run ``r`` loads the dataset's run ``r`` (resampled splits where the dataset has
         them) and seeds every estimator with ``seed + r``.
-    meta_C : float or "cv"
+    meta_C : float, "cv" or None
+        C of the meta-classifier (of the linear SVMs of the SVM baselines); ``None``: each method's default
+        (:func:`gfun.configuration.build_estimator`: 1 for gFun and Fun, ``"cv"`` for the SVM baselines).
     seed : int
     data_dir : str, optional
     sample : (n_train, n_test, n_languages), optional
@@ -69,7 +71,7 @@ class ExperimentSettings:
 
     dataset: str = "demo"
     runs: int = 1
-    meta_C: float | str = "cv"
+    meta_C: float | str | None = "cv"
     seed: int = 0
     data_dir: str | None = None
     sample: tuple[int, int, int] | None = None

@@ -16,6 +16,7 @@ Importing this module needs no torch (the network class is built on first use).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -334,7 +335,8 @@ class TransformerFineTuner:
         self.frozen_ = FrozenPass(encoder, cut, pad_id=self.pad_id_, device=self.device_,
                                   quantize=bool(self.settings.get("quantize")), batch_size=self.eval_batch_size,
                                   cache_dir=self.frozen_cache, fingerprint=self.base_fingerprint_,
-                                  progress=self.progress)
+                                  progress=self.progress,
+                                  source=self.model if isinstance(self.model, str | os.PathLike) else None)
 
     def _setup_tokenizer(self, hf_tokenizer: Any, config: Any) -> None:
         backend = getattr(hf_tokenizer, "backend_tokenizer", None)

@@ -2,10 +2,10 @@
 
 The model is loaded once (:func:`gfun.persistence.loading.load_model`) and shared by every request; predictions
 run one at a time under a lock (in a worker thread, so ``/health`` answers while a batch is being labelled).
-Documents are validated as ``gfun predict`` validates a file
-(:meth:`gfun.corpus.multilingual.MultilingualCorpus.from_records`), a document without a language has it detected
-(:func:`gfun.text.langid.fill_missing_languages`, as ``gfun predict --detect-language``), and every refusal is a
-JSON object with a 4xx status::
+Documents are completed and validated as ``gfun predict`` completes and validates a file
+(:func:`gfun.predictions.complete_records`: a document without an id gets its position, one without a language has
+it detected; :meth:`gfun.corpus.multilingual.MultilingualCorpus.from_records`), and every refusal is a JSON object
+with a 4xx status::
 
     {"detail": "document 1, field 'text': expected a string, got int", "index": 1, "field": "text"}
 
@@ -199,32 +199,24 @@ class ModelService:
                 reason = ("missing required field 'text'" if text is None
                           else f"expected a string, got {type(text).__name__}")
                 raise RequestError(422, f"document {i}, field 'text': {reason}", index=i, field="text")
-            rec = dict(doc)
-            if rec.get("id") is None:
-                rec["id"] = str(i)
-            rec["__line__"] = i + 1  # what the corpus and the language detector call the document's line
-            records.append(rec)
+            # the document's line, for the corpus and the language detector; its id, when missing, and its
+            # language are filled in by predict (as gfun predict fills them in)
+            records.append({**doc, "__line__": i + 1})
         return records, top_k
 
     def predict(self, records: list[dict[str, Any]], top_k: int | None = None) -> dict[str, Any]:
         """Label the documents (records as :meth:`parse` returns them); :class:`RequestError` for an invalid one."""
         from gfun.corpus.multilingual import MultilingualCorpus
         from gfun.errors import CorpusFormatError, LanguageDetectionError, UnseenLanguageError
-        from gfun.predictions import prediction_records
-        from gfun.text.langid import fill_missing_languages
+        from gfun.predictions import complete_records, prediction_records
 
         t0 = time.perf_counter()
         languages = list(getattr(self.model, "languages_", []))
         with self._lock:
-            detected = [_missing(r.get("lang")) for r in records]
             try:
-                if any(detected):
-                    records = fill_missing_languages(records, spellings=languages)
+                records, detected = complete_records(records, languages=languages)  # ids numbered, languages found
                 docs = MultilingualCorpus.from_records(records, list(self.model.classes_), on_unknown_label="ignore",
                                                        on_missing_labels="negative")
-            except ImportError as exc:
-                raise RequestError(422, f"a document has no 'lang' and language detection is not available: {exc}",
-                                   index=detected.index(True), field="lang") from None
             except CorpusFormatError as exc:  # LanguageDetectionError included
                 index = exc.index if isinstance(exc, LanguageDetectionError) else (
                     None if exc.line is None else exc.line - 1)
@@ -232,7 +224,7 @@ class ModelService:
                 raise RequestError(422, f"{where}: {exc.reason}" if where else exc.reason, index=index,
                                    field=exc.field) from None
             try:
-                out = prediction_records(self.model, docs)
+                out = prediction_records(self.model, docs, detected=detected)
             except UnseenLanguageError as exc:
                 index = next((i for i, lang in enumerate(docs.langs) if lang in exc.languages), None)
                 lang = docs.langs[index] if index is not None else None
@@ -242,17 +234,12 @@ class ModelService:
                 raise RequestError(422, f"the model cannot score these documents: {exc}") from None
             self.n_requests += 1
             self.n_documents += len(docs)
-        for rec, was_detected in zip(out, detected, strict=True):
-            rec["lang_detected"] = was_detected
+        for rec in out:
             rec["views"] = self.views_covering(rec["lang"])
             if "probabilities" in rec:
                 ranked = sorted(rec["probabilities"].items(), key=lambda kv: -kv[1])
                 rec["probabilities"] = dict(ranked if top_k is None else ranked[:top_k])
         return {"predictions": out, "seconds": round(time.perf_counter() - t0, 4)}
-
-
-def _missing(value: Any) -> bool:
-    return value is None or not str(value).strip()
 
 
 class _Refused(Exception):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gfun.wordvectors.base import WordVectorSource
-__all__ = ["SOURCE_HELP", "check_source_spec", "make_source"]
+__all__ = ["SOURCE_HELP", "check_source_spec", "make_source", "source_modules"]
 
 
 SOURCE_HELP = (
@@ -51,6 +51,22 @@ def check_source_spec(spec: str) -> str:
                              "files, or a path template with {lang})")
         return spec
     raise ValueError(f"unknown word-vector source {spec!r}; {SOURCE_HELP}")
+
+
+def source_modules(spec: Any) -> tuple[str, ...]:
+    """The optional modules that the word-vector source ``spec`` needs (nothing is imported): an encoder's
+    (:func:`gfun.encoders.resolver.encoder_modules`) for ``e5``, ``e5-subword`` and ``encoder[-subword]:SPEC``,
+    none for ``vec:`` files or a source object (already built)."""
+    if not isinstance(spec, str):
+        return ()
+    from gfun.encoders.resolver import encoder_modules
+
+    kind, _, arg = spec.partition(":")
+    if kind in ("e5", "e5-subword"):
+        return encoder_modules(None)
+    if kind in ("encoder", "encoder-subword") and arg:
+        return encoder_modules(arg)
+    return ()
 
 
 def make_source(spec: str, *, cache_dir: str | None = None, **options: Any) -> WordVectorSource:
