@@ -369,8 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
     from gfun.cli.datasets import add_datasets_parser
     from gfun.cli.embeddings import add_embeddings_parser
     from gfun.cli.experiment import add_experiment_parser
+    from gfun.cli.explain import add_explain_parser
     from gfun.cli.plot import add_plot_parser
 
+    add_explain_parser(sub)
     add_datasets_parser(sub)
     add_embeddings_parser(sub)
     add_experiment_parser(sub)

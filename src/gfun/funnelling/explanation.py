@@ -247,7 +247,8 @@ def _view_lines(v: ViewContribution) -> list[str]:
 
 def _word(w: WordEffect) -> str:
     shown = "/".join(w.words)
-    return (shown if w.words == [w.term] else f"{shown} [{w.term}]") + f" {w.value:+.3f}"
+    same = any(word.lower() == w.term for word in w.words)  # the term is a word (not a stem): no need to show it
+    return (shown if same else f"{shown} [{w.term}]") + f" {w.value:+.3g}"
 
 
 # ---------------------------------------------------------------------------------------------- computing them
