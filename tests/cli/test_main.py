@@ -331,7 +331,10 @@ def test_a_training_log_prints_plain_numbers(files: dict[str, Path], capsys: pyt
                  "--meta-C", "cv", "--model", str(files["folder"] / "model-xw")]) == 0
     messages = capsys.readouterr().err.splitlines()
     assert any("C chosen: " in m for m in messages) and any(" INFO select: validated" in m for m in messages)
-    assert any("fold 1/" in m and "left" in m for m in messages)  # progress with the time left
+    assert any(" INFO X view (posteriors): fitted in " in m for m in messages)  # phases in words
+    assert any(" INFO W view (word-class embeddings): fitted in " in m and ", mapped to posteriors in " in m
+               for m in messages)
+    assert not [m for m in messages if "fold 1/" in m]  # each fold of a short fit at DEBUG only (gfun -v)
     assert not [m for m in messages if "np." in m or "float64(" in m or "int64(" in m]
 
 

@@ -114,3 +114,11 @@ def test_many_shot_zero_shot_table(tmp_path, monkeypatch):
                                   s[s.setting == "many-shot"].reset_index(drop=True))
     with pytest.raises(ValueError, match="other settings"):  # resumed only with the same choice
         run_many_shot(settings, configs, tmp_path / "zs", plots=False)
+
+
+def test_one_run_tables_say_one_run(tmp_path):
+    """The title counts "1 run", and the cells show no "± .000" for a spread that one run does not have."""
+    run_many_shot(tiny(runs=1), parse_configs("naive"), tmp_path, plots=False)
+    md = (tmp_path / "many-shot-demo.md").read_text()
+    assert "(1 run)" in md and "runs)" not in md and "±" not in md.split("\n\n")[1]
+    assert "(1 run)." in (tmp_path / "many-shot-demo.tex").read_text()

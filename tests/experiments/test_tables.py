@@ -54,3 +54,15 @@ def test_markdown_and_latex_rendering():
     tex = to_latex(t, caption="x")
     assert "\\textbf{.505}" in tex and "$^{\\ddag}$" in tex and "$^{\\dag}$" in tex
     assert "\\cellcolor{gray!20}" in tex and tex.count("\\midrule") == 2  # header + one group break
+
+
+def test_a_single_run_has_no_spread_and_says_so():
+    """One run: its scores alone (no "± .000", no significance marks) and a legend that says why."""
+    from gfun.experiments.tables import LEGEND, LEGEND_ONE_RUN
+
+    one = _scores().query("run == 0")
+    t = significance_table(one, measures=["F1_macro"], groups={"A": "g1", "B": "g1", "C": "g2", "D": "g2"})
+    md = to_markdown(t)
+    assert "±" not in md and LEGEND_ONE_RUN in md and LEGEND not in md
+    assert "| ***.500*** |" in md and "| .490 |" in md
+    assert "\\pm" not in to_latex(t) and "± .019" in to_markdown(significance_table(_scores(), measures=["F1_macro"]))

@@ -295,3 +295,18 @@ def test_cv_groups_come_from_the_corpus_parallel_fields() -> None:
         document_groups(corpus, 2, "source")
     assert GeneralizedFunnelling()._cv_groups(corpus, 3, Mean()) is None  # the paper's plain folds
     assert GeneralizedFunnelling()._cv_groups(corpus, 3, Select()).tolist() == ["p1", "p1", "p2"]
+
+
+def test_the_log_of_a_fit_names_phases_in_words_and_keeps_folds_at_debug(demo, caplog) -> None:
+    """INFO: one line per view, in words ("X view (posteriors): fitted in 0.2 s"); each fold of an RBF SVM only at
+    DEBUG (a short fit would otherwise log three lines per SVM that say nothing)."""
+    import logging
+
+    with caplog.at_level(logging.DEBUG, logger="gfun"):
+        GeneralizedFunnelling(views="xp", aggregation="mean", random_state=0, verbose=True).fit(demo[0])
+    info = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert any(m.startswith("X view (posteriors): fitted in ") and m.endswith(" s") for m in info), info
+    assert any(m.startswith("P view (pooled posteriors): fitted in ") for m in info), info
+    assert not [m for m in info if "fold" in m], info
+    assert any(m.startswith("RBF SVM: fold 1/") for m in debug)

@@ -39,8 +39,6 @@ def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) ->
     logger.info("demo data: train %s; test %s", train, test)
     rows = {}
     configs = DEMO_CONFIGS + (FULL_DEMO_CONFIGS if full else ())
-    if not full:
-        logger.info("gFun-XW, gFun-XMW and gFun-XMP skipped: %s", full_demo_hint())
     for name, config, word_vectors in configs:
         est = build_estimator(config, n_jobs=n_jobs, random_state=seed, view_params=neural_view_params(word_vectors))
         t0 = time.perf_counter()

@@ -451,7 +451,9 @@ def _quiet_hugging_face() -> Iterator[None]:
                 os.environ[k] = v
         hf_logging = sys.modules.get("transformers.utils.logging")
         if hf_logging is not None and was_on:
-            hf_logging.enable_progress_bar()
+            from gfun.core.progress import enable_hugging_face_bars
+
+            enable_hugging_face_bars(hf_logging)
 
 
 def missing_extra(exc: ImportError) -> MissingDependencyError | None:

@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["Progress", "bars_wanted", "format_duration", "hugging_face_bars_as_ours", "progress_bar", "show_bars",
-           "stderr_is_terminal"]
+__all__ = ["Progress", "bars_wanted", "enable_hugging_face_bars", "format_duration", "hugging_face_bars_as_ours",
+           "progress_bar", "show_bars", "stderr_is_terminal"]
 
 logger = logging.getLogger(__name__)
 
@@ -186,5 +186,16 @@ def hugging_face_bars_as_ours() -> Iterator[None]:
         yield
     finally:
         if off:
-            hf_logging.enable_progress_bar()
+            enable_hugging_face_bars(hf_logging)
+
+
+def enable_hugging_face_bars(hf_logging: Any) -> None:
+    """Turn transformers' bars back on (``hf_logging`` is ``transformers.utils.logging``), without the warning
+    huggingface_hub gives when it was imported with ``HF_HUB_DISABLE_PROGRESS_BARS=1`` (as under ``gfun -q``): its
+    own bars then stay off whatever is asked, which is what that setting means."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Cannot enable progress bars")
+        hf_logging.enable_progress_bar()
 

@@ -29,7 +29,7 @@ from gfun.experiments.runner import (
     open_experiment,
     run_cells,
 )
-from gfun.metrics.formatting import DISPLAY_NAMES
+from gfun.metrics.formatting import DISPLAY_NAMES, count_noun
 from gfun.metrics.measures import MEASURES
 
 __all__ = ["DEFAULT_FRACTIONS", "reduce_language", "run_learning_curve"]
@@ -104,7 +104,7 @@ def run_learning_curve(settings: ExperimentSettings, configs: Sequence[Config], 
     summary = grouped.mean().join(grouped.std(ddof=1).add_suffix("_std")).reset_index()
     write_bytes_atomic(files[1], summary.to_csv(index=False).encode("utf-8"))
     labels = {c.name: c.display for c in configs}
-    md = [f"# Learning curves on {settings.dataset} ({settings.runs} runs)", "",
+    md = [f"# Learning curves on {settings.dataset} ({count_noun(settings.runs, 'run')})", "",
           "Mean over runs of the target language's scores, by percentage of its training documents used "
           "(all other languages in full); `-`: the configuration cannot serve the target.", ""]
     for target in targets:

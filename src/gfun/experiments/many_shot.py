@@ -45,7 +45,7 @@ from gfun.experiments.runner import (
     run_cells,
 )
 from gfun.experiments.tables import significance_table, summary_frame, to_latex, to_markdown
-from gfun.metrics.formatting import DISPLAY_NAMES
+from gfun.metrics.formatting import DISPLAY_NAMES, count_noun
 from gfun.metrics.measures import MEASURES
 
 __all__ = ["RunCache", "language_average", "relative_improvement", "run_many_shot", "write_tables",
@@ -108,10 +108,10 @@ def write_tables(out: Path, stem: str, run_scores: pd.DataFrame, configs: Sequen
     labels = {c.name: c.display for c in configs}
     table = significance_table(run_scores, order=order, groups=groups)
     write_bytes_atomic(out / f"{stem}.csv", summary_frame(table).to_csv().encode("utf-8"))
-    n_runs = int(run_scores["run"].nunique())
+    runs = count_noun(int(run_scores["run"].nunique()), "run")
     write_bytes_atomic(out / f"{stem}.md",
-                       to_markdown(table, labels=labels, title=f"{title} ({n_runs} runs)").encode("utf-8"))
-    write_bytes_atomic(out / f"{stem}.tex", to_latex(table, labels=labels, caption=f"{title} ({n_runs} runs).",
+                       to_markdown(table, labels=labels, title=f"{title} ({runs})").encode("utf-8"))
+    write_bytes_atomic(out / f"{stem}.tex", to_latex(table, labels=labels, caption=f"{title} ({runs}).",
                                                      label=f"tab:{stem}").encode("utf-8"))
     return table
 

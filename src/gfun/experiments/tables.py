@@ -18,7 +18,8 @@ from gfun.metrics.formatting import DISPLAY_NAMES
 from gfun.metrics.measures import MEASURES
 from gfun.metrics.significance import paired_ttest
 
-__all__ = ["ALPHA_STRICT", "ALPHA", "dagger", "significance_table", "to_latex", "to_markdown"]
+__all__ = ["ALPHA_STRICT", "ALPHA", "LEGEND", "LEGEND_ONE_RUN", "dagger", "significance_table", "to_latex",
+           "to_markdown"]
 
 ALPHA = 0.05
 ALPHA_STRICT = 0.001
@@ -112,13 +113,15 @@ def _cells(table: pd.DataFrame, labels: Mapping[str, str] | None, latex: bool
                 row.append("-")
                 continue
             mean = _num(r["mean"])
-            std = _num(r["std"])
+            # one run has no standard deviation (nor significance test): its score alone, no "± .000"
+            spread = f" $\\pm$ {_num(r['std'])}" if latex else f" ± {_num(r['std'])}"
+            spread = spread if r["n_runs"] > 1 else ""
             mark = r["mark"]
             group_best = bool(r["group_best"]) and mark_groups.get(r["group"], False)
             if latex:
                 mean = f"\\textbf{{{mean}}}" if r["best"] else mean
                 sup = {"†": "$^{\\dag}$", "‡": "$^{\\ddag}$"}.get(mark, "")
-                cell = f"{mean} $\\pm$ {std}{sup}"
+                cell = f"{mean}{spread}{sup}"
                 row.append(f"\\cellcolor{{gray!20}}{cell}" if group_best else cell)
             else:
                 if r["best"] and group_best:
@@ -127,7 +130,7 @@ def _cells(table: pd.DataFrame, labels: Mapping[str, str] | None, latex: bool
                     mean = f"**{mean}**"
                 elif group_best:
                     mean = f"*{mean}*"
-                row.append(f"{mean} ± {std}{mark}")
+                row.append(f"{mean}{spread}{mark}")
         body.append(row)
     names = [(labels or {}).get(m, m) for m in methods]
     groups = [str(by.loc[(m, measures[0])]["group"]) for m in methods]
@@ -137,6 +140,10 @@ def _cells(table: pd.DataFrame, labels: Mapping[str, str] | None, latex: bool
 LEGEND = ("Mean ± standard deviation over runs of the scores averaged over languages. Bold: best method; "
           "italics (grey in LaTeX): best of its group; † and ‡: not significantly different from the best "
           "(paired two-tailed t-test over runs), † with 0.001 < p < 0.05, ‡ with p >= 0.05.")
+#: The legend of a table of one run: no standard deviation, no significance test.
+LEGEND_ONE_RUN = ("Scores averaged over languages, from one run: no standard deviation nor significance test "
+                  "(gfun experiment --runs N gives them). Bold: best method; italics (grey in LaTeX): best of its "
+                  "group.")
 
 
 def to_markdown(table: pd.DataFrame, *, labels: Mapping[str, str] | None = None, title: str | None = None,
@@ -148,7 +155,7 @@ def to_markdown(table: pd.DataFrame, *, labels: Mapping[str, str] | None = None,
     lines.append("|---|" + "---|" * len(headers))
     lines.extend(f"| {n} | " + " | ".join(r) + " |" for n, r in zip(names, body, strict=True))
     if legend:
-        lines += ["", LEGEND]
+        lines += ["", LEGEND if len(table) and table["n_runs"].max() > 1 else LEGEND_ONE_RUN]
     return "\n".join(lines) + "\n"
 
 

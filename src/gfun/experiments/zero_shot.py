@@ -33,7 +33,7 @@ from gfun.experiments.runner import (
     open_experiment,
     run_cells,
 )
-from gfun.metrics.formatting import DISPLAY_NAMES
+from gfun.metrics.formatting import DISPLAY_NAMES, count_noun
 from gfun.metrics.measures import MEASURES
 
 __all__ = ["grid", "run_zero_shot", "training_languages"]
@@ -104,7 +104,7 @@ def run_zero_shot(settings: ExperimentSettings, configs: Sequence[Config], out: 
     files = [out / f"{stem}-scores.csv"]
     write_bytes_atomic(files[0], scores.to_csv(index=False).encode("utf-8"))
     labels = {c.name: c.display for c in configs}
-    md = [f"# Zero-shot results on {settings.dataset} ({settings.runs} run{'s' if settings.runs != 1 else ''})", "",
+    md = [f"# Zero-shot results on {settings.dataset} ({count_noun(settings.runs, 'run')})", "",
           "Rows: training languages, added one at a time in alphabetical order; columns: test languages. "
           "Mean over runs; `-`: the configuration cannot serve that language (no training documents). "
           "Fun serves languages without training documents as in Esuli et al. (2019): an auxiliary classifier "

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gfun.core.memory import release_free_memory
+from gfun.core.progress import format_duration
 from gfun.estimator import check_finite
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.base import ViewGenerator
@@ -83,6 +84,20 @@ class Branch:
             Z = l2_normalize(Z)
         return check_finite(self.mapper.predict_proba(self.scaler.transform(Z) if self.scaler else Z),
                             _source(self.name, self.view, "the mapper of "), langs)
+
+
+def branch_fit_line(branch: Branch, seconds: dict[str, float], hit: bool) -> str:
+    """What the log of a fit says of one branch, in words: ``"X view (posteriors): fitted in 0.2 s"``, ``"M view
+    (word embeddings): fitted in 3.1 s, mapped to posteriors in 0.4 s"``, ``"X view (posteriors): taken from the
+    cache"``. ``seconds`` is :meth:`Branch.fit_transform`'s (``view_<name>``, ``mapper_<name>``)."""
+    description = type(branch.view).description or type(branch.view).__name__
+    head = f"{branch.name.upper()} view ({description})"
+    if hit:
+        return f"{head}: taken from the cache"
+    words = {"view": "fitted", "mapper": "mapped to posteriors"}
+    done = [f"{words.get(phase.partition('_')[0], phase.partition('_')[0])} in "
+            + (f"{sec:.1f} s" if sec < 10 else format_duration(sec)) for phase, sec in seconds.items()]
+    return f"{head}: " + (", ".join(done) or "fitted")
 
 
 def _source(name: str | None, view: ViewGenerator, prefix: str = "") -> str:

@@ -41,7 +41,7 @@ from gfun.errors import UnseenLanguageError
 from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.funnelling import DEFAULT_AGGREGATION
 from gfun.funnelling.aggregation import Aggregation, ViewBlocks, fallback_input, make_aggregation
-from gfun.funnelling.branch import Branch
+from gfun.funnelling.branch import Branch, branch_fit_line
 from gfun.funnelling.meta import (
     MetaTrainer,
     default_mapper,
@@ -252,8 +252,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         for phase, sec in seconds.items():
             self.timings_[phase] = self.timings_.get(phase, 0.0) + sec
         if self.verbose:
-            logger.info("view %s: %s", branch.name.upper(), "taken from the cache" if hit else ", ".join(
-                f"{phase.partition('_')[0]} {sec:.1f} s" for phase, sec in seconds.items()))
+            logger.info("%s", branch_fit_line(branch, seconds, hit))
 
     def _check_params(self) -> Aggregation:
         """Check the parameters that fit reads; return the unfitted policy."""

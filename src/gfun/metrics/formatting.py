@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["DISPLAY_NAMES", "format_table"]
+__all__ = ["DISPLAY_NAMES", "count_noun", "format_table"]
 
 DISPLAY_NAMES: dict[str, str] = {
     "F1_macro": "F1M",
@@ -23,6 +23,11 @@ DISPLAY_NAMES: dict[str, str] = {
     "F1_macro_present": "F1M(present)",
 }
 """Short names used in printed tables (the paper writes F1^M, F1^µ, K^M, K^µ)."""
+
+
+def count_noun(n: int, noun: str) -> str:
+    """``"1 run"``, ``"3 runs"``: a count with its noun, in the plural unless the count is one."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _fmt_cell(value: Any, floatfmt: str) -> str:

@@ -78,6 +78,7 @@ class PooledPosteriorsView(ViewGenerator):
 
     letter = "p"
     output = "posteriors"
+    description = "pooled posteriors"
 
     def __init__(self, C: float = 0.3, class_weight: str | None = "balanced", cv: int = 5,
                  train_posteriors: Literal["cv", "in-sample"] = "cv", ngram_range: tuple[int, int] = (1, 2),

@@ -110,6 +110,7 @@ class PosteriorsView(ViewGenerator):
 
     letter = "x"
     output = "posteriors"
+    description = "posteriors"
 
     def __init__(self, C: float = 1.0, loss: str = "squared_hinge", class_weight: str | None = None,
                  cv: int = 5, train_posteriors: Literal["in-sample", "cv"] = "in-sample", min_df: int = 1,

@@ -323,6 +323,7 @@ class TransformerView(_TransformerParams, ViewGenerator):
 
     letter = "b"
     output = "features"
+    description = "transformer"
 
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:
         texts = check_texts(texts, "B view")

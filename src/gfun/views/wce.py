@@ -114,6 +114,7 @@ class WordClassEmbeddingView(_TfidfProjectionView):
 
     letter = "w"
     output = "features"
+    description = "word-class embeddings"
 
     def __init__(self, min_df: int = 1, stopwords: bool = True, stem: bool = True, sif: SIFMode = "language",
                  train_views: Literal["in-sample", "cv"] = "in-sample", cv: int = 5,
