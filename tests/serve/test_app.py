@@ -182,6 +182,83 @@ def test_limits_of_a_request(client: TestClient) -> None:
     assert client.get("/predict").status_code == 405
 
 
+def test_explain_adds_up_to_the_decisions_and_names_words(client: TestClient, service: ModelService, sib) -> None:
+    """POST /explain: for the labels /predict gives, the decision as base + the views' contributions (exactly the
+    model's decision values), with the words behind X's; languages detected as /predict detects them."""
+    docs = _test_docs(sib, "de", 2) + _test_docs(sib, "fi", 1)
+    r = client.post("/explain", json={"documents": [{"id": d["id"], "text": d["text"]} for d in docs],
+                                      "top_words": 3})
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert answer["views"] == service.model.view_names_ and answer["aggregation"] == "select"
+    predicted = client.post("/predict", json={"documents": docs}).json()["predictions"]
+    decision = service.model.decision_function([d["text"] for d in docs], langs=["de", "de", "fi"])
+    for i, (doc, pred) in enumerate(zip(answer["explanations"], predicted, strict=True)):
+        assert (doc["id"], doc["lang"], doc["lang_detected"]) == (pred["id"], pred["lang"], True)
+        assert doc["labels"] == pred["labels"]
+        assert [lab["label"] for lab in doc["explained"]] == (
+            sorted(pred["labels"], key=lambda c: -decision[i, service.model.classes_.index(c)])
+            or [service.model.classes_[int(np.argmax(decision[i]))]])
+        for lab in doc["explained"]:
+            j = service.model.classes_.index(lab["label"])
+            assert lab["base_value"] + sum(v["contribution"] for v in lab["views"]) == pytest.approx(
+                decision[i, j], abs=1e-8)
+            x = lab["views"][0]
+            assert x["view"] == "x" and x["word_measure"] == "svm-term" and len(x["words_up"]) <= 3
+            assert all(any(w in docs[i]["text"] for w in word["words"]) for word in x["words_up"] + x["words_down"])
+    chosen = service.model.classes_[:2]
+    r = client.post("/explain", json={"documents": docs[:1], "labels": chosen, "top_words": 0})
+    lab = r.json()["explanations"][0]["explained"]
+    assert [x["label"] for x in lab] == chosen and not lab[0]["views"][0]["words_up"]
+
+
+def test_explain_serves_what_only_some_views_serve(any_language_model: Path) -> None:
+    """gFun-XP: a French sentence (no French training sentences) is explained by P alone; X gives nothing."""
+    client = TestClient(create_app(ModelService(any_language_model)), base_url="http://localhost")
+    r = client.post("/explain", json={"documents": [{"text": "Le football est un sport populaire en France.",
+                                                     "lang": "fr"}], "top_k": 2})
+    assert r.status_code == 200, r.text
+    for lab in r.json()["explanations"][0]["explained"]:
+        views = {v["view"]: v for v in lab["views"]}
+        assert (views["x"]["used"], views["x"]["contribution"], views["x"]["note"]) == (
+            False, 0.0, "does not serve 'fr'")
+        assert views["p"]["used"] and views["p"]["contribution"] == pytest.approx(
+            lab["decision"] - lab["base_value"], abs=1e-9)
+
+
+@pytest.mark.parametrize(("body", "status", "field", "message"), [
+    ({"documents": [{"text": "Hallo Welt", "lang": "de"}] * 17}, 413, "documents",
+     "17 documents in one request, more than the limit of 16 for /explain"),
+    ({"documents": [{"text": "Hallo Welt", "lang": "de"}], "top_words": 51}, 422, "top_words",
+     "'top_words' must be an integer from 0 to 50"),
+    ({"documents": [{"text": "Hallo Welt", "lang": "de"}], "top_k": 0}, 422, "top_k", "positive integer"),
+    ({"documents": [{"text": "Hallo Welt", "lang": "de"}], "labels": ["no such class"]}, 422, "labels",
+     "'labels': 1 unknown class(es), e.g. 'no such class'"),
+    ({"documents": [{"text": "Hallo Welt", "lang": "de"}], "labels": "science/technology"}, 422, "labels",
+     "'labels' must be a non-empty list of class names"),
+    ({"documents": [{"text": "Hallo Welt", "lang": "de"}], "labels": ["health"], "top_k": 1}, 422, "top_k",
+     "give 'labels' or 'top_k', not both"),
+    ({"documents": [{"text": "Hallo Welt", "lang": "de"}], "top": 1}, 422, "top",
+     'unknown field(s) [\'top\']; expected a JSON object {"documents": [{"text": "...", "lang": "..."}, ...]} and '
+     'optionally "top_k", "top_words", "labels"'),
+    ({"documents": [{"text": "Kaunis talo", "lang": "ja"}]}, 422, "lang", "language 'ja' was not seen in training"),
+])
+def test_explain_refusals_are_json(client: TestClient, body: dict, status: int, field: str, message: str) -> None:
+    r = client.post("/explain", json=body)
+    assert r.status_code == status, r.text
+    assert message in r.json()["detail"] and r.json()["field"] == field
+    assert client.get("/explain").status_code == 405
+    r = client.post("/explain", content=b"{}", headers={"Content-Type": "text/plain"})
+    assert r.status_code == 415  # JSON only, as every POST
+
+
+def test_explain_refuses_a_model_without_views() -> None:
+    naive = Path(__file__).parents[1] / "persistence" / "fixtures" / "naive"
+    client = TestClient(create_app(ModelService(naive)), base_url="http://localhost")
+    r = client.post("/explain", json={"documents": [{"text": "ein Paket", "lang": "de"}]})
+    assert r.status_code == 422 and "this model (NaiveClassifier) has no views to explain" in r.json()["detail"]
+
+
 def test_concurrent_requests_get_their_own_answers(client: TestClient, service: ModelService, sib) -> None:
     batches = [_test_docs(sib, lang, 3 + k) for k, lang in enumerate(LANGS * 3)]
     expected = [service.predict(service.parse(json.dumps({"documents": b}).encode())[0])["predictions"]
@@ -204,12 +281,14 @@ def test_concurrent_requests_get_their_own_answers(client: TestClient, service: 
 
 def test_openapi_and_offline_pages(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
-    assert set(spec["paths"]) == {"/health", "/model", "/predict"}
+    assert set(spec["paths"]) == {"/health", "/model", "/predict", "/explain"}
     body = spec["paths"]["/predict"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     schemas = spec["components"]["schemas"]
     assert body == {"$ref": "#/components/schemas/PredictRequest"}
     assert schemas["PredictRequest"]["properties"]["documents"]["items"] == {"$ref": "#/components/schemas/Document"}
-    assert {"Document", "PredictResponse", "Error"} <= set(schemas)
+    assert {"Document", "PredictResponse", "Error", "ExplainRequest", "ExplainResponse"} <= set(schemas)
+    assert spec["paths"]["/explain"]["post"]["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ExplainRequest"}
     for path, name in (("/", "index.html"), ("/docs", "docs.html"), ("/static/page.js", "page.js")):
         r = client.get(path)
         assert r.status_code == 200 and r.headers["content-type"].startswith(STATIC_FILES[name])
@@ -488,7 +567,8 @@ _CONTENT_TYPES = _mostly(["application/json", "application/json; charset=utf-8",
 _HOSTS = _mostly(["localhost", "localhost:8000", "127.0.0.1:1", "[::1]:8000"],
                  ["evil.example", "", "[::1", "::1", "localhost:", "LocalHost", "127.0.0.1.evil.example"])
 _ROUTES = _mostly([("POST", "/predict")], [(m, p) for m in ("GET", "PUT", "OPTIONS", "DELETE", "HEAD", "POST")
-                                               for p in ("/predict", "/health", "/model", "/", "/nope", "/docs")])
+                                               for p in ("/predict", "/explain", "/health", "/model", "/", "/nope",
+                                                                  "/docs")])
 _HEADER_NAMES = st.sampled_from(["Origin", "Accept", "Expect", "Cookie", "X-Forwarded-Host", "Accept-Encoding",
                                  "Content-Encoding", "Range", "X-Anything"])
 

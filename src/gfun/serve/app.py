@@ -15,6 +15,14 @@ Endpoints
     ``{"documents": [{"text": "...", "lang": "de", "id": "a"}, ...], "top_k": 5}`` (``lang``, ``id`` and ``top_k``
     optional) -> ``{"predictions": [{"id", "lang", "lang_detected", "labels", "probabilities", "views"}, ...]}``;
     ``probabilities`` lists the classes by decreasing probability (the ``top_k`` first).
+``POST /explain``
+    ``{"documents": [...], "top_words": 8, "top_k": 3, "labels": ["..."]}`` (every field but ``documents``
+    optional; at most :data:`MAX_EXPLAIN_BATCH` documents) -> ``{"explanations": [{"id", "lang", "lang_detected",
+    "labels", "explained": [{"label", "predicted", "decision", "base_value", "probability", "views": [{"view",
+    "contribution", "used", "note", "posterior", "word_measure", "words_up", "words_down", ...}]}]}], "aggregation",
+    "views"}``: for each label explained (the predicted ones by default), the decision split into a base value and
+    each view's contribution, and the words that pushed the label up or down
+    (:mod:`gfun.funnelling.explanation`; models without views, the baselines, are refused with 422).
 ``GET /model``
     Classes, languages, views (and which languages each covers), the selected views, the training settings,
     the gfun version that saved the model and the one serving it.
@@ -64,13 +72,19 @@ from typing import Any
 from gfun.errors import NonFiniteError, RequestError
 
 __all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_HEADER_TIMEOUT", "DEFAULT_KEEP_ALIVE_TIMEOUT", "DEFAULT_MAX_BATCH",
-           "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CONNECTIONS", "LOCAL_HOSTS", "MAX_JSON_DEPTH", "MAX_NUMBER_CHARS",
+           "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CONNECTIONS", "LOCAL_HOSTS", "MAX_EXPLAIN_BATCH", "MAX_JSON_DEPTH",
+           "MAX_NUMBER_CHARS", "MAX_TOP_WORDS",
            "ModelService", "RequestError", "RequestGuard", "allowed_host_names", "create_app", "serve"]
 
 logger = logging.getLogger(__name__)
 
 #: Most documents in one ``POST /predict``.
 DEFAULT_MAX_BATCH = 256
+#: Most documents in one ``POST /explain`` (and at most ``max_batch``): a document's explanation costs 2^k
+#: meta-classifier decisions for k views, and one pass of each word view per word.
+MAX_EXPLAIN_BATCH = 16
+#: Most words per view and direction a ``POST /explain`` may ask for (``top_words``).
+MAX_TOP_WORDS = 50
 #: Largest request body, in bytes.
 DEFAULT_MAX_BODY_BYTES = 8 * 2**20
 #: Seconds a request's body may take to arrive whole, counted from the end of its headers (later: 408).
@@ -163,6 +177,25 @@ class ModelService:
     # ------------------------------------------------------------------ a request
     def parse(self, body: bytes) -> tuple[list[dict[str, Any]], int | None]:
         """The documents and ``top_k`` of a ``POST /predict`` body; :class:`RequestError` for a malformed one."""
+        records, options = self._documents(body, {"top_k": _non_negative_top_k}, self.max_batch,
+                                           "(send smaller batches, or raise gfun serve --max-batch)")
+        return records, options["top_k"]
+
+    def parse_explain(self, body: bytes) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The documents and options (``top_k``, ``top_words``, ``labels``) of a ``POST /explain`` body;
+        :class:`RequestError` for a malformed one."""
+        classes = set(self.model.classes_)
+        records, options = self._documents(
+            body, {"top_k": _positive_top_k, "top_words": _top_words, "labels": lambda v: _labels(v, classes)},
+            min(self.max_batch, MAX_EXPLAIN_BATCH), "for /explain (explanations cost far more than predictions: "
+                                                    "send smaller batches)")
+        if options["top_k"] is not None and options["labels"] is not None:
+            raise RequestError(422, "give 'labels' or 'top_k', not both", field="top_k")
+        return records, options
+
+    def _documents(self, body: bytes, options: dict[str, Any], max_docs: int, advice: str,
+                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The documents of a body and its ``options`` (name -> a check returning the value, None when absent)."""
         if len(body) > self.max_body_bytes:
             raise RequestError(413, f"the request body has {len(body)} bytes, more than the limit of "
                                     f"{self.max_body_bytes} (gfun serve --max-body-mb)")
@@ -170,21 +203,23 @@ class ModelService:
         shape = 'expected a JSON object {"documents": [{"text": "...", "lang": "..."}, ...]}'
         if not isinstance(payload, dict):
             raise RequestError(422, f"{shape}, got a JSON {type(payload).__name__}")
-        unknown = sorted(set(payload) - {"documents", "top_k"})
+        unknown = sorted(set(payload) - {"documents", *options})
         if unknown:
-            raise RequestError(422, f"unknown field(s) {unknown}; {shape} and optionally \"top_k\"", field=unknown[0])
+            optional = " and optionally " + ", ".join(f'"{name}"' for name in options)
+            raise RequestError(422, f"unknown field(s) {unknown}; {shape}{optional}", field=unknown[0])
         docs = payload.get("documents")
         if not isinstance(docs, list):
             raise RequestError(422, f"{shape}; 'documents' is {'missing' if docs is None else type(docs).__name__}",
                                field="documents")
         if not docs:
             raise RequestError(422, "'documents' is empty: send at least one document", field="documents")
-        if len(docs) > self.max_batch:
-            raise RequestError(413, f"{len(docs)} documents in one request, more than the limit of {self.max_batch} "
-                                    "(send smaller batches, or raise gfun serve --max-batch)", field="documents")
-        top_k = payload.get("top_k")
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0):
-            raise RequestError(422, f"'top_k' must be a non-negative integer or null, got {top_k!r}", field="top_k")
+        if len(docs) > max_docs:
+            raise RequestError(413, f"{len(docs)} documents in one request, more than the limit of {max_docs} "
+                                    f"{advice}", field="documents")
+        values = {}
+        for name, check in options.items():
+            value = payload.get(name)
+            values[name] = None if value is None else check(value)
         records = []
         for i, doc in enumerate(docs):
             if not isinstance(doc, dict):
@@ -202,34 +237,40 @@ class ModelService:
             # the document's line, for the corpus and the language detector; its id, when missing, and its
             # language are filled in by predict (as gfun predict fills them in)
             records.append({**doc, "__line__": i + 1})
-        return records, top_k
+        return records, values
+
+    def _corpus(self, records: list[dict[str, Any]]) -> tuple[Any, list[bool]]:
+        """The documents of a request as a corpus (ids numbered, languages detected where missing, as ``gfun
+        predict`` reads a file) and which languages were detected; :class:`RequestError` for an invalid one."""
+        from gfun.corpus.multilingual import MultilingualCorpus
+        from gfun.errors import CorpusFormatError, LanguageDetectionError
+        from gfun.predictions import complete_records
+
+        languages = list(getattr(self.model, "languages_", []))
+        try:
+            records, detected = complete_records(records, languages=languages)  # ids numbered, languages found
+            docs = MultilingualCorpus.from_records(records, list(self.model.classes_), on_unknown_label="ignore",
+                                                   on_missing_labels="negative")
+        except CorpusFormatError as exc:  # LanguageDetectionError included
+            index = exc.index if isinstance(exc, LanguageDetectionError) else (
+                None if exc.line is None else exc.line - 1)
+            where = _where(index, exc.field)
+            raise RequestError(422, f"{where}: {exc.reason}" if where else exc.reason, index=index,
+                               field=exc.field) from None
+        return docs, detected
 
     def predict(self, records: list[dict[str, Any]], top_k: int | None = None) -> dict[str, Any]:
         """Label the documents (records as :meth:`parse` returns them); :class:`RequestError` for an invalid one."""
-        from gfun.corpus.multilingual import MultilingualCorpus
-        from gfun.errors import CorpusFormatError, LanguageDetectionError, UnseenLanguageError
-        from gfun.predictions import complete_records, prediction_records
+        from gfun.errors import UnseenLanguageError
+        from gfun.predictions import prediction_records
 
         t0 = time.perf_counter()
-        languages = list(getattr(self.model, "languages_", []))
         with self._lock:
-            try:
-                records, detected = complete_records(records, languages=languages)  # ids numbered, languages found
-                docs = MultilingualCorpus.from_records(records, list(self.model.classes_), on_unknown_label="ignore",
-                                                       on_missing_labels="negative")
-            except CorpusFormatError as exc:  # LanguageDetectionError included
-                index = exc.index if isinstance(exc, LanguageDetectionError) else (
-                    None if exc.line is None else exc.line - 1)
-                where = _where(index, exc.field)
-                raise RequestError(422, f"{where}: {exc.reason}" if where else exc.reason, index=index,
-                                   field=exc.field) from None
+            docs, detected = self._corpus(records)
             try:
                 out = prediction_records(self.model, docs, detected=detected)
             except UnseenLanguageError as exc:
-                index = next((i for i, lang in enumerate(docs.langs) if lang in exc.languages), None)
-                lang = docs.langs[index] if index is not None else None
-                head = f"document {index} (lang {lang!r})" if index is not None else "a document"
-                raise RequestError(422, f"{head}: {exc}", index=index, field="lang") from None
+                raise _unseen(exc, docs) from None
             except NonFiniteError as exc:  # the model gives no number for these documents: say so, not a traceback
                 raise RequestError(422, f"the model cannot score these documents: {exc}") from None
             self.n_requests += 1
@@ -240,6 +281,68 @@ class ModelService:
                 ranked = sorted(rec["probabilities"].items(), key=lambda kv: -kv[1])
                 rec["probabilities"] = dict(ranked if top_k is None else ranked[:top_k])
         return {"predictions": out, "seconds": round(time.perf_counter() - t0, 4)}
+
+    def explain(self, records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+        """Explain the model's decisions for the documents (records and options as :meth:`parse_explain` returns
+        them); :class:`RequestError` for an invalid document or a model without views."""
+        from gfun.errors import UnseenLanguageError
+
+        if not callable(getattr(self.model, "explain", None)):
+            raise RequestError(422, f"this model ({type(self.model).__name__}) has no views to explain")
+        t0 = time.perf_counter()
+        top_words = options.get("top_words")
+        with self._lock:
+            docs, detected = self._corpus(records)
+            try:
+                explained = self.model.explain(docs, labels=options.get("labels"), top_k=options.get("top_k"),
+                                               top_words=10 if top_words is None else top_words)
+            except UnseenLanguageError as exc:
+                raise _unseen(exc, docs) from None
+            except (NonFiniteError, ValueError) as exc:
+                raise RequestError(422, f"the model cannot explain these documents: {exc}") from None
+            self.n_requests += 1
+            self.n_documents += len(docs)
+        out = [{**doc.to_dict(), "lang_detected": was} for doc, was in zip(explained, detected, strict=True)]
+        return {"explanations": out, "aggregation": explained.aggregation, "views": explained.views,
+                "seconds": round(time.perf_counter() - t0, 4)}
+
+
+def _unseen(exc: Exception, docs: Any) -> RequestError:
+    """The refusal of a document whose language the model cannot serve."""
+    index = next((i for i, lang in enumerate(docs.langs) if lang in exc.languages), None)
+    lang = docs.langs[index] if index is not None else None
+    head = f"document {index} (lang {lang!r})" if index is not None else "a document"
+    return RequestError(422, f"{head}: {exc}", index=index, field="lang")
+
+
+def _non_negative_top_k(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RequestError(422, f"'top_k' must be a non-negative integer or null, got {value!r}", field="top_k")
+    return value
+
+
+def _positive_top_k(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RequestError(422, f"'top_k' must be a positive integer or null, got {value!r}", field="top_k")
+    return value
+
+
+def _top_words(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOP_WORDS:
+        raise RequestError(422, f"'top_words' must be an integer from 0 to {MAX_TOP_WORDS} or null, got {value!r}",
+                           field="top_words")
+    return value
+
+
+def _labels(value: Any, classes: set[str]) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise RequestError(422, f"'labels' must be a non-empty list of class names or null, got "
+                                f"{type(value).__name__}", field="labels")
+    unknown = sorted({v for v in value if v not in classes})
+    if unknown:
+        raise RequestError(422, f"'labels': {len(unknown)} unknown class(es), e.g. {unknown[0][:100]!r} (GET /model "
+                                "lists the classes)", field="labels")
+    return list(dict.fromkeys(value))
 
 
 class _Refused(Exception):
@@ -538,12 +641,62 @@ def _schemas() -> dict[str, Any]:
         predictions: list[Prediction]
         seconds: float
 
+    class ExplainRequest(BaseModel):
+        documents: list[Document] = Field(description=f"the documents to explain (at most {MAX_EXPLAIN_BATCH}, and "
+                                                      "at most the server's max_batch)")
+        top_words: int | None = Field(None, ge=0, le=MAX_TOP_WORDS, description="most words per view and direction "
+                                                                                "(default 10; 0: none)")
+        top_k: int | None = Field(None, ge=1, description="explain each document's k best-scoring labels (default: "
+                                                          "the predicted ones, or the best one when none is)")
+        labels: list[str] | None = Field(None, description="explain these labels for every document")
+
+    class WordEffect(BaseModel):
+        term: str = Field(description="the term as the view weighs it (a stem for X)")
+        words: list[str] = Field(description="the words of the text behind it")
+        value: float = Field(description="how much it pushed the label (see word_measure)")
+
+    class ViewContribution(BaseModel):
+        view: str
+        contribution: float = Field(description="Shapley value, in units of the decision")
+        used: bool
+        note: str
+        posterior: float | None
+        word_measure: str | None = Field(description="svm-term: w*x terms of the view's SVM score; "
+                                                     "posterior-change: the view's posterior minus its posterior "
+                                                     "without the word; decision-change: the same for the decision")
+        view_score: float | None
+        intercept: float | None
+        words_up: list[WordEffect]
+        words_down: list[WordEffect]
+
+    class LabelExplanation(BaseModel):
+        label: str
+        predicted: bool
+        decision: float = Field(description="base_value + the views' contributions")
+        base_value: float
+        probability: float | None
+        views: list[ViewContribution]
+
+    class DocumentExplanation(BaseModel):
+        id: str
+        lang: str
+        lang_detected: bool
+        labels: list[str]
+        explained: list[LabelExplanation]
+
+    class ExplainResponse(BaseModel):
+        explanations: list[DocumentExplanation]
+        aggregation: str
+        views: list[str]
+        seconds: float
+
     class Error(BaseModel):
         detail: str
         index: int | None = Field(None, description="position of the document the error is about")
         field: str | None = None
 
-    return {"PredictRequest": PredictRequest, "PredictResponse": PredictResponse, "Error": Error}
+    return {"PredictRequest": PredictRequest, "PredictResponse": PredictResponse, "ExplainRequest": ExplainRequest,
+            "ExplainResponse": ExplainResponse, "Error": Error}
 
 
 def create_app(service: ModelService, *, allowed_hosts: frozenset[str] | None = frozenset(LOCAL_HOSTS),
@@ -609,13 +762,25 @@ def create_app(service: ModelService, *, allowed_hosts: frozenset[str] | None = 
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                  "schema": {"$ref": "#/components/schemas/PredictRequest"}}}}})(predict)
 
+    async def explain(request):  # type: ignore[no-untyped-def]  # annotated below, as predict
+        records, options = service.parse_explain(await request.body())
+        return await run_in_threadpool(service.explain, records, options)
+
+    explain.__annotations__ = {"request": fastapi.Request, "return": Any}
+    app.post("/explain", summary="Explain the labels of a few documents: each view's contribution and the words",
+             responses={200: {"model": schemas["ExplainResponse"]}, 400: error, 408: error, 413: error, 415: error,
+                        422: error},
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                 "schema": {"$ref": "#/components/schemas/ExplainRequest"}}}}})(explain)
+
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-            request_schema = schemas["PredictRequest"].model_json_schema(ref_template="#/components/schemas/{model}")
             components = spec.setdefault("components", {}).setdefault("schemas", {})
-            components.update(request_schema.pop("$defs", {}))
-            components["PredictRequest"] = request_schema
+            for name in ("PredictRequest", "ExplainRequest"):
+                request_schema = schemas[name].model_json_schema(ref_template="#/components/schemas/{model}")
+                components.update(request_schema.pop("$defs", {}))
+                components[name] = request_schema
             app.openapi_schema = spec
         return app.openapi_schema
 
