@@ -152,6 +152,31 @@ def label_on_page(driver: Any, url: str, text: str, *, lang: str = "", timeout: 
             "bars": dict(zip(names, values, strict=True))}
 
 
+def explanation_on_page(driver: Any, *, timeout: float = 20.0) -> dict[str, Any]:
+    """After :func:`label_on_page`: wait for the page's "Why these labels?" panel and read it: per label explained,
+    its ``head`` line, each view's ``contributions`` (the exact values the page drew) and its ``words`` (up and down,
+    as shown); ``{"error": text}`` when the page could not explain."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    box = driver.find_element(By.ID, "explanation")
+    WebDriverWait(driver, timeout).until(lambda d: box.get_attribute("data-state") in ("done", "error"))
+    if box.get_attribute("data-state") == "error":
+        return {"error": box.text}
+    out = {}
+    for why in box.find_elements(By.CSS_SELECTOR, ".why"):
+        words = {}
+        for row in why.find_elements(By.CSS_SELECTOR, ".words"):
+            words[row.get_attribute("data-view")] = {
+                d: [w.text for w in row.find_elements(By.CSS_SELECTOR, f".{d} .word")] for d in ("up", "down")}
+        out[why.get_attribute("data-label")] = {
+            "head": why.find_element(By.CSS_SELECTOR, ".why-head").text,
+            "contributions": {n.get_attribute("data-view"): float(n.get_attribute("data-value"))
+                              for n in why.find_elements(By.CSS_SELECTOR, ".num")},
+            "words": words}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", required=True, help="a saved gfun model")

@@ -16,7 +16,13 @@ pytest.importorskip("fastapi", reason="gfun[serve] is not installed")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from serve_page import browser_missing, headless_chromium, label_on_page, running_server  # noqa: E402
+from serve_page import (  # noqa: E402
+    browser_missing,
+    explanation_on_page,
+    headless_chromium,
+    label_on_page,
+    running_server,
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +75,33 @@ def test_page_serves_a_language_typed_by_the_user(browser, any_language_model: P
     assert shown["summary"].endswith("languages de, en, fi · any other language through P")
     assert shown["language"] == "Language: pt (given)"
     assert shown["views"].startswith("Views covering pt: P")
+
+
+def test_page_explains_each_label_with_views_and_words(browser, any_language_model: Path, shared_data: Path) -> None:
+    """Under the labels, the page draws each predicted label's view contributions (the numbers of POST /explain,
+    adding up to the decision) and the words that pushed it, for a German sentence (X and P) and a Portuguese one
+    (P alone: X does not serve it)."""
+    from gfun.datasets.sib200 import read_sib200_file
+    from gfun.persistence.loading import load_model
+
+    model = load_model(any_language_model)
+    texts = {lang: read_sib200_file(shared_data / "sib200" / folder / "test.tsv", lang)[0]["text"]
+             for lang, folder in (("de", "deu_Latn"), ("pt", "por_Latn"))}
+    with running_server(any_language_model) as url:
+        shown = {lang: (label_on_page(browser, url, text, lang=lang), explanation_on_page(browser))
+                 for lang, text in texts.items()}
+    for lang, (labelled, why) in shown.items():
+        assert "error" not in labelled and "error" not in why, (labelled, why)
+        expected = model.explain([texts[lang]], langs=[lang], top_words=6)[0]
+        assert list(why) == [lab.label for lab in expected.explained]
+        for lab in expected.explained:
+            drawn = why[lab.label]
+            assert drawn["contributions"] == pytest.approx({v.view: v.contribution for v in lab.views}, abs=1e-9)
+            assert lab.base_value + sum(drawn["contributions"].values()) == pytest.approx(lab.decision, abs=1e-8)
+            assert drawn["head"].startswith(f"{lab.label}: decision ")
+            for v in lab.views:
+                if v.words_up or v.words_down:
+                    assert [w.rsplit(" ", 1)[0] for w in drawn["words"][v.view]["up"]] == [
+                        "/".join(w.words) for w in v.words_up]
+        if lang == "pt":
+            assert all(why[lab]["contributions"]["x"] == 0.0 for lab in why)
