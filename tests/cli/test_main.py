@@ -27,6 +27,7 @@ from gfun.metrics.evaluation import evaluate, evaluate_model
 from gfun.persistence.loading import load_model, read_manifest
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.posteriors import PosteriorsView
+from tests.conftest import ROOT
 from tests.missing_modules import hide_modules
 
 
@@ -89,6 +90,46 @@ def test_evaluate_json_matches_table(files: dict[str, Path], gfun_model: Path,
     assert main(["-q", "evaluate", "--model", str(gfun_model), "--test", str(files["test"])]) == 0
     table = capsys.readouterr().out
     assert "F1M" in table and "average" in table
+
+
+def _help(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    return capsys.readouterr().out
+
+
+def _header(table: str) -> list[str]:
+    """The column names of a table printed by format_table (the line above the dashed rule)."""
+    lines = table.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if set(line) <= {"-", " "} and "-" in line) - 1].split()
+
+
+def test_every_printed_column_is_explained_in_help_and_docs(files: dict[str, Path], gfun_model: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The columns gfun evaluate and gfun demo print, and the measures and marks of gfun experiment's tables, are
+    each explained in the command's --help and in the user guide (F1M(present) among them)."""
+    import pandas as pd
+
+    import gfun.cli.demo
+    from gfun.metrics.columns import COLUMN_HELP
+
+    assert main(["-q", "evaluate", "--model", str(gfun_model), "--test", str(files["test"])]) == 0
+    evaluated = _header(capsys.readouterr().out)
+    assert "F1M(present)" in evaluated and "n_docs" in evaluated
+    table = pd.DataFrame({"F1_macro": [0.3], "F1_micro": [0.4], "K_macro": [0.2], "K_micro": [0.3],
+                          "fit_s": [1.0]}, index=pd.Index(["gFun-X"], name="method"))
+    monkeypatch.setattr(gfun.cli.demo, "run_demo", lambda **kw: table)
+    assert main(["-q", "demo"]) == 0
+    demo = _header(capsys.readouterr().out)
+    guide = (ROOT / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    for command, columns in ((("evaluate",), evaluated), (("demo",), demo),
+                             (("experiment", "many-shot"), ["F1M", "F1µ", "KM", "Kµ", "± std", "† ‡"])):
+        text = _help(capsys, *command)
+        for column in columns:
+            assert f"\n  {column}: " in text, (command, column)
+    for column in COLUMN_HELP:
+        assert f"| `{column}` |" in guide, column
 
 
 @pytest.mark.parametrize("method", ["naive", "fun"])

@@ -18,6 +18,7 @@ from gfun.cli.options import (  # shared with the main CLI
     parse_view_params,
     word_vectors_type,
 )
+from gfun.metrics.columns import columns_help
 
 __all__ = ["DEFAULT_CONFIGS", "DEFAULT_REFERENCE", "add_experiment_parser", "cmd_experiment",
            "settings_from_args"]
@@ -158,7 +159,9 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
              "recurrent": "Tables 6-7: the recurrent view (R_M, R_MW) alone and with the other views"}
     for name, text in helps.items():
         full, quick = DEFAULT_CONFIGS[name]
-        p = sub.add_parser(name, help=text, description=text.replace("%%", "%"), formatter_class=fmt)
+        p = sub.add_parser(name, help=text, description=text.replace("%%", "%"), formatter_class=fmt,
+                           epilog=columns_help(("method", "F1M", "F1µ", "KM", "Kµ", "± std", "† ‡"),
+                                               "what its tables show"))
         p.add_argument("--dataset", default=None, help="dataset name (see `gfun datasets list`); --quick: demo")
         p.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/<dataset>)")
         p.add_argument("--runs", type=int, default=None, help="number of runs (default 10; --quick: 2)")

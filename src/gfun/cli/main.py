@@ -42,6 +42,7 @@ from gfun.cli.options import (
 from gfun.configuration import METHODS
 from gfun.errors import MissingDependencyError
 from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
+from gfun.metrics.columns import columns_help
 
 __all__ = ["build_parser", "main"]
 
@@ -314,7 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="F1/K per language and on average", formatter_class=fmt,
                        description="Evaluate a saved model on labelled documents: F1 and K, macro and micro, "
-                                   "per language and averaged over languages.")
+                                   "per language and averaged over languages.",
+                       epilog=columns_help(("lang", "F1M", "F1µ", "KM", "Kµ", "F1M(present)", "n_docs",
+                                            "unknown_labels")))
     p.add_argument("--model", required=True, help="directory of a saved model")
     p.add_argument("--test", required=True, help="labelled test documents (.jsonl/.tsv)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -328,7 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("demo", help="train Naive, Fun and gFun on the bundled demo data and print the table",
-                       formatter_class=fmt)
+                       formatter_class=fmt, epilog=columns_help(("method", "F1M", "F1µ", "KM", "Kµ", "fit_s")),
+                       description="Train Naive, Pooled, Fun, gFun-X and gFun-XP (--full: also gFun-XW, gFun-XMW "
+                                   "and gFun-XMP) on the bundled demo data (Debian package descriptions in 5 "
+                                   "languages, 30 debtags) and print their test scores averaged over languages.")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--n-jobs", type=int, default=1,
                    help=N_JOBS_HELP + "; one job gives the README's table to the last digit: liblinear's random "

@@ -36,6 +36,20 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
             return action.help
         return super()._get_help_string(action)
 
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """A description or epilog with line breaks keeps them: each line is filled on its own (a list of items,
+        such as the columns of a table, one per line); without line breaks, the text is one paragraph."""
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        import textwrap
+
+        lines = []
+        for line in text.splitlines():
+            body = line.lstrip()
+            pad = indent + line[:len(line) - len(body)]
+            lines += textwrap.wrap(body, width, initial_indent=pad, subsequent_indent=pad + "    ") or [""]
+        return "\n".join(lines)
+
 
 def _out(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -22,7 +22,8 @@ DISPLAY_NAMES: dict[str, str] = {
     "K_micro": "Kµ",
     "F1_macro_present": "F1M(present)",
 }
-"""Short names used in printed tables (the paper writes F1^M, F1^µ, K^M, K^µ)."""
+"""Short names used in printed tables (the paper writes F1^M, F1^µ, K^M, K^µ); what each means:
+:data:`gfun.metrics.columns.COLUMN_HELP`."""
 
 
 def count_noun(n: int, noun: str) -> str:
