@@ -82,7 +82,9 @@ def add_plot_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="a saved gFun model with a W view, instead of --train")
     p.add_argument("--words", default=None, metavar="LANG:WORD,...",
                    help="rows, e.g. en:editor,de:Editor,it:editor (analysed as documents are: stems match); default: "
-                        "the --top terms of each language whose embedding peaks highest")
+                        "the --top terms of each language that say most about a class (strongest class "
+                        "association times the log of their document frequency, one class per term first: no "
+                        "term of a single document)")
     p.add_argument("--languages", default=None, help="languages of the default rows (default: the first 3)")
     p.add_argument("--top", type=int, default=4, help="default rows per language")
     p.add_argument("--show-classes", default=None, help="comma-separated classes to show (default: every class)")

@@ -153,7 +153,13 @@ def plot_word_class_embeddings(model: Any, words: Sequence[tuple[str, str]],
 
 
 def top_wce_terms(view: Any, lang: str, n: int) -> list[tuple[str, np.ndarray]]:
-    """The ``n`` vocabulary terms of ``lang`` whose word-class embedding peaks highest, with their embeddings.
+    """The ``n`` vocabulary terms of ``lang`` that say most about a class, with their word-class embeddings.
+
+    A term's score is its embedding's peak (its strongest class association, in standard deviations over the
+    vocabulary) times the log of its training document frequency: a term of a single document carries that
+    document's labels exactly and peaks highest, but says nothing (its score is 0), while a term of many documents
+    of one class is what the figure is meant to show. The terms are taken by score, one per class first (the class
+    of its peak), then the best of the others, so that the rows show as many classes as they can.
 
     Parameters
     ----------
@@ -165,15 +171,22 @@ def top_wce_terms(view: Any, lang: str, n: int) -> list[tuple[str, np.ndarray]]:
     Returns
     -------
     list of (term, ndarray)
-        Highest peak first (ties by term); terms are analysed forms (stems when the view stems).
+        In the order chosen (ties by term); terms are analysed forms (stems when the view stems).
     """
     if lang not in view.vectorizers_:
         raise KeyError(f"no word-class embeddings for language {lang!r} (fitted on {view.languages_})")
     matrix = view.matrices_[lang]
-    terms = {j: t for t, j in view.vectorizers_[lang].vocabulary_.items()}
-    peak = matrix.max(axis=1)
-    order = sorted(range(matrix.shape[0]), key=lambda j: (-peak[j], terms[j]))[:n]
-    return [(terms[j], matrix[j]) for j in order]
+    vectorizer = view.vectorizers_[lang]
+    terms = {j: t for t, j in vectorizer.vocabulary_.items()}
+    df = np.rint(vectorizer.n_docs_ * np.exp(-vectorizer.idf_))  # idf = ln(n_docs / df)
+    score = matrix.max(axis=1) * np.log(np.maximum(df, 1.0))
+    ranked = sorted((j for j in range(matrix.shape[0]) if score[j] > 0), key=lambda j: (-score[j], terms[j]))
+    first, rest, shown = [], [], set()
+    for j in ranked:
+        peak_class = int(matrix[j].argmax())
+        (rest if peak_class in shown else first).append(j)
+        shown.add(peak_class)
+    return [(terms[j], matrix[j]) for j in (first + rest)[:n]]
 
 
 def wce_figure(corpus: Any, savepath: str | os.PathLike, *, words: Sequence[tuple[str, str]] | None = None,
@@ -189,8 +202,9 @@ def wce_figure(corpus: Any, savepath: str | os.PathLike, *, words: Sequence[tupl
     savepath : path-like
         Output file (``.png``).
     words : sequence of (lang, word), optional
-        Rows (analysed as documents are). By default the ``top`` terms of each language of ``languages`` whose
-        embedding peaks highest (:func:`top_wce_terms`).
+        Rows (analysed as documents are). By default the ``top`` terms of each language of ``languages`` that say
+        most about a class: strongly associated with it and found in several training documents
+        (:func:`top_wce_terms`).
     languages : sequence of str, optional
         Languages of the default rows (default: every language of the view, at most 3, alphabetical).
     top : int
