@@ -65,3 +65,19 @@ def test_a_stale_readme_fails_with_a_diff_and_write_fixes_it(check_readme, demo_
     fixed = check_readme.demo_rows(stale.read_text(encoding="utf-8"))
     assert fixed["gFun-X"]["fit"] == demo_table["gFun-X"]["fit"] and fixed["gFun-XMW"] == rows["gFun-XMW"]
 
+
+
+def test_the_readme_explanation_reproduces(tmp_path: Path) -> None:
+    """The commands of README "Why this label?" print the explanation shown under them (gFun-XP on the demo)."""
+    import os
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Why this label?"):]
+    commands, shown = re.findall(r"```(?:bash)?\n(.*?)```", section, flags=re.DOTALL)[:2]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    out = subprocess.run(["bash", "-c", "set -eo pipefail\n" + commands.replace("gfun ", "gfun -q ")], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout[out.stdout.index("document vim"):] == shown  # after what the first two commands print

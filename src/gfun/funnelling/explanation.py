@@ -246,9 +246,8 @@ def _view_lines(v: ViewContribution) -> list[str]:
 
 
 def _word(w: WordEffect) -> str:
-    shown = "/".join(w.words)
-    same = any(word.lower() == w.term for word in w.words)  # the term is a word (not a stem): no need to show it
-    return (shown if same else f"{shown} [{w.term}]") + f" {w.value:+.3g}"
+    value = f"{w.value:+.3f}" if abs(w.value) >= 5e-4 else f"{w.value:+.1e}"
+    return f"{'/'.join(w.words)} {value}"
 
 
 # ---------------------------------------------------------------------------------------------- computing them
