@@ -130,3 +130,83 @@ def test_reading_a_large_vec_file_logs_how_far_it_is(tmp_path, caplog, monkeypat
     assert found.tolist() == [True, False] and matrix[0].tolist() == [450.0, 1.0]
     lines = [r.getMessage() for r in caplog.records]
     assert lines[0].startswith("wiki.multi.xx.vec: 100 of 500 lines (20%)") and len(lines) == 4, lines
+
+
+# ---------------------------------------------------------------------------------------------- a real terminal
+def run_in_terminal(argv: list[str], *, size: tuple[int, int] | None = None, env: dict | None = None,
+                    timeout: float = 120) -> bytes:
+    """What ``argv`` writes to a pseudo-terminal (its stdin, stdout and stderr): ``size`` (lines, columns) as a
+    window reports it, or none at all (0 x 0), as under ``script`` started without a terminal of its own."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import subprocess
+    import termios
+    import time
+
+    master, slave = pty.openpty()
+    if size is not None:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    out, deadline = b"", time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the child closed the terminal (EIO)
+                break
+            if not data:
+                break
+            out += data
+    finally:
+        os.close(master)
+        proc.kill() if proc.poll() is None else None
+        proc.wait(timeout=30)
+    return out
+
+
+_STEP = ("import time\n"
+         "from gfun.core.progress import Progress, show_bars\n"
+         "with show_bars(True), Progress(20, 'step', unit='words') as p:\n"
+         "    for _ in range(20):\n"
+         "        time.sleep(0.03)\n"
+         "        p.update(1)\n")
+
+
+@pytest.mark.parametrize("size", [None, (24, 100)], ids=["no-size", "24x100"])
+def test_a_bar_is_drawn_in_a_terminal_with_or_without_a_size(size: tuple[int, int] | None) -> None:
+    """The bar updates in place (carriage returns), also where the terminal reports no size (0 x 0: ``script`` run
+    without a terminal, ``docker exec`` without ``-t``), where tqdm alone measures -1 columns and draws nothing."""
+    out = run_in_terminal([sys.executable, "-c", _STEP], size=size)
+    frames = [f for f in out.decode("utf-8").split("\r") if f.startswith("step:")]
+    assert len(frames) >= 3, out  # the first frame and at least two updates, each after a carriage return
+    assert frames[0].startswith("step:   0%|") and "/20 [" in frames[-1]
+    assert all(len(f.rstrip()) <= (size[1] if size else 80) for f in frames), frames  # one line of the terminal
+
+
+def test_gfun_train_draws_its_bars_in_a_terminal(tmp_path) -> None:
+    """A real command: the M view's .vec files read under ``gfun train`` in a terminal without a size draw a bar
+    per file; with -q none."""
+    import os
+
+    from gfun.datasets.demo import load_demo
+    from tests.synthetic_vectors import write_vec_files
+
+    train, _ = load_demo()
+    idx = np.concatenate([ix[:20] for lang, ix in train.by_language().items() if lang in ("de", "en")])
+    train.subset(np.sort(idx)).to_jsonl(tmp_path / "train.jsonl")
+    write_vec_files(tmp_path / "vectors", langs=("de", "en"))
+    env = {**os.environ, "GFUN_CACHE": str(tmp_path / "cache")}  # the files are read, not found in a cache
+    argv = [sys.executable, "-m", "gfun.cli.main", "train", "--train", str(tmp_path / "train.jsonl"), "--views", "xm",
+            "--word-vectors", f"vec:{tmp_path / 'vectors'}", "--model", str(tmp_path / "model")]
+    out = run_in_terminal(argv, env=env)
+    assert b"\rwiki.multi.de.vec:   0%|" in out and b"\rwiki.multi.en.vec:   0%|" in out, out
+    assert b"model saved to" in out

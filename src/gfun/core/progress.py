@@ -12,12 +12,17 @@ reports through :class:`Progress` or :func:`progress_bar`, and the output follow
 Bars are wanted when the step's own ``progress`` flag says so, or everywhere inside :func:`show_bars` (``True``),
 which the ``gfun`` command turns on; ``show_bars(False)`` (``gfun -q``, which also raises logging to WARNING)
 turns every bar off whatever the flags say. tqdm is imported only when a bar is drawn.
+
+A terminal that reports no size (``script`` run without a terminal of its own, ``docker exec`` or ``ssh`` without
+``-t``, some CI runners: 0 columns and 0 lines) still gets its bars, :data:`FALLBACK_SIZE` wide; tqdm alone draws
+nothing there.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +35,9 @@ logger = logging.getLogger(__name__)
 
 #: Seconds between two progress log lines of a step (the first comes after this long).
 LOG_EVERY = 10.0
+
+#: Columns and lines assumed of a terminal that reports no size (tqdm would draw nothing there).
+FALLBACK_SIZE = (80, 24)
 
 #: ``None``: each step's ``progress`` flag decides; ``True``: a bar for every long step; ``False``: none at all.
 _BARS: bool | None = None
@@ -74,9 +82,26 @@ def progress_bar(iterable: Any, *, enabled: bool, desc: str, total: int | None =
     """
     if not bars_wanted(enabled):
         return iterable
+    return _tqdm(iterable, desc=desc, total=total)
+
+
+def _terminal_size() -> tuple[int, int]:
+    """The columns and lines standard error's terminal reports (0 where it reports none, or cannot be asked)."""
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor, or a closed one
+        return 0, 0
+    return size.columns, size.lines
+
+
+def _tqdm(iterable: Any = None, **kw: Any) -> Any:
+    """A tqdm bar on standard error, removed when done. Where the terminal reports no size, :data:`FALLBACK_SIZE`:
+    tqdm would take it for -1 columns and -1 lines, and draw nothing."""
     from tqdm.auto import tqdm
 
-    return tqdm(iterable, desc=desc, total=total, leave=False)
+    columns, lines = _terminal_size()
+    return tqdm(iterable, leave=False, ncols=columns if columns > 0 else FALLBACK_SIZE[0],
+                nrows=lines if lines > 0 else FALLBACK_SIZE[1], **kw)
 
 
 def format_duration(seconds: float) -> str:
@@ -132,9 +157,7 @@ class Progress:
         self._last_log = self.started
         self._bar = None
         if bars_wanted(True if progress is True else None):
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(total=self.total, desc=desc, unit=unit.rstrip("s") or unit, leave=False)
+            self._bar = _tqdm(total=self.total, desc=desc, unit=unit.rstrip("s") or unit)
 
     def update(self, n: int = 1) -> None:
         """``n`` more units done."""
