@@ -81,3 +81,14 @@ def test_gfun_explain_refusals_are_one_line(folder: Path, capsys: pytest.Capture
     assert main(["-q", "explain", "--model", str(NAIVE), "--input", str(folder / "test.jsonl")]) == 1
     err = capsys.readouterr().err
     assert "a NaiveClassifier model has no views to explain" in err and err.count("\n") == 1
+
+
+def test_gfun_explain_reads_what_gfun_predict_reads(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Documents without an id are numbered, documents without a language have it detected (the langid extra)."""
+    pytest.importorskip("py3langid")
+    docs = read_corpus(folder / "test.jsonl").select(["de"])
+    path = folder / "bare.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in docs.texts[:2]), encoding="utf-8")
+    assert main(["-q", "explain", "--model", str(folder / "model"), "--input", str(path), "--output", "-"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(rec["id"], rec["lang"]) for rec in lines] == [("0", "de"), ("1", "de")]

@@ -400,7 +400,8 @@ def saved_xw(demo, tmp_path_factory) -> Path:
 @pytest.mark.parametrize("key", ["meta/platt_A_", "meta/platt_B_", "meta/intercept_", "meta/support_vectors_",
                                  "meta/dual_coef_", "mapper/w/platt_A_", "mapper/w/platt_B_",
                                  "mapper/w/support_vectors_", "mapper/w/C_", "mapper_scaler/w/mean",
-                                 "mapper_scaler/w/scale", "scaler/mean", "scaler/scale", "view/w/de/matrix",
+                                 "mapper_scaler/w/scale", "scaler/mean", "scaler/scale", "meta_input/mean",
+                                 "view/w/de/matrix",
                                  "view/w/sif/global", "view/x/de/coef", "view/x/en/platt_A", "view/x/it/vec/idf"])
 def test_arrays_of_the_wrong_shape_are_refused_at_load_naming_file_and_array(saved_xw: Path, tmp_path: Path,
                                                                              key: str) -> None:

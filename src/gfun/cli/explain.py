@@ -13,7 +13,7 @@ import json
 import logging
 import time
 
-from gfun.cli.options import HelpFormatter, _out, _read
+from gfun.cli.options import HelpFormatter, _out, check_modules
 
 __all__ = ["add_explain_parser", "cmd_explain"]
 
@@ -22,8 +22,13 @@ logger = logging.getLogger("gfun.cli.main")
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from gfun.cli.output import check_prediction_output, prediction_output, writes_to_stdout
+    from gfun.corpus.files import read_records
+    from gfun.corpus.multilingual import MultilingualCorpus
     from gfun.persistence.loading import load_model
+    from gfun.predictions import complete_records
 
+    if args.detect_language:  # asked for explicitly: the extra is checked before anything is read
+        check_modules({"py3langid": "--detect-language"})
     if args.output is not None:
         check_prediction_output(args.output, args.input)
     if args.top_k is not None and args.top_k < 1:
@@ -34,8 +39,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if not callable(getattr(model, "explain", None)):
         raise ValueError(f"{args.model}: a {type(model).__name__} model has no views to explain (gfun explain "
                          "explains gFun and Fun models)")
-    docs = _read(args.input, list(model.classes_), "ignore", detect_language=bool(args.detect_language),
-                 on_missing_labels="negative")
+    # read as gfun predict reads: documents without an id are numbered, languages detected where missing
+    records, _ = complete_records(read_records(args.input), languages=list(getattr(model, "languages_", [])),
+                                  path=args.input)
+    docs = MultilingualCorpus.from_records(records, list(model.classes_), on_unknown_label="ignore", path=args.input,
+                                           on_missing_labels="negative")
     t0 = time.perf_counter()
     explained = model.explain(docs, labels=args.labels, top_k=args.top_k, top_words=args.top_words)
     logger.info("explained %d documents in %.1f s", len(docs), time.perf_counter() - t0)
@@ -62,7 +70,9 @@ def add_explain_parser(sub: argparse._SubParsersAction) -> None:
                     "the word is removed). See docs/user-guide.md, 'Explanations'.")
     p.add_argument("--model", required=True, help="directory of a saved model")
     p.add_argument("--input", required=True,
-                   help="documents to explain (.jsonl/.tsv; labels ignored; - reads JSONL from standard input)")
+                   help="documents to explain, as gfun predict reads them (.jsonl/.tsv; labels ignored; a document "
+                   "without 'id' gets its position, one without 'lang' its detected language; - reads JSONL from "
+                   "standard input)")
     p.add_argument("--output", default=None,
                    help="write one JSON object per document to this JSONL file (- for standard output) instead of "
                    "the text; never the input or a file of a model")
@@ -71,6 +81,5 @@ def add_explain_parser(sub: argparse._SubParsersAction) -> None:
                    "best-scoring one when none is predicted)")
     p.add_argument("--top-k", type=int, default=None, help="explain each document's K best-scoring labels instead")
     p.add_argument("--top-words", type=int, default=10, help="most words shown per view, up and down (0: none)")
-    p.add_argument("--detect-language", action="store_true",
-                   help="identify the language of documents without a 'lang' field (needs gfun[langid])")
+    p.add_argument("--detect-language", action="store_true", help=argparse.SUPPRESS)  # detection is the default
     p.set_defaults(func=cmd_explain)
