@@ -57,6 +57,20 @@ def test_on_dask_cluster_follows_the_joblib_backend() -> None:
         assert not on_dask_cluster()
 
 
+def test_on_dask_cluster_under_the_dask_backend(dask_client) -> None:
+    with parallel_config(backend="dask"):
+        assert on_dask_cluster()
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A client of a ``LocalCluster`` of 2 single-threaded worker processes, shared by this module's tests."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
 @pytest.fixture(scope="module")
 def small_demo():
     train, test = load_demo()
@@ -66,7 +80,7 @@ def small_demo():
 
 
 @pytest.mark.parametrize("max_memory", ["2GB", "1MB"])  # exact meta-classifier; Nystroem least squares
-def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo, max_memory: str) -> None:
+def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo, dask_client, max_memory: str) -> None:
     distributed = pytest.importorskip("distributed")
     train, test = small_demo
     # the paper's mean aggregation: select's choice among candidates and its F1 thresholds turn last-bit
@@ -79,12 +93,49 @@ def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo, max_mem
     # threads make tier 1 move by ~1e-5 from run to run, which the Nystroem landmarks (k-means) can amplify
     local = GeneralizedFunnelling(**{**params, "n_jobs": 1}).fit(train)
     assert local.meta_.method_ == (None if max_memory == "2GB" else "nystroem-ls")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        with distributed.get_task_stream(client) as stream, parallel_config(backend="dask"):
-            remote = GeneralizedFunnelling(**params).fit(train)
-        assert len(stream.data) > 0  # the jobs ran on the cluster's workers
-        assert {task["worker"] for task in stream.data} <= set(client.scheduler_info()["workers"])
+    with distributed.get_task_stream(dask_client) as stream, parallel_config(backend="dask"):
+        remote = GeneralizedFunnelling(**params).fit(train)
+    assert len(stream.data) > 0  # the jobs ran on the cluster's workers
+    assert {task["worker"] for task in stream.data} <= set(dask_client.scheduler_info()["workers"])
     assert (remote.predict(test) == local.predict(test)).mean() >= 0.995  # see the tolerance note below
     # the workers' BLAS may sum in another order: libsvm then stops at another point within its tolerance
     np.testing.assert_allclose(remote.predict_proba(test), local.predict_proba(test), atol=5e-3)
+
+
+@pytest.mark.slow  # ~30 s of CPU: two worker processes import torch and load the encoder, two fits of gFun-XB
+@pytest.mark.torch
+def test_every_tier_runs_on_a_dask_local_cluster_and_gives_the_local_fit(small_demo, dask_client, tmp_path) -> None:
+    """gFun-XB under ``parallel_config(backend="dask")`` on 2 single-threaded worker processes: the X view's
+    languages and classes, the B view's frozen pass (each worker loads the tiny encoder from its folder), the B
+    mapper's Nystroem passes, the meta-classifier's folds and classes and ``select``'s candidates run on the workers,
+    and the fitted model is the local one, bit for bit."""
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.neural_fixtures import tiny_bert_folder
+
+    train, test = small_demo
+    folder = tiny_bert_folder(tmp_path / "tiny-bert", train.texts, layers=3)
+    tiny_b = {"model": str(folder), "preset": "cpu", "trainable_layers": 1, "max_epochs": 1, "lr": 1e-2,
+              "head_lr": 1e-2, "max_length": 32, "batch_size": 16, "eval_batch_size": 16, "head_epochs": 0,
+              "device": "cpu"}
+
+    def model(n_jobs: int) -> GeneralizedFunnelling:
+        return GeneralizedFunnelling(
+            views="xb", view_params={"x": {"cv": 3}, "b": tiny_b},
+            # the default meta-classifier, exact (libsvm: its folds and classes); the mapper forced approximate
+            mapper=default_mapper().set_params(cv=3, approximation="nystroem-ls", n_components=40),
+            random_state=0, n_jobs=n_jobs)
+
+    local = model(1).fit(train)  # one job: liblinear's generator is shared by the threads of a process
+    with distributed.get_task_stream(dask_client) as stream, parallel_config(backend="dask"):
+        remote = model(2).fit(train)
+    workers = set(dask_client.scheduler_info()["workers"])
+    ran = {task["key"] for task in stream.data}
+    assert {task["worker"] for task in stream.data} == workers  # both workers took part
+    for job in ("_fit_vectorizer", "_fit_language", "_frozen_batches", "normal_equations", "held_out_scores", "_path",
+                "_fit_binary"):
+        assert any(job in key for key in ran), f"no {job} job ran on the workers"
+    assert remote.selected_views_ == local.selected_views_ and remote.aggregation_.scores_ == local.aggregation_.scores_
+    assert np.array_equal(remote.decision_function(test), local.decision_function(test))
+    assert np.array_equal(remote.predict_proba(test), local.predict_proba(test))
