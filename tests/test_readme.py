@@ -32,6 +32,31 @@ def test_the_make_demo_table_reproduces(check_readme, demo_table) -> None:
     assert check_readme.compare_demo(fast, demo_table) == []
 
 
+def test_gfun_demo_prints_the_readme_table(check_readme, demo_table, monkeypatch, capsys) -> None:
+    """`make demo` (gfun demo) prints the table as the README shows it: its columns, the README's rows in its order,
+    the scores with 3 decimals (whether they are the README's is the test above; fit times are the machine's)."""
+    import pandas as pd
+
+    import gfun.cli.demo
+    from gfun.cli.main import main
+
+    columns = [*check_readme.MEASURES, "fit_s"]
+    table = pd.DataFrame.from_dict(
+        {name: dict(zip(columns, map(float, [*row["scores"], row["fit"]]), strict=True))
+         for name, row in demo_table.items()}, orient="index").rename_axis("method")
+    monkeypatch.setattr(gfun.cli.demo, "run_demo", lambda **kw: table)  # the table reproduced once, above
+    assert main(["-q", "demo"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = text.split("prints a table like:", 1)[1].split("```", 2)[1].strip().splitlines()
+    head = next(i for i, line in enumerate(printed) if line.split()[:1] == ["method"])
+    assert printed[head].split() == shown[0].split() and set(printed[head + 1]) == set(shown[1]) == {"-", " "}
+    rows = [line.split() for line in printed[head + 2:head + 2 + len(demo_table)]]
+    readme = check_readme.demo_rows(text)
+    assert [row[0] for row in rows] == [name for name, r in readme.items() if not r["full"]]
+    assert all(row[1:5] == demo_table[row[0]]["scores"] for row in rows), rows
+
+
 def test_the_make_demo_full_rows_reproduce(check_readme) -> None:
     """The rows of ``make demo-full`` (the torch extra, which ``make test`` installs, gives M its word vectors)."""
     pytest.importorskip("torch")

