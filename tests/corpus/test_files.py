@@ -47,3 +47,17 @@ def test_to_jsonl_leaves_the_old_file_when_a_record_cannot_be_written(tmp_path: 
         bad.to_jsonl(target)
     assert target.read_bytes() == before and os.listdir(tmp_path) == [target.name]
     assert read_corpus(target).ids == ["a", "b"]
+
+
+def test_read_records_reads_by_extension(tmp_path) -> None:
+    from gfun.corpus.files import read_records
+    from gfun.datasets.demo import load_demo
+
+    train, _ = load_demo()
+    sample = train.subset(range(3))
+    sample.to_jsonl(tmp_path / "a.jsonl.gz")
+    sample.to_tsv(tmp_path / "a.tsv")
+    for name in ("a.jsonl.gz", "a.tsv"):
+        records = read_records(tmp_path / name)
+        assert [r["id"] for r in records] == sample.ids and [r["__line__"] for r in records] == (
+            [1, 2, 3] if name.endswith("gz") else [2, 3, 4])

@@ -37,8 +37,8 @@ __all__ = ["CorpusFormatError", "Document", "MultilingualCorpus", "binarize_labe
 logger = logging.getLogger(__name__)
 
 #: Appended to the error about a document without a language.
-_DETECT_HINT = (" (detect_language=True, on the command line gfun predict --detect-language, detects the language "
-                "from the text; needs gfun[langid])")
+_DETECT_HINT = (" (detect_language=True detects the language from the text, as gfun predict and gfun serve do for "
+                "documents without one; needs gfun[langid])")
 MissingLabels = Literal["warn", "error", "negative"]
 
 
