@@ -82,8 +82,9 @@ def test_rbf_svm_folds_log_the_time_left(caplog: pytest.LogCaptureFixture) -> No
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 4))
-    with caplog.at_level(logging.INFO, logger="gfun.svm.kernel"):
+    with caplog.at_level(logging.DEBUG, logger="gfun.svm.kernel"):
         RBFSVMOvR(C=1.0, cv=3, probability=True, verbose=True, random_state=0).fit(X, (X[:, :2] > 0).astype(int))
+    assert all(r.levelno == logging.DEBUG for r in caplog.records if "fold" in r.getMessage())  # quick folds
     folds = [r.getMessage() for r in caplog.records if "fold" in r.getMessage()]
     assert len(folds) == 3 and all("60 documents" in m for m in folds)
     assert "about" in folds[0] and "left" in folds[0] and "left" not in folds[-1]
