@@ -129,3 +129,17 @@ def test_select_C_ties_go_to_the_smaller_C_for_any_grid_order(en) -> None:
     Y = np.column_stack([Y[:, :1], np.zeros(len(Y), dtype=int)])
     folds = make_folds(X.shape[0], 3, random_state=0)
     assert select_C(X, Y, [100.0, 0.01, 1.0], folds, random_state=0)[1] == 0.01
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+def test_the_models_are_the_same_bits_for_any_n_jobs(loss: str) -> None:
+    """Classes solved at the same time on threads draw liblinear's coordinate order from generators of their own:
+    n_jobs=4 (five times) gives the models of n_jobs=1 byte for byte."""
+    train = load_demo()[0].select("en")
+    X = sp.csr_matrix(TfidfVectorizer("en").fit_transform(train.texts))
+    Y = train.Y.toarray()
+    Y = Y[:, Y.sum(axis=0) >= 5]  # 28 classes that reach the solver
+    one = fit_linear_ovr(X, Y, 1.0, loss=loss, random_state=0)
+    for _ in range(5):
+        four = fit_linear_ovr(X, Y, 1.0, loss=loss, random_state=0, n_jobs=4)
+        assert four.coef.tobytes() == one.coef.tobytes() and four.intercept.tobytes() == one.intercept.tobytes()

@@ -139,3 +139,50 @@ def test_a_mismatch_falls_back_to_the_public_estimator_with_equal_results(data, 
     np.testing.assert_array_equal(fallen_back, public)
     np.testing.assert_allclose(fast, public, rtol=1e-5, atol=1e-6)
     assert (np.sign(fast) == np.sign(public)).mean() > 0.999
+
+
+# ------------------------------------------------------------------------------------- a generator per solve
+def test_a_solve_running_while_another_does_gets_a_copy_of_the_module(monkeypatch) -> None:
+    """Each concurrent solve has a module (and so a liblinear generator) of its own; the copies are kept."""
+    real = sklearn_private.liblinear
+    lender = sklearn_private.LiblinearModules(real)
+    with lender.lend() as first, lender.lend() as second:
+        assert first is real and second is not real and second.train_wrap is not real.train_wrap
+    with lender.lend() as again, lender.lend() as other:
+        assert {id(again), id(other)} == {id(real), id(second)}  # no third module
+    assert len(lender.modules) == 2 and lender.shared_because is None
+    X, y = sklearn_private._probe_problem()
+    args = (X, y, False, 1, 1e-4, 1.0, 1.0, np.ones(2), 1000, 7, 0.1, np.ones(len(y)))
+    np.testing.assert_array_equal(second.train_wrap(*args)[0], real.train_wrap(*args)[0])  # the same code
+
+
+def test_without_copies_the_solves_take_turns_and_give_the_same_models(data, monkeypatch) -> None:
+    monkeypatch.setattr(sklearn_private, "_lenders", {})
+    monkeypatch.setattr(sklearn_private, "_copy_refusal", lambda module: "this platform cannot load copies")
+    threaded = fit_linear_ovr(data[0], data[1], C=1.0, random_state=0, n_jobs=4)
+    (lender,) = sklearn_private._lenders.values()
+    assert lender.modules == [sklearn_private.liblinear] and "cannot load copies" in lender.shared_because
+    np.testing.assert_array_equal(threaded.coef, _linear(data)[:, :-1])
+
+
+def test_the_public_estimator_path_gives_the_same_models_on_threads(data, monkeypatch) -> None:
+    X, Y, _ = data
+    monkeypatch.setattr(gfun.svm.linear, "_liblinear", None)  # LinearSVC.fit per class, on threads
+    one = fit_linear_ovr(X, Y, C=1.0, random_state=0)
+    for _ in range(3):
+        np.testing.assert_array_equal(fit_linear_ovr(X, Y, C=1.0, random_state=0, n_jobs=4).coef, one.coef)
+
+
+def test_copies_are_refused_where_they_would_share_one_generator(monkeypatch) -> None:
+    import os
+    import sys
+
+    real = sklearn_private.liblinear
+    if os.name == "posix":  # modules are loaded RTLD_LOCAL: a copy has a generator of its own
+        assert sklearn_private._copy_refusal(real) is None
+    else:
+        assert "POSIX" in sklearn_private._copy_refusal(real)
+    assert "not a compiled module" in sklearn_private._copy_refusal(SimpleNamespace(__name__="stand_in"))
+    if os.name == "posix":
+        monkeypatch.setattr(sys, "getdlopenflags", lambda: os.RTLD_NOW | os.RTLD_GLOBAL)
+        assert "RTLD_GLOBAL" in sklearn_private._copy_refusal(real)

@@ -270,7 +270,7 @@ class RBFSVMOvR(BaseEstimator):
         cache = LIBSVM_CACHE_MB if precomputed else 500.0
         jobs = (delayed(_fit_binary)(Kx, Y[:, j], float(Cs[j]), self.gamma_, precomputed, self.class_weight,
                                      self.tol, cache) for j in range(Y.shape[1]))
-        return run_parallel(jobs, self.n_jobs)
+        return run_parallel(jobs, self.n_jobs, blas_threads=1)  # the same bits for any n_jobs (see _validate)
 
     def _path(self, Ktr: np.ndarray, Kte: np.ndarray | None, Xte: np.ndarray | None, Xtr: np.ndarray | None,
               y: np.ndarray, grid: list[float], precomputed: bool) -> np.ndarray:
@@ -377,7 +377,9 @@ class RBFSVMOvR(BaseEstimator):
                 jobs = (delayed(self._path)(Ktr, Kte, X_te[te] if Kte is None else None,
                                             X[tr] if Kte is None else None, Y[tr, j], grid, precomputed)
                         for j in range(k))
-                for j, dec in enumerate(run_parallel(jobs, self.n_jobs)):
+                # one BLAS thread per job whatever n_jobs: a matrix-vector product's summation order (and so
+                # its last bits) depends on the number of BLAS threads
+                for j, dec in enumerate(run_parallel(jobs, self.n_jobs, blas_threads=1)):
                     oof[:, te, j] = dec
                 del Ktr, Kte, jobs  # before the next fold's blocks are computed (else two folds' blocks coexist)
                 if self.verbose:  # each fold at DEBUG; at INFO only on a long fit, every LOG_EVERY seconds

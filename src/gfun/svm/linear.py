@@ -22,7 +22,7 @@ from sklearn.svm import LinearSVC
 from gfun.core.parallel import run_parallel
 from gfun.metrics.measures import f1_from_counts
 from gfun.svm.sklearn_private import liblinear as _liblinear  # None when unusable: LinearSVC is the fallback
-from gfun.svm.sklearn_private import liblinear_binary
+from gfun.svm.sklearn_private import liblinear_binary, public_liblinear
 
 __all__ = ["LinearOvR", "cross_val_decision", "fit_linear_ovr", "make_folds", "select_C"]
 
@@ -94,7 +94,8 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
         warnings.simplefilter("ignore", ConvergenceWarning)
         svm = LinearSVC(C=C, loss=loss, class_weight=class_weight, dual=True, max_iter=max_iter, tol=_TOL,
                         random_state=random_state)
-        svm.fit(X, y)
+        with public_liblinear():  # its generator is the module's: one solve at a time
+            svm.fit(X, y)
     return svm.coef_[0].astype(np.float32), float(svm.intercept_[0])
 
 
@@ -115,7 +116,8 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
     random_state, max_iter
         Passed to :class:`sklearn.svm.LinearSVC`.
     n_jobs : int, optional
-        Classes fitted in parallel threads (liblinear releases the GIL).
+        Classes fitted in parallel threads (liblinear releases the GIL); the models are the same for any
+        ``n_jobs`` (each concurrent solve draws from a generator of its own: see :mod:`gfun.svm.sklearn_private`).
     """
     Y = np.asarray(Y)
     if sp.issparse(X):

@@ -16,19 +16,36 @@ scikit-learn release. So:
 
 ``tests/svm/test_sklearn_private.py`` checks that the fallback gives the same models. The fast path is checked
 against the public estimators at the lowest supported scikit-learn too (see the README's Development section).
+
+liblinear's dual solvers visit the coordinates in a random order drawn from one generator per loaded module
+(scikit-learn's ``newrand``), which every call seeds when it starts: two solves running at once in threads of one
+process would draw from it in turn, and their models would depend on the threads' timing. :func:`liblinear_module`
+therefore lends each solve a module of its own (see :class:`LiblinearModules`), so that a model depends only on its
+inputs and seed, whatever ``n_jobs``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib
+import importlib.machinery
+import importlib.util
 import inspect
 import logging
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-__all__ = ["LIBLINEAR_TRAIN_WRAP", "LIBSVM_FIT", "liblinear", "liblinear_binary", "libsvm", "libsvm_binary"]
+__all__ = ["LIBLINEAR_TRAIN_WRAP", "LIBSVM_FIT", "LiblinearModules", "liblinear", "liblinear_binary",
+           "liblinear_module", "libsvm", "libsvm_binary", "public_liblinear"]
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +157,128 @@ liblinear = checked_module("sklearn.svm._liblinear", "train_wrap", LIBLINEAR_TRA
 libsvm = checked_module("sklearn.svm._libsvm", "fit", LIBSVM_FIT, _libsvm_agrees)
 
 
+#: The symbol of the generator in scikit-learn's liblinear (``newrand.h``); a copy of the module has a generator of
+#: its own only if the dynamic loader does not bind every copy to one definition of it visible process-wide.
+_GENERATOR_SYMBOL = "mt_rand"
+
+
+def _copy_refusal(module: Any) -> str | None:
+    """Why copies of ``module`` cannot be loaded with generators of their own (None: they can)."""
+    path = getattr(module, "__file__", None)
+    if not path or not path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        return "it is not a compiled module"
+    if os.name != "posix":
+        return "copies of a compiled module are loaded on POSIX systems only"
+    if sys.getdlopenflags() & os.RTLD_GLOBAL:
+        return "Python loads compiled modules with RTLD_GLOBAL (every copy would share one generator)"
+    try:
+        getattr(ctypes.CDLL(None), _GENERATOR_SYMBOL)
+    except AttributeError:
+        return None
+    return f"its generator ({_GENERATOR_SYMBOL}) is visible process-wide (every copy would share it)"
+
+
+def _load_copy(module: ModuleType) -> ModuleType:
+    """``module`` loaded once more from a copy of its file: the loader gives each file its own globals."""
+    folder = tempfile.mkdtemp(prefix="gfun-liblinear-")
+    try:
+        path = os.path.join(folder, os.path.basename(module.__file__ or ""))
+        shutil.copyfile(module.__file__ or "", path)
+        loader = importlib.machinery.ExtensionFileLoader(module.__name__, path)
+        spec = importlib.util.spec_from_file_location(module.__name__, path, loader=loader)
+        if spec is None:
+            raise ImportError(f"no import spec for {path}")
+        copy = importlib.util.module_from_spec(spec)
+        loader.exec_module(copy)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # the loaded file stays mapped
+    if copy is module or getattr(copy, "train_wrap", None) is getattr(module, "train_wrap", None):
+        raise ImportError("the loader returned the module already loaded")
+    return copy
+
+
+class LiblinearModules:
+    """Lends each liblinear solve running at the same time in this process a module of its own.
+
+    The first solve gets ``module`` itself; a solve that starts while every module is lent gets a new copy (see
+    :func:`_load_copy`), kept for later solves: as many modules as solves ever ran at once (``n_jobs``). Every
+    module runs the same code, and each call seeds the generator of its module before drawing from it, so a
+    model is the same whichever module solved it. Where copies cannot be loaded (:func:`_copy_refusal`, or the
+    loading fails), solves wait for the one module: the same models, one solve at a time.
+    """
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        self.modules = [module]
+        self._free = [module]
+        self._available = threading.Condition()
+        self.shared_because: str | None = None  # why copies are not made (None: they are, as needed)
+
+    @contextmanager
+    def lend(self, *, original: bool = False) -> Iterator[Any]:
+        """A module no other solve is using, for the duration of the ``with`` block (``original``: ``module``
+        itself, which is what scikit-learn's public estimators call)."""
+        with self._available:
+            while True:
+                if original and self.module in self._free:
+                    mod = self.module
+                    break
+                if not original and self._free:
+                    mod = self._free[-1]
+                    break
+                if not original and self.shared_because is None:
+                    mod = self._add_copy()
+                    if mod is not None:
+                        break
+                self._available.wait()
+            self._free.remove(mod)
+        try:
+            yield mod
+        finally:
+            with self._available:
+                self._free.append(mod)
+                self._available.notify_all()
+
+    def _add_copy(self) -> Any | None:
+        """A new copy of ``module``, kept (in ``modules`` and among the free ones, for the caller to take), or None
+        if none can be loaded (then ``shared_because`` says why, and solves take turns from now on)."""
+        why = _copy_refusal(self.module)
+        if why is None:
+            try:
+                copy = _load_copy(self.module)
+            except Exception as exc:  # noqa: BLE001 - any failure to load means: take turns
+                why = f"a copy does not load ({type(exc).__name__}: {exc})"
+            else:
+                self.modules.append(copy)
+                self._free.append(copy)
+                logger.debug("liblinear: %d modules for concurrent solves", len(self.modules))
+                return copy
+        self.shared_because = why
+        logger.info("liblinear solves of this process take turns (each model stays the same for any n_jobs): "
+                    "%s cannot be loaded twice: %s", getattr(self.module, "__name__", self.module), why)
+        return None
+
+
+_lenders: dict[int, LiblinearModules] = {}
+_lenders_lock = threading.Lock()
+
+
+def liblinear_module(module: Any, *, original: bool = False) -> AbstractContextManager[Any]:
+    """``with liblinear_module(mod) as m:`` a module running ``mod``'s code that no other solve is using meanwhile
+    (:class:`LiblinearModules`); ``original=True`` waits for ``mod`` itself (what ``LinearSVC.fit`` calls)."""
+    with _lenders_lock:
+        lender = _lenders.get(id(module))
+        if lender is None or lender.module is not module:
+            lender = _lenders[id(module)] = LiblinearModules(module)
+    return lender.lend(original=original)
+
+
+def public_liblinear() -> AbstractContextManager[Any]:
+    """``with public_liblinear():`` around ``LinearSVC.fit``: no other solve uses scikit-learn's liblinear module
+    (and its generator) meanwhile."""
+    return liblinear_module(importlib.import_module("sklearn.svm._liblinear"), original=True)
+
+
 def _abandon(name: str, exc: BaseException) -> None:
     if name not in disabled:
         logger.warning("scikit-learn's private %s failed (%s: %s); gfun uses the public estimator from now on",
@@ -151,13 +290,13 @@ def liblinear_binary(X: Any, y: np.ndarray, is_sparse: bool, solver: int, tol: f
                      class_weight: np.ndarray, max_iter: int, seed: int) -> tuple[np.ndarray, float] | None:
     """liblinear's binary L2-regularised SVM (labels 0/1, bias 1, unit sample weights): ``(coef float32,
     intercept)``, or None when the private function is unavailable or misbehaves (use ``LinearSVC`` then)."""
-    mod = liblinear
-    if mod is None or "train_wrap" in disabled:
+    if liblinear is None or "train_wrap" in disabled:
         return None
     try:
-        mod.set_verbosity_wrap(0)
-        raw, n_iter = mod.train_wrap(X, np.asarray(y, dtype=np.float64), is_sparse, solver, tol, 1.0, float(C),
-                                     class_weight, max_iter, seed, 0.1, np.ones(X.shape[0]))
+        with liblinear_module(liblinear) as mod:
+            mod.set_verbosity_wrap(0)
+            raw, n_iter = mod.train_wrap(X, np.asarray(y, dtype=np.float64), is_sparse, solver, tol, 1.0, float(C),
+                                         class_weight, max_iter, seed, 0.1, np.ones(X.shape[0]))
         model = _liblinear_model(raw, X.shape[1])
         if max(n_iter) >= max_iter:
             logger.debug("liblinear reached max_iter=%d (C=%g)", max_iter, C)
