@@ -44,9 +44,10 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return Ztr.astype(np.float64), Ytr, Zte.astype(np.float64), Yte
 
 
-@pytest.mark.parametrize("shape", [(300, 30), (1000, 73), (500, 384)])
+@pytest.mark.parametrize("shape", [(300, 30), (1000, 73), (500, 384), (1600, 73)])
 def test_rbf_kernel_inplace_is_sklearns_bit_for_bit(shape: tuple[int, int]) -> None:
-    """The in-place Gram and cross kernels equal sklearn's exactly (the SVMs trained on them cannot move)."""
+    """The in-place Gram and cross kernels equal sklearn's exactly (the SVMs trained on them cannot move), in
+    blocks of rows and, for the largest (above ``THREADED_FROM`` entries), on threads."""
     from sklearn.metrics.pairwise import rbf_kernel
 
     rng = np.random.RandomState(shape[0])
@@ -351,6 +352,42 @@ def test_validate_then_finish_is_fit(data, threshold: str) -> None:
     np.testing.assert_allclose(part.predict_proba(X), full.predict_proba(X), rtol=1e-10, atol=1e-12)
 
 
+def test_validate_reuses_the_held_out_decisions_of_a_known_C(data, monkeypatch) -> None:
+    """A grid validation given a validation at one of its C values (how select compares its candidates) does not
+    train that C again, and chooses C, thresholds and sigmoids as the whole grid does."""
+    import gfun.svm.kernel as kernel
+
+    X, Y = data[0], data[1]
+    settings = {"cv": 3, "threshold": "validated", "random_state": 0, "C_grid": GRID}
+    whole = RBFSVMOvR(C="cv", **settings).validate(X, Y)
+    at_one = RBFSVMOvR(C=1.0, probability=False, **settings).validate(X, Y)
+    trained: list[float] = []
+    fit_binary = kernel._fit_binary
+    monkeypatch.setattr(kernel, "_fit_binary", lambda Kx, y, C, *a: trained.append(C) or fit_binary(Kx, y, C, *a))
+    reused = RBFSVMOvR(C="cv", **settings).validate(X, Y, known=at_one)
+    assert trained and 1.0 not in trained  # the other C values only
+    np.testing.assert_array_equal(reused.C_, whole.C_)
+    np.testing.assert_allclose(reused.cv_scores_, whole.cv_scores_)
+    np.testing.assert_array_equal(reused.threshold_, whole.threshold_)
+    np.testing.assert_allclose(reused.platt_A_, whole.platt_A_, rtol=1e-12)
+    with pytest.raises(ValueError, match="known must be validated on the same data and folds"):
+        RBFSVMOvR(C="cv", **{**settings, "cv": 4}).validate(X, Y, known=at_one)
+    with pytest.raises(ValueError, match="at one C of C_grid"):
+        RBFSVMOvR(C="cv", **{**settings, "C_grid": (0.1, 10.0)}).validate(X, Y, known=at_one)
+
+
+def test_calibrate_fits_the_sigmoids_validate_would_have(data) -> None:
+    """A validation without sigmoids (select's comparison), calibrated afterwards, is the validation with them."""
+    X, Y = data[0], data[1]
+    settings = {"C": 1.0, "cv": 3, "threshold": "validated", "random_state": 0}
+    with_platt = RBFSVMOvR(probability=True, **settings).validate(X, Y)
+    later = RBFSVMOvR(probability=False, **settings).validate(X, Y)
+    assert later.platt_A_ is None
+    later.set_params(probability=True).calibrate(Y)
+    np.testing.assert_array_equal(later.platt_A_, with_platt.platt_A_)
+    np.testing.assert_array_equal(later.platt_B_, with_platt.platt_B_)
+
+
 # ------------------------------------------------------------------------------- memory budget, least squares
 def test_parse_memory_and_exact_memory() -> None:
     from gfun.svm.memory_budget import exact_memory, parse_memory
@@ -440,7 +477,8 @@ def test_row_block_jobs_give_the_same_model_on_threads_and_on_a_dask_cluster(dat
             fits["dask"] = RBFSVMOvR(**kw).fit(Ztr, Ytr, X_val=Zval)
             remote_scores = fits["dask"].decision_function(Zte, batch_size=8)  # 60 rows: 2 blocks of 5 batches
     tasks = {task["key"] for task in stream.data}
-    expected = ["_decision_rows"] + (["normal_equations", "held_out_scores"] if approximation else ["_path"])
+    expected = ["_decision_rows"] + (["normal_equations", "ridge_path", "held_out_scores"] if approximation
+                                     else ["_path"])
     for name in expected:
         assert any(name in key for key in tasks), (name, tasks)
     reference = _fitted_arrays(fits[1])

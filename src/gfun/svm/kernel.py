@@ -316,7 +316,7 @@ class RBFSVMOvR(BaseEstimator):
         return self.finish(X, Y)
 
     def validate(self, X: np.ndarray, Y: object, X_val: np.ndarray | None = None,
-                 groups: np.ndarray | None = None) -> RBFSVMOvR:
+                 groups: np.ndarray | None = None, *, known: RBFSVMOvR | None = None) -> RBFSVMOvR:
         """The cross-validation part of :meth:`fit` alone: C, thresholds, Platt sigmoids, no final models.
 
         Sets ``C_``, ``cv_scores_``, ``threshold_``, ``oof_decision_`` and ``validated_decision_`` (the
@@ -324,8 +324,18 @@ class RBFSVMOvR(BaseEstimator):
         enough to compare inputs by their validated predictions for a fraction of the cost of a fit (the
         folds' models only, no final models). :meth:`finish` then trains the final models of the one kept.
         (With ``approximation`` the final models are trained here already.)
+
+        ``known``: a model this one's settings (folds, seed, tolerance, threshold rule) already validated on the
+        same ``X``, ``Y``, ``X_val`` and ``groups`` at a single C of ``C_grid`` (``select`` compares its candidates
+        so): its held-out decisions stand for that C's, which is not trained again; the rest of the grid is.
         """
-        return self._validate(X, Y, X_val, groups)
+        return self._validate(X, Y, X_val, groups, known)
+
+    def calibrate(self, Y: object) -> RBFSVMOvR:
+        """Fit the Platt sigmoids of a model validated with ``probability=False`` (set ``probability=True``
+        first), on the held-out decisions of that validation, as :meth:`validate` itself would have."""
+        self._set_platt(_as_dense_labels(Y))
+        return self
 
     def _method(self, n: int, k: int, n_grid: int) -> str | None:
         """The approximation this fit uses (``None``: exact), ``approximation="auto"`` resolved by the budget."""
@@ -339,8 +349,8 @@ class RBFSVMOvR(BaseEstimator):
                        budget / 2**30, min(int(self.n_components), n))
         return "nystroem-ls"
 
-    def _validate(self, X: np.ndarray, Y: object, X_val: np.ndarray | None, groups: np.ndarray | None
-                  ) -> RBFSVMOvR:
+    def _validate(self, X: np.ndarray, Y: object, X_val: np.ndarray | None, groups: np.ndarray | None,
+                  known: RBFSVMOvR | None = None) -> RBFSVMOvR:
         grid = self._check_params()
         X = np.ascontiguousarray(X, dtype=np.float64)
         Y = _as_dense_labels(Y)
@@ -360,14 +370,16 @@ class RBFSVMOvR(BaseEstimator):
             return self._fit_nystroem(X, Y, grid, X_val, groups)
         if self.method_ == "nystroem-ls":
             return self._fit_nystroem_ls(X, Y, grid, X_val, groups)
+        reused = self._known_decisions(known, grid, Y.shape)
+        trained = [c for g, c in enumerate(grid) if reused is None or g != reused[0]]  # the C values fitted here
         self.nystroem_components_ = self.nystroem_map_ = None
         self.dual_coef_ = None  # not fitted until finish()
         precomputed = n <= self.max_gram_samples
         X_te = X if X_val is None else X_val
         need_cv = len(grid) > 1 or self.probability or self.threshold != "zero"
         folds = make_folds(n, self.cv, self.random_state, groups) if need_cv else []
-        oof = np.zeros((len(grid), n, k))
-        if folds:
+        oof = np.zeros((len(trained), n, k))
+        if folds and trained:
             started = last_info = time.perf_counter()
             for f, (tr, te) in enumerate(folds):
                 # each fold's blocks computed from the vectors (bit for bit the slices of the whole Gram matrix,
@@ -375,7 +387,7 @@ class RBFSVMOvR(BaseEstimator):
                 Ktr = rbf_kernel_inplace(X[tr], None, self.gamma_) if precomputed else X[tr]
                 Kte = rbf_kernel_inplace(X_te[te], X[tr], self.gamma_) if precomputed else None
                 jobs = (delayed(self._path)(Ktr, Kte, X_te[te] if Kte is None else None,
-                                            X[tr] if Kte is None else None, Y[tr, j], grid, precomputed)
+                                            X[tr] if Kte is None else None, Y[tr, j], trained, precomputed)
                         for j in range(k))
                 # one BLAS thread per job whatever n_jobs: a matrix-vector product's summation order (and so
                 # its last bits) depends on the number of BLAS threads
@@ -390,14 +402,31 @@ class RBFSVMOvR(BaseEstimator):
                     last_info = now if slow else last_info
                     logger.log(logging.INFO if slow else logging.DEBUG,
                                "RBF SVM: fold %d/%d done (%d classes x %d C values, %d documents), %s%s", f + 1,
-                               len(folds), k, len(grid), n, format_duration(elapsed),
+                               len(folds), k, len(trained), n, format_duration(elapsed),
                                f", about {format_duration(left)} left" if f + 1 < len(folds) else "")
+        if reused is not None:
+            oof = np.insert(oof, reused[0], reused[1], axis=0)
         scores, best = self._choose_C(oof, Y) if len(grid) > 1 and folds else (None, np.zeros(k, dtype=int))
         self.cv_scores_ = scores
         self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
         self.oof_decision_ = oof[best, :, np.arange(k)].T if folds else None  # transient, not persisted
         self._set_thresholds_and_platt(Y, folds)
         return self
+
+    def _known_decisions(self, known: RBFSVMOvR | None, grid: list[float], shape: tuple[int, int]
+                         ) -> tuple[int, np.ndarray] | None:
+        """(index in ``grid``, held-out decisions before thresholds) of a ``known`` validation (see
+        :meth:`validate`), or None without one; ValueError if it cannot be the same validation at one C."""
+        if known is None:
+            return None
+        C = np.unique(getattr(known, "C_", np.zeros(0)))
+        same = {p: (known.get_params()[p], self.get_params()[p]) for p in ("cv", "random_state", "tol", "threshold")}
+        if (getattr(known, "oof_decision_", None) is None or known.oof_decision_.shape != shape or C.size != 1
+                or float(C[0]) not in grid or getattr(known, "gamma_", None) != self.gamma_
+                or any(a != b for a, b in same.values())):
+            raise ValueError(f"known must be validated on the same data and folds at one C of C_grid {grid} with "
+                             f"the same settings ({same}, C {C.tolist()})")
+        return grid.index(float(C[0])), known.oof_decision_ + known.threshold_
 
     def _choose_C(self, oof: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Cross-validated F1 ``(n_grid, k)`` of the out-of-fold scores ``(n_grid, n, k)`` of every C, and the
@@ -413,22 +442,24 @@ class RBFSVMOvR(BaseEstimator):
 
     def _set_thresholds_and_platt(self, Y: np.ndarray, folds: list) -> None:
         """``threshold_``, ``validated_decision_`` and the Platt sigmoids from ``oof_decision_`` (pre-threshold)."""
-        n, k = Y.shape
-        self.threshold_ = np.zeros(k)
+        self.threshold_ = np.zeros(Y.shape[1])
         self.validated_decision_ = self.oof_decision_
         if self.threshold != "zero" and folds:
             self.threshold_, self.validated_decision_ = validated_thresholds(self.oof_decision_, Y, folds,
                                                                              self.threshold)
             self.oof_decision_ = self.oof_decision_ - self.threshold_
-        if self.probability:
-            if folds:
-                self.platt_A_, self.platt_B_ = fit_platt(self.oof_decision_, Y)
-            else:  # too few samples to cross-validate: smoothed priors
-                n_pos = Y.sum(axis=0)
-                self.platt_A_ = np.zeros(k)
-                self.platt_B_ = np.log((n - n_pos + 1.0) / (n_pos + 1.0))
-        else:
+        self._set_platt(Y)
+
+    def _set_platt(self, Y: np.ndarray) -> None:
+        """The Platt sigmoids (``probability``) from ``oof_decision_``, smoothed priors where there is none."""
+        if not self.probability:
             self.platt_A_ = self.platt_B_ = None
+        elif self.oof_decision_ is not None:
+            self.platt_A_, self.platt_B_ = fit_platt(self.oof_decision_, Y)
+        else:  # too few samples to cross-validate: smoothed priors
+            n, n_pos = Y.shape[0], Y.sum(axis=0)
+            self.platt_A_ = np.zeros(Y.shape[1])
+            self.platt_B_ = np.log((n - n_pos + 1.0) / (n_pos + 1.0))
 
     def finish(self, X: np.ndarray, Y: object) -> RBFSVMOvR:
         """Train the final models on all of ``X`` (the inputs :meth:`validate` was given) at the chosen C."""
@@ -502,9 +533,10 @@ class RBFSVMOvR(BaseEstimator):
         are summed over chunks of rows, per fold; a fold's training system is the sum of the other folds' parts,
         so the cross-validation of every C costs one pass over the data and one eigendecomposition per fold
         (:func:`gfun.svm.nystroem.ridge_path`). The held-out scores (on ``X_val`` if given) come from a second pass.
-        Both passes run as jobs over blocks of rows (:func:`gfun.svm.nystroem.row_blocks`; on a Dask cluster's
-        workers under ``parallel_config(backend="dask")``); the landmarks, the eigendecompositions (``O(m^3)``,
-        whatever the number of vectors) and the choice of C run here.
+        Both passes run as jobs over blocks of rows (:func:`gfun.svm.nystroem.row_blocks`), and the systems of the
+        folds and of the whole as one job each (on a Dask cluster's workers under
+        ``parallel_config(backend="dask")``); the landmarks (k-means), ``K_mm``'s eigendecomposition and the choice
+        of C run here.
         """
         n, k = Y.shape
         L = self._landmarks(X)
@@ -533,12 +565,18 @@ class RBFSVMOvR(BaseEstimator):
             B += B_part
         G_all, B_all = G.sum(axis=0), B.sum(axis=0)
 
+        # every fold's system (the other folds' parts summed: not the whole minus the fold's, no cancellation) and
+        # the whole's, solved for every C as jobs, one BLAS thread each (an eigendecomposition's bits depend on it)
+        systems = [(G.sum(axis=0, where=others[:, None, None]), B.sum(axis=0, where=others[:, None, None]))
+                   for others in (np.arange(len(folds)) != f for f in range(len(folds)))] + [(G_all, B_all)]
+        paths = run_parallel((delayed(ridge_path)(G_s, B_s, grid) for G_s, B_s in systems),
+                             self.n_jobs if len(systems) > 1 else 1, blas_threads=1)
+        del systems
+        final = paths.pop()
         scores = None
         if folds:
-            # the other folds' parts summed (not the whole minus the fold's: no cancellation)
-            W = np.stack([np.stack(ridge_path(G.sum(axis=0, where=others[:, None, None]),
-                                              B.sum(axis=0, where=others[:, None, None]), grid))
-                          for others in (np.arange(len(folds)) != f for f in range(len(folds)))])
+            W = np.stack([np.stack(path) for path in paths])
+            del paths
             X_te = X if X_val is None else X_val
             oof = np.zeros((len(grid), n, k), dtype=np.float32)
             jobs = (delayed(held_out_scores)(X_te[b], fold_of[b], L, self.nystroem_map_, self.gamma_, W)
@@ -558,10 +596,9 @@ class RBFSVMOvR(BaseEstimator):
         self.cv_scores_ = scores
         self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
         coef = np.zeros((m + 1, k))
-        final = ridge_path(G_all, B_all, [grid[g] for g in np.unique(best)])
-        for g, W_g in zip(np.unique(best), final, strict=True):
+        for g in np.unique(best):
             cols = np.flatnonzero(best == g)
-            coef[:, cols] = W_g[:, cols]
+            coef[:, cols] = final[g][:, cols]
         self.linear_coef_ = np.ascontiguousarray(coef[:m].T)
         self.intercept_ = coef[m].copy()
         self.support_ = np.zeros(0, dtype=np.int64)
