@@ -56,12 +56,8 @@ def demo_rows(text: str) -> dict[str, dict[str, Any]]:
 
 
 def run_demo_table(full: bool) -> dict[str, dict[str, Any]]:
-    """``gfun demo [--full] --n-jobs 1``'s table, as the README prints it.
-
-    One job: liblinear draws from one random generator shared by the threads of a process, so the X view's
-    language-parallel fits (``gfun demo``'s default ``--n-jobs -1``) may move a posterior by ~1e-5 and, now and then,
-    a third decimal of gFun-X (1 run in 12 on 2 busy cores).
-    """
+    """``gfun demo [--full] --n-jobs 1``'s table, as the README prints it (any ``--n-jobs`` gives the same scores:
+    see the user guide's "Repeatable fits"; one job keeps the fit times comparable with the README's)."""
     from gfun.cli.demo import run_demo
 
     df = run_demo(seed=0, n_jobs=1, full=full)

@@ -337,8 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "languages, 30 debtags) and print their test scores averaged over languages.")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--n-jobs", type=int, default=1,
-                   help=N_JOBS_HELP + "; one job gives the README's table to the last digit: liblinear's random "
-                   "generator is shared by the threads of a process")
+                   help=N_JOBS_HELP + "; any number gives the same table")
     p.add_argument("--full", action="store_true",
                    help="also gFun-XW, gFun-XMW and gFun-XMP (needs gfun[torch]; `make demo-full`)")
     p.set_defaults(func=cmd_demo)
