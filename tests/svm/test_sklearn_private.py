@@ -165,6 +165,20 @@ def test_without_copies_the_solves_take_turns_and_give_the_same_models(data, mon
     np.testing.assert_array_equal(threaded.coef, _linear(data)[:, :-1])
 
 
+def test_a_copy_that_does_not_load_makes_the_solves_take_turns(monkeypatch, caplog) -> None:
+    def noexec(module):  # noqa: ANN001, ANN202 - as from a temporary folder mounted noexec
+        raise ImportError("failed to map segment from shared object")
+
+    monkeypatch.setattr(sklearn_private, "_load_copy", noexec)
+    lender = sklearn_private.LiblinearModules(sklearn_private.liblinear)
+    with caplog.at_level("INFO", logger=sklearn_private.__name__), lender.lend() as first:
+        assert first is sklearn_private.liblinear and lender._add_copy() is None
+    assert lender.modules == [first] and "failed to map segment" in lender.shared_because
+    assert "take turns" in caplog.text and "failed to map segment" in caplog.text
+    with lender.lend() as again:  # the one module, free again
+        assert again is first
+
+
 def test_the_public_estimator_path_gives_the_same_models_on_threads(data, monkeypatch) -> None:
     X, Y, _ = data
     monkeypatch.setattr(gfun.svm.linear, "_liblinear", None)  # LinearSVC.fit per class, on threads
