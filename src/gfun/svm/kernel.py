@@ -44,7 +44,14 @@ from gfun.metrics.measures import f1_from_counts
 from gfun.svm.calibration import fit_platt, platt_posteriors
 from gfun.svm.linear import CONSTANT_SCORE, binary_class_weights, make_folds
 from gfun.svm.memory_budget import DEFAULT_MAX_MEMORY, LIBSVM_CACHE_MB, exact_memory, parse_memory
-from gfun.svm.nystroem import held_out_scores, normal_equations, nystroem_landmarks, ridge_path, row_blocks
+from gfun.svm.nystroem import (
+    from_upper_triangle,
+    held_out_scores,
+    normal_equations,
+    nystroem_landmarks,
+    ridge_path,
+    row_blocks,
+)
 from gfun.svm.rbf_kernel import rbf_kernel_inplace
 from gfun.svm.sklearn_private import libsvm as _libsvm  # None when unusable: SVC is the fallback
 from gfun.svm.sklearn_private import libsvm_binary
@@ -555,7 +562,7 @@ class RBFSVMOvR(BaseEstimator):
         n_parts = max(len(folds), 1)
         blocks = row_blocks(n)  # whole chunks per block
         n_jobs = self.n_jobs if len(blocks) > 1 else 1
-        G = np.zeros((n_parts, m + 1, m + 1))
+        G = np.zeros((n_parts, (m + 1) * (m + 2) // 2))  # upper triangles
         B = np.zeros((n_parts, m + 1, k))
         jobs = (delayed(normal_equations)(X[b], T[b], fold_of[b], n_parts, L, self.nystroem_map_, self.gamma_)
                 for b in blocks)
@@ -563,6 +570,7 @@ class RBFSVMOvR(BaseEstimator):
         for G_part, B_part in iter_parallel(jobs, n_jobs, blas_threads=1):
             G += G_part
             B += B_part
+        G = from_upper_triangle(G, m + 1)
         G_all, B_all = G.sum(axis=0), B.sum(axis=0)
 
         # every fold's system (the other folds' parts summed: not the whole minus the fold's, no cancellation) and

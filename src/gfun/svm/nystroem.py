@@ -17,14 +17,15 @@ import numpy as np
 
 from gfun.svm.rbf_kernel import rbf_kernel_inplace
 
-__all__ = ["CHUNKS_PER_JOB", "CHUNK_ROWS", "held_out_scores", "normal_equations", "nystroem_features",
-           "nystroem_landmarks", "ridge_path", "row_blocks"]
+__all__ = ["CHUNKS_PER_JOB", "CHUNK_ROWS", "from_upper_triangle", "held_out_scores", "normal_equations",
+           "nystroem_features", "nystroem_landmarks", "ridge_path", "row_blocks"]
 
 #: Rows whose Nystroem features are computed at once (two float64 arrays of ``CHUNK_ROWS x n_components``).
 CHUNK_ROWS = 8192
-#: Chunks per job of the passes over the training vectors: a job returns every fold's ``G`` and ``B``
-#: (``8 cv (n_components + 1)^2`` bytes, 40 MB at 1,000 components and 5 folds), worth it for this many rows.
-CHUNKS_PER_JOB = 2
+#: Chunks per job of the passes over the training vectors. A job of the first pass returns the upper triangle of
+#: every fold's ``F'F`` (``4 cv (n_components + 1)^2`` bytes, 20 MB at 1,000 components and 5 folds): more rows per
+#: job send less of it per row, fewer rows balance the jobs better over a few cores.
+CHUNKS_PER_JOB = 1
 
 
 def nystroem_landmarks(X: np.ndarray, n_components: int, landmarks: str, random_state: int | None) -> np.ndarray:
@@ -80,8 +81,9 @@ def normal_equations(X: np.ndarray, T: np.ndarray, fold_of: np.ndarray, n_parts:
 
     Returns
     -------
-    G : ndarray (n_parts, m + 1, m + 1)
-        ``F'F`` of each fold's rows.
+    G : ndarray (n_parts, (m + 1) (m + 2) / 2)
+        The upper triangle of ``F'F`` of each fold's rows (the order of ``numpy.triu_indices``;
+        :func:`from_upper_triangle` restores the matrices): half the bytes to send back.
     B : ndarray (n_parts, m + 1, k)
         ``F'T`` of each fold's rows.
     """
@@ -92,10 +94,20 @@ def normal_equations(X: np.ndarray, T: np.ndarray, fold_of: np.ndarray, n_parts:
         sl = slice(start, start + CHUNK_ROWS)
         F = nystroem_features(X[sl], landmarks, feature_map, gamma)
         for f in np.unique(fold_of[sl]):
-            rows = fold_of[sl] == f
-            G[f] += F[rows].T @ F[rows]
-            B[f] += F[rows].T @ T[sl][rows]
-    return G, B
+            rows = F[fold_of[sl] == f]
+            G[f] += rows.T @ rows  # numpy's symmetric product: half the work, exactly symmetric
+            B[f] += rows.T @ T[sl][fold_of[sl] == f]
+    upper = np.triu_indices(m + 1)
+    return G[:, upper[0], upper[1]], B
+
+
+def from_upper_triangle(upper: np.ndarray, size: int) -> np.ndarray:
+    """The symmetric matrices ``(..., size, size)`` of their upper triangles (:func:`normal_equations`'s ``G``)."""
+    rows, cols = np.triu_indices(size)
+    out = np.empty((*upper.shape[:-1], size, size))
+    out[..., rows, cols] = upper
+    out[..., cols, rows] = upper
+    return out
 
 
 def held_out_scores(X: np.ndarray, fold_of: np.ndarray, landmarks: np.ndarray, feature_map: np.ndarray,
