@@ -458,14 +458,14 @@ def _fitted_arrays(model: RBFSVMOvR) -> dict[str, np.ndarray]:
 def test_row_block_jobs_give_the_same_model_on_threads_and_on_a_dask_cluster(data, monkeypatch,
                                                                               approximation) -> None:
     """The passes over the training vectors (Nystroem least squares) and the decision scores of many rows are jobs
-    over blocks of rows: with blocks of 40 rows they run on a Dask cluster's workers, and the model, its held-out
+    over blocks of rows: with blocks of 20 rows they run on a Dask cluster's workers, and the model, its held-out
     scores and its decision scores are the same bits for 1 thread, 2 threads and the cluster."""
     distributed = pytest.importorskip("distributed")
     from joblib import parallel_config
 
     from gfun.svm import nystroem
 
-    monkeypatch.setattr(nystroem, "CHUNK_ROWS", 20)  # 150 training rows: 4 blocks of 2 chunks
+    monkeypatch.setattr(nystroem, "CHUNK_ROWS", 20)  # 150 training rows: 8 blocks
     Ztr, Ytr, Zte, _ = data
     Zval = Ztr + np.random.RandomState(1).normal(0.0, 0.02, Ztr.shape)
     kw = {"C": "cv", "C_grid": GRID, "cv": 3, "approximation": approximation, "n_components": 50,
@@ -475,7 +475,7 @@ def test_row_block_jobs_give_the_same_model_on_threads_and_on_a_dask_cluster(dat
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
         with distributed.get_task_stream(client) as stream, parallel_config(backend="dask"):
             fits["dask"] = RBFSVMOvR(**kw).fit(Ztr, Ytr, X_val=Zval)
-            remote_scores = fits["dask"].decision_function(Zte, batch_size=8)  # 60 rows: 2 blocks of 5 batches
+            remote_scores = fits["dask"].decision_function(Zte, batch_size=8)  # 60 rows: 4 blocks of 2 batches
     tasks = {task["key"] for task in stream.data}
     expected = ["_decision_rows"] + (["normal_equations", "ridge_path", "held_out_scores"] if approximation
                                      else ["_path"])
