@@ -228,7 +228,8 @@ class FrozenPass:
         ``parallel_config(backend="dask")``."""
         from gfun.core.parallel import on_dask_cluster
 
-        return self.source is not None and getattr(self.device, "type", "cpu") == "cpu" and on_dask_cluster()
+        source = getattr(self, "source", None)  # None in a pass pickled before it had one
+        return source is not None and getattr(self.device, "type", "cpu") == "cpu" and on_dask_cluster()
 
     def _batch_states(self, ids: Sequence[np.ndarray], batches: list[np.ndarray], remote: bool) -> Any:
         """Each batch's padded float16 states ``(batch, width, hidden)``, in the order of ``batches``: here, or
