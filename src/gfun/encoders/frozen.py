@@ -283,12 +283,14 @@ _WORKER_LOCK = threading.Lock()
 
 def _worker_pass(source: str, cut: int, quantize: bool, pad_id: int) -> FrozenPass:
     """The frozen part of the encoder ``source`` in this process (a Dask worker): loaded at the first job, kept for
-    the next ones (one encoder at a time)."""
-    key = (source, cut, quantize, pad_id)
+    the next ones (one encoder at a time, loaded again when the files of its folder change)."""
+    from gfun.encoders.resolver import load_encoder, resolve_encoder
+
+    folder = resolve_encoder(source)
+    files = tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir() if p.is_file()))
+    key = (source, cut, quantize, pad_id, files)
     with _WORKER_LOCK:
         if key not in _WORKER_PASS:
-            from gfun.encoders.resolver import load_encoder
-
             encoder, _ = load_encoder(source)
             _WORKER_PASS.clear()
             _WORKER_PASS[key] = FrozenPass(encoder, cut, pad_id=pad_id, device=_torch().device("cpu"),
