@@ -105,10 +105,16 @@ def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomput
     return svm.support_.astype(np.int64), svm.dual_coef_[0].copy(), float(svm.intercept_[0])
 
 
-def _decision_from(K_te: np.ndarray, support: np.ndarray, dual: np.ndarray, intercept: float) -> np.ndarray:
-    if support.size == 0:
-        return np.full(K_te.shape[0], intercept)
-    return K_te[:, support] @ dual + intercept
+def _support_decisions(Xte: np.ndarray, Xtr: np.ndarray, models: list, gamma: float) -> np.ndarray:
+    """Decision scores ``(n_te, len(models))`` of one class's models on ``Xte``, by the kernel of their support
+    vectors (rows of ``Xtr``); a model repeated (the path's early exit) is not computed again."""
+    out = np.empty((Xte.shape[0], len(models)))
+    for g, (sup, dual, b) in enumerate(models):
+        if g and models[g] is models[g - 1]:
+            out[:, g] = out[:, g - 1]
+        else:
+            out[:, g] = rbf_kernel(Xte, Xtr[sup], gamma=gamma) @ dual + b if sup.size else b
+    return out
 
 
 def _decision_rows(X: np.ndarray, gamma: float, intercept: np.ndarray, sv: np.ndarray | None,
@@ -275,32 +281,50 @@ class RBFSVMOvR(BaseEstimator):
 
     def _fit_many(self, Kx: np.ndarray, Y: np.ndarray, Cs: np.ndarray, precomputed: bool) -> list:
         cache = LIBSVM_CACHE_MB if precomputed else 500.0
+        order = np.argsort(-Y.sum(axis=0), kind="stable")  # the longest solves first (see _validate)
         jobs = (delayed(_fit_binary)(Kx, Y[:, j], float(Cs[j]), self.gamma_, precomputed, self.class_weight,
-                                     self.tol, cache) for j in range(Y.shape[1]))
-        return run_parallel(jobs, self.n_jobs, blas_threads=1)  # the same bits for any n_jobs (see _validate)
+                                     self.tol, cache) for j in order)
+        models: list = [None] * Y.shape[1]
+        # the same bits for any n_jobs (see _validate)
+        for j, model in zip(order, run_parallel(jobs, self.n_jobs, blas_threads=1), strict=True):
+            models[j] = model
+        return models
 
-    def _path(self, Ktr: np.ndarray, Kte: np.ndarray | None, Xte: np.ndarray | None, Xtr: np.ndarray | None,
-              y: np.ndarray, grid: list[float], precomputed: bool) -> np.ndarray:
-        """Held-out decision scores of one class for every C of the (ascending) grid.
+    def _path(self, Ktr: np.ndarray, y: np.ndarray, grid: list[float], precomputed: bool
+              ) -> list[tuple[np.ndarray, np.ndarray, float]]:
+        """The models (support indices, dual coefficients, intercept) of one class for every C of the (ascending)
+        grid.
 
         Once a solution has no bounded support vector (every dual coefficient below C), it is also the
-        optimum for every larger C, so the remaining C values reuse it instead of retraining.
+        optimum for every larger C, so the remaining C values reuse it (the same object) instead of retraining.
         """
-        n_te = Kte.shape[0] if Kte is not None else Xte.shape[0]
-        out = np.zeros((len(grid), n_te))
-        for g, c in enumerate(grid):
-            sup, dual, b = _fit_binary(Ktr, y, c, self.gamma_, precomputed, self.class_weight, self.tol,
-                                       LIBSVM_CACHE_MB if precomputed else 500.0)
-            if Kte is not None:
-                out[g] = _decision_from(Kte, sup, dual, b)
-            elif sup.size:
-                out[g] = rbf_kernel(Xte, Xtr[sup], gamma=self.gamma_) @ dual + b
-            else:
-                out[g] = b
+        models: list[tuple[np.ndarray, np.ndarray, float]] = []
+        for c in grid:
+            model = _fit_binary(Ktr, y, c, self.gamma_, precomputed, self.class_weight, self.tol,
+                                LIBSVM_CACHE_MB if precomputed else 500.0)
+            models.append(model)
+            sup, dual, _ = model
             if self.class_weight is None and (sup.size == 0 or np.abs(dual).max() < c * (1 - 1e-8)):
-                out[g + 1:] = out[g]
-                break
-        return out
+                return models + [model] * (len(grid) - len(models))
+        return models
+
+    def _held_out(self, paths: list[list], Kte: np.ndarray | None, Xte: np.ndarray, Xtr: np.ndarray) -> np.ndarray:
+        """Held-out decision scores ``(n_grid, n_te, n_classes)`` of a fold's models (``paths``: each class's models
+        for every C): with the fold's kernel block, one product with the dual coefficients of all of them (reading
+        the block once, not once per model); without it, the kernel of each model's support vectors, class by class
+        in parallel."""
+        n_grid, k = len(paths[0]) if paths else 0, len(paths)
+        if Kte is None:
+            jobs = (delayed(_support_decisions)(Xte, Xtr, models, self.gamma_) for models in paths)
+            return np.stack(run_parallel(jobs, self.n_jobs, blas_threads=1), axis=2).transpose(1, 0, 2)
+        dual = np.zeros((Kte.shape[1], n_grid, k))
+        intercept = np.zeros((n_grid, k))
+        for j, models in enumerate(paths):
+            for g, (sup, d, b) in enumerate(models):
+                dual[sup, g, j] = d
+                intercept[g, j] = b
+        scores = (Kte @ dual.reshape(Kte.shape[1], n_grid * k)).reshape(Kte.shape[0], n_grid, k)
+        return scores.transpose(1, 0, 2) + intercept[:, None, :]
 
     def fit(self, X: np.ndarray, Y: object, X_val: np.ndarray | None = None,
             groups: np.ndarray | None = None) -> RBFSVMOvR:
@@ -393,14 +417,16 @@ class RBFSVMOvR(BaseEstimator):
                 # which is not held meanwhile) and freed at the end of the fold
                 Ktr = rbf_kernel_inplace(X[tr], None, self.gamma_) if precomputed else X[tr]
                 Kte = rbf_kernel_inplace(X_te[te], X[tr], self.gamma_) if precomputed else None
-                jobs = (delayed(self._path)(Ktr, Kte, X_te[te] if Kte is None else None,
-                                            X[tr] if Kte is None else None, Y[tr, j], trained, precomputed)
-                        for j in range(k))
+                # the classes with the most positives (the longest solves) first: fewer idle threads at the end
+                order = np.argsort(-Y[tr].sum(axis=0), kind="stable")
+                jobs = (delayed(self._path)(Ktr, Y[tr, j], trained, precomputed) for j in order)
                 # one BLAS thread per job whatever n_jobs: a matrix-vector product's summation order (and so
                 # its last bits) depends on the number of BLAS threads
-                for j, dec in enumerate(run_parallel(jobs, self.n_jobs, blas_threads=1)):
-                    oof[:, te, j] = dec
-                del Ktr, Kte, jobs  # before the next fold's blocks are computed (else two folds' blocks coexist)
+                paths: list = [None] * k
+                for j, models in zip(order, run_parallel(jobs, self.n_jobs, blas_threads=1), strict=True):
+                    paths[j] = models
+                oof[:, te, :] = self._held_out(paths, Kte, X_te[te], X[tr])
+                del Ktr, Kte, jobs, paths  # before the next fold's blocks are computed (else two folds' blocks coexist)
                 if self.verbose:  # each fold at DEBUG; at INFO only on a long fit, every LOG_EVERY seconds
                     now = time.perf_counter()
                     elapsed = now - started
