@@ -57,6 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import measure, run_isolated  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+#: What Dask's nannies set to one thread in the process that starts a LocalCluster (``pre-spawn-environ``).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 #: Phases of ``GeneralizedFunnelling.timings_`` in the table, in the order of a fit.
 PHASES = ("view_x", "view_m", "mapper_m", "view_b", "b_frozen", "b_tuning", "mapper_b", "meta")
 
@@ -151,11 +153,22 @@ def _one(point: dict) -> dict:
         import distributed
 
         t0 = time.perf_counter()
+        threads = {k: os.environ.get(k) for k in THREAD_VARIABLES}
+        torch_threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None
         with distributed.LocalCluster(n_workers=point["workers"], threads_per_worker=1, processes=True,
                                       dashboard_address=None, silence_logs=40) as cluster, \
                 distributed.Client(cluster) as client:
             client.wait_for_workers(point["workers"])
             start_s = time.perf_counter() - t0
+            # the nannies run in this process and set their workers' one thread in its environment too: torch,
+            # imported later, would fine-tune on one thread, not on the local fit's
+            for key, value in threads.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            if torch_threads is not None:
+                sys.modules["torch"].set_num_threads(torch_threads)
             with distributed.get_task_stream(client) as stream, parallel_config(backend="dask"):
                 model, pred, figures = measure(fit, lambda m: m.predict_proba(test))
             windows = _windows(starts[0], model.timings_)
