@@ -354,22 +354,29 @@ def test_validate_then_finish_is_fit(data, threshold: str) -> None:
 
 def test_validate_reuses_the_held_out_decisions_of_a_known_C(data, monkeypatch) -> None:
     """A grid validation given a validation at one of its C values (how select compares its candidates) does not
-    train that C again, and chooses C, thresholds and sigmoids as the whole grid does."""
+    train that C again, and chooses C, thresholds and sigmoids as the whole grid does: by searching each class's C
+    outward from the known one while its cross-validated F1 does not fall, or, when every fold's kernel blocks do not
+    fit the memory budget together, over the whole grid fold by fold."""
     import gfun.svm.kernel as kernel
 
     X, Y = data[0], data[1]
-    settings = {"cv": 3, "threshold": "validated", "random_state": 0, "C_grid": GRID}
+    grid = (0.01, 0.1, 1.0, 10.0, 100.0)
+    settings = {"cv": 3, "threshold": "validated", "random_state": 0, "C_grid": grid}
     whole = RBFSVMOvR(C="cv", **settings).validate(X, Y)
     at_one = RBFSVMOvR(C=1.0, probability=False, **settings).validate(X, Y)
     trained: list[float] = []
     fit_binary = kernel._fit_binary
     monkeypatch.setattr(kernel, "_fit_binary", lambda Kx, y, C, *a: trained.append(C) or fit_binary(Kx, y, C, *a))
-    reused = RBFSVMOvR(C="cv", **settings).validate(X, Y, known=at_one)
-    assert trained and 1.0 not in trained  # the other C values only
-    np.testing.assert_array_equal(reused.C_, whole.C_)
-    np.testing.assert_allclose(reused.cv_scores_, whole.cv_scores_)
-    np.testing.assert_array_equal(reused.threshold_, whole.threshold_)
-    np.testing.assert_allclose(reused.platt_A_, whole.platt_A_, rtol=1e-12)
+    for blocks_fit in (True, False):
+        monkeypatch.setattr(RBFSVMOvR, "_climbs", lambda self, *a, fit=blocks_fit: fit)
+        trained.clear()
+        reused = RBFSVMOvR(C="cv", **settings).validate(X, Y, known=at_one)
+        assert trained and 1.0 not in trained  # the other C values only
+        np.testing.assert_array_equal(reused.C_, whole.C_)
+        np.testing.assert_array_equal(reused.threshold_, whole.threshold_)
+        np.testing.assert_allclose(reused.platt_A_, whole.platt_A_, rtol=1e-10)
+        if not blocks_fit:
+            np.testing.assert_allclose(reused.cv_scores_, whole.cv_scores_)
     with pytest.raises(ValueError, match="known must be validated on the same data and folds"):
         RBFSVMOvR(C="cv", **{**settings, "cv": 4}).validate(X, Y, known=at_one)
     with pytest.raises(ValueError, match="at one C of C_grid"):

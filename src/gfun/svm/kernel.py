@@ -117,6 +117,17 @@ def _support_decisions(Xte: np.ndarray, Xtr: np.ndarray, models: list, gamma: fl
     return out
 
 
+def _model_scores(Kte: np.ndarray, models: list) -> np.ndarray:
+    """Decision scores ``(n_te, len(models))`` of binary models (support indices, dual coefficients, intercept) from
+    a kernel block ``(n_te, n_tr)``: one product with all their dual coefficients, reading the block once."""
+    dual = np.zeros((Kte.shape[1], len(models)))
+    intercept = np.zeros(len(models))
+    for i, (sup, d, b) in enumerate(models):
+        dual[sup, i] = d
+        intercept[i] = b
+    return Kte @ dual + intercept
+
+
 def _decision_rows(X: np.ndarray, gamma: float, intercept: np.ndarray, sv: np.ndarray | None,
                    sv_norms: np.ndarray | None, dual: np.ndarray | None, components: np.ndarray | None,
                    feature_map: np.ndarray | None, linear_coef: np.ndarray | None, *, batch_size: int
@@ -317,14 +328,73 @@ class RBFSVMOvR(BaseEstimator):
         if Kte is None:
             jobs = (delayed(_support_decisions)(Xte, Xtr, models, self.gamma_) for models in paths)
             return np.stack(run_parallel(jobs, self.n_jobs, blas_threads=1), axis=2).transpose(1, 0, 2)
-        dual = np.zeros((Kte.shape[1], n_grid, k))
-        intercept = np.zeros((n_grid, k))
-        for j, models in enumerate(paths):
-            for g, (sup, d, b) in enumerate(models):
-                dual[sup, g, j] = d
-                intercept[g, j] = b
-        scores = (Kte @ dual.reshape(Kte.shape[1], n_grid * k)).reshape(Kte.shape[0], n_grid, k)
-        return scores.transpose(1, 0, 2) + intercept[:, None, :]
+        scores = _model_scores(Kte, [model for models in paths for model in models])
+        return scores.reshape(Kte.shape[0], k, n_grid).transpose(2, 0, 1)
+
+    def _climbs(self, n: int, k: int, n_grid: int, folds: list) -> bool:
+        """Whether the kernel blocks of every fold fit in ``max_memory`` besides the held-out scores of every C
+        (:meth:`_climb` holds them all)."""
+        held = 8.0 * sum(len(tr) * (len(tr) + len(te)) for tr, te in folds)
+        return held + 8.0 * n_grid * n * k + LIBSVM_CACHE_MB * 2**20 * max(1, self.n_jobs or 1) <= parse_memory(
+            self.max_memory)
+
+    def _climb(self, X: np.ndarray, X_te: np.ndarray, Y: np.ndarray, folds: list, grid: list[float],
+               reused: tuple[int, np.ndarray]) -> np.ndarray:
+        """Held-out decision scores ``(n_grid, n, k)`` of a search of each class's C along the grid, outward from
+        the C whose held-out decisions are known (``reused``: its index, its decisions).
+
+        Each step trains, for every class still searching, the next C below and the next above (every fold's kernel
+        blocks are held, so a step costs its solves only); a class goes on in a direction while its cross-validated
+        F1 is not below its best so far; upwards, a fold whose solution has no bounded support vector keeps it (the
+        optimum for any larger C) and a class stops once every fold has. The C values a class never reached get the
+        scores of the last one it trained in that direction (below its best), so :meth:`_choose_C` picks among those
+        it trained: the whole grid's choice unless a class's F1 rises again after a fall.
+        """
+        g0, known = reused
+        n, k = Y.shape
+        oof = np.zeros((len(grid), n, k))
+        oof[g0] = known
+        blocks = [(rbf_kernel_inplace(X[tr], None, self.gamma_), rbf_kernel_inplace(X_te[te], X[tr], self.gamma_))
+                  for tr, te in folds]
+
+        def f1(g: int) -> np.ndarray:  # the cross-validated F1 of every class at grid[g]
+            pred = oof[g] > 0
+            return f1_from_counts((pred & Y).sum(axis=0), (pred & ~Y).sum(axis=0), (~pred & Y).sum(axis=0), 0)
+
+        best = f1(g0)
+        at = {-1: np.full(k, g0), 1: np.full(k, g0)}  # the last C index trained in each direction
+        going = {d: np.full(k, 0 <= g0 + d < len(grid)) for d in (-1, 1)}
+        settled = np.full((len(folds), k), -1)  # upwards: the C index of a fold's solution without bounded SVs
+        while going[-1].any() or going[1].any():
+            steps = [(j, d, at[d][j] + d) for j in range(k) for d in (-1, 1) if going[d][j]]
+            for f, ((tr, te), (Ktr, Kte)) in enumerate(zip(folds, blocks, strict=True)):
+                todo = [(j, d, g) for j, d, g in steps if d < 0 or settled[f, j] < 0]
+                jobs = (delayed(_fit_binary)(Ktr, Y[tr, j], grid[g], self.gamma_, True, self.class_weight, self.tol,
+                                             LIBSVM_CACHE_MB) for j, _, g in todo)
+                models = run_parallel(jobs, self.n_jobs, blas_threads=1)
+                scores = _model_scores(Kte, models)
+                for g in {g for _, _, g in todo}:
+                    cols = [i for i, (_, _, gi) in enumerate(todo) if gi == g]
+                    oof[g][np.ix_(te, [todo[i][0] for i in cols])] = scores[:, cols]
+                for (j, d, g), (sup, dual, _) in zip(todo, models, strict=True):
+                    if d > 0 and self.class_weight is None and (sup.size == 0 or np.abs(dual).max() < grid[g] * (
+                            1 - 1e-8)):
+                        settled[f, j] = g  # the optimum for every larger C too
+                for j, d, g in steps:
+                    if d > 0 and 0 <= settled[f, j] < g:
+                        oof[g, te, j] = oof[settled[f, j], te, j]
+            scores_at = {g: f1(g) for g in {g for _, _, g in steps}}
+            for j, d, g in steps:
+                score = scores_at[g][j]
+                on = score >= best[j] - 1e-12  # not below the best so far (a plateau may rise again)
+                best[j] = max(best[j], score)
+                at[d][j] = g
+                if not on or (d > 0 and (settled[:, j] >= 0).all()) or not 0 <= g + d < len(grid):
+                    going[d][j] = False
+                    rest = range(g + d, -1, -1) if d < 0 else range(g + d, len(grid))
+                    for r in rest:
+                        oof[r, :, j] = oof[g, :, j]
+        return oof
 
     def fit(self, X: np.ndarray, Y: object, X_val: np.ndarray | None = None,
             groups: np.ndarray | None = None) -> RBFSVMOvR:
@@ -409,8 +479,13 @@ class RBFSVMOvR(BaseEstimator):
         X_te = X if X_val is None else X_val
         need_cv = len(grid) > 1 or self.probability or self.threshold != "zero"
         folds = make_folds(n, self.cv, self.random_state, groups) if need_cv else []
+        # C searched outward from a known one, every fold's kernel blocks held (when they fit the memory budget)
+        climb = bool(reused is not None and len(grid) > 1 and precomputed and folds
+                     and self._climbs(n, k, len(grid), folds))
         oof = np.zeros((len(trained), n, k))
-        if folds and trained:
+        if climb:
+            oof = self._climb(X, X_te, Y, folds, grid, reused)
+        elif folds and trained:
             started = last_info = time.perf_counter()
             for f, (tr, te) in enumerate(folds):
                 # each fold's blocks computed from the vectors (bit for bit the slices of the whole Gram matrix,
@@ -437,7 +512,7 @@ class RBFSVMOvR(BaseEstimator):
                                "RBF SVM: fold %d/%d done (%d classes x %d C values, %d documents), %s%s", f + 1,
                                len(folds), k, len(trained), n, format_duration(elapsed),
                                f", about {format_duration(left)} left" if f + 1 < len(folds) else "")
-        if reused is not None:
+        if reused is not None and not climb:
             oof = np.insert(oof, reused[0], reused[1], axis=0)
         scores, best = self._choose_C(oof, Y) if len(grid) > 1 and folds else (None, np.zeros(k, dtype=int))
         self.cv_scores_ = scores
