@@ -344,15 +344,16 @@ def test_select_without_normalisation_tries_raw_candidates_only(demo) -> None:
     assert model.aggregation_.l2_ is False
 
 
-def test_select_compares_at_a_coarse_tolerance_but_keeps_a_full_precision_model(demo, monkeypatch) -> None:
-    """The candidates are compared with libsvm's tolerance at ``SELECT_TOL``; the kept one is validated again and
-    trained at libsvm's default, so that with the same choice the model is the one a full-precision comparison
-    gives (same thresholds, sigmoids and predictions)."""
+def test_select_compares_many_candidates_coarsely_but_keeps_a_full_precision_model(demo, monkeypatch) -> None:
+    """More than ``SELECT_DIRECT_UP_TO`` candidates are compared with libsvm's tolerance at ``SELECT_TOL``; the kept
+    one is validated again and trained at libsvm's default, so that with the same choice the model is the one a
+    full-precision comparison gives (same thresholds, sigmoids and predictions)."""
     import gfun.funnelling.meta as meta_tier
     from gfun.configuration import build_estimator
 
     train, test = demo
     coarse = build_estimator("xw", meta_C=1.0, random_state=0).fit(train)
+    assert len(coarse.aggregation_.scores_) > meta_tier.SELECT_DIRECT_UP_TO
     monkeypatch.setattr(meta_tier, "SELECT_TOL", RBFSVMOvR().tol)
     precise = build_estimator("xw", meta_C=1.0, random_state=0).fit(train)
     assert coarse.selected_views_ == precise.selected_views_ and coarse.aggregation_.l2_ == precise.aggregation_.l2_
@@ -363,6 +364,50 @@ def test_select_compares_at_a_coarse_tolerance_but_keeps_a_full_precision_model(
     assert max(drift) < 0.02
     np.testing.assert_array_equal(coarse.meta_.threshold_, precise.meta_.threshold_)
     np.testing.assert_array_equal(coarse.predict_proba(test), precise.predict_proba(test))
+
+
+def _count_validations(monkeypatch) -> list[float]:
+    """Record the C of every cross-validation ``RBFSVMOvR.validate`` runs (one entry per call: its C)."""
+    calls: list = []
+    validate = RBFSVMOvR._validate
+    monkeypatch.setattr(RBFSVMOvR, "_validate", lambda self, *a, **k: calls.append(self.C) or validate(self, *a, **k))
+    return calls
+
+
+def test_select_with_one_view_keeps_the_winners_validation(demo, monkeypatch) -> None:
+    """One view has two candidates (normalised and raw): they are compared directly, at ``SELECT_DIRECT_TOL``, and
+    the winner's validation is its model's: two validations instead of three (a coarse comparison, then the kept
+    candidate's), for the model the second validation would give at that tolerance."""
+    import gfun.funnelling.meta as meta_tier
+
+    train, test = demo
+    meta = default_meta().set_params(C=1.0, tol=meta_tier.SELECT_DIRECT_TOL)
+    calls = _count_validations(monkeypatch)
+    direct = GeneralizedFunnelling(views="x", random_state=0, meta=meta).fit(train)
+    assert len(direct.aggregation_.scores_) == 2 and len(calls) == 2
+    monkeypatch.setattr(meta_tier, "SELECT_DIRECT_UP_TO", 0)
+    calls.clear()
+    again = GeneralizedFunnelling(views="x", random_state=0, meta=meta).fit(train)
+    assert len(calls) == 3 and again.aggregation_.l2_ == direct.aggregation_.l2_
+    np.testing.assert_array_equal(direct.meta_.threshold_, again.meta_.threshold_)
+    np.testing.assert_array_equal(direct.predict_proba(test), again.predict_proba(test))
+
+
+def test_select_with_C_by_cv_compares_at_one_C_and_chooses_C_for_the_kept_candidate(demo, monkeypatch) -> None:
+    """With ``C="cv"`` the candidates are compared at one C (the grid's value nearest 1); the kept candidate's C is
+    chosen per class over the whole grid, the comparison's held-out decisions standing for C = 1."""
+    from gfun.funnelling.meta import comparison_C
+
+    train, _ = demo
+    grid = (0.1, 1.0, 10.0)
+    calls = _count_validations(monkeypatch)
+    model = GeneralizedFunnelling(views="x", random_state=0, meta=default_meta().set_params(C="cv", C_grid=grid)
+                                  ).fit(train)
+    assert comparison_C(model.meta_) == 1.0
+    assert calls == [1.0, 1.0, "cv"]  # two candidates at C = 1, then the grid for the kept one
+    assert model.meta_.C == "cv" and model.meta_.cv_scores_.shape == (len(grid), len(model.classes_))
+    assert set(model.meta_.C_) <= set(grid)
+    assert comparison_C(RBFSVMOvR(C="cv", C_grid=(0.01, 0.3, 5.0))) == 0.3
 
 
 class MemorisingView(NoiseView):

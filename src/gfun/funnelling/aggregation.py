@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from gfun.funnelling import AGGREGATIONS
-from gfun.funnelling.meta import MetaTrainer, judged_documents
+from gfun.funnelling.meta import MetaTrainer, compares_directly, judged_documents
 from gfun.funnelling.view_spec import label
 from gfun.metrics.measures import f1_from_counts
 from gfun.views.normalization import ZScore, l2_normalize
@@ -259,8 +259,13 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     documents ``judged_on`` (a boolean mask, :func:`judged_documents`) or all. The kept candidate follows the
     one-standard-error rule (Breiman et al., 1984, :func:`one_standard_error_choice`): the fewest views whose
     score is within one standard error of the best candidate's, the best of those, so that a view must earn its
-    place by more than the noise of the estimate. Candidates are compared at a coarse libsvm tolerance
-    (:data:`SELECT_TOL`) without sigmoids; the kept one is validated again and trained at full precision.
+    place by more than the noise of the estimate. Candidates are compared at one C
+    (:func:`~gfun.funnelling.meta.comparison_C`) without sigmoids: a few (one view's two forms,
+    :func:`~gfun.funnelling.meta.compares_directly`) at :data:`~gfun.funnelling.meta.SELECT_DIRECT_TOL`, the winner's
+    validation being the kept one's; more at a coarse libsvm tolerance (:data:`~gfun.funnelling.meta.SELECT_TOL`),
+    the kept one being validated again at the meta-classifier's own. With ``C="cv"``, C is chosen per class for the
+    kept candidate only (:meth:`~gfun.funnelling.meta.MetaTrainer.keep`). The final models are trained at the
+    meta-classifier's own tolerance.
     """
     from itertools import combinations
 
@@ -288,12 +293,19 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     everything = np.arange(len(Yb)) if judged_on is None else np.flatnonzero(judged_on)
     candidates: list[tuple] = []
     tried: dict[str, float] = {}
+    full = tuple(range(len(names)))
+    forms = (True, False) if normalize else (False,)
+    if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
+        subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
+    else:
+        subsets = [tuple(i for i in full if i != drop) for drop in full]
+    direct = compares_directly(len(forms) + sum(len(forms) if len(s) == 1 else 1 for s in subsets))
 
     def attempt(subset: tuple[int, ...], l2: bool) -> None:
         norm = l2_normalize if l2 else (lambda z: z)
         tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
         va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
-        meta, _ = trainer.fit(tr, va, Y, zscore=l2, cv=cv, final=False)
+        meta = trainer.compare(tr, va, Y, zscore=l2, cv=cv, direct=direct)
         if meta.validated_decision_ is None:  # too few documents to cross-validate
             value, per_fold = 0.0, np.zeros(len(folds))
         else:
@@ -301,26 +313,18 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
             per_fold = np.array([judged(pred, te) for _, te in folds])
             value = judged(pred, everything)
         tried[label([names[i] for i in subset]) + ("" if l2 else " (raw)")] = value
-        candidates.append((value, per_fold, subset, l2, tr, va))
+        candidates.append((value, per_fold, subset, l2, tr, va, meta if direct else None))
 
-    full = tuple(range(len(names)))
-    forms = (True, False) if normalize else (False,)
     for l2 in forms:
         attempt(full, l2)
     preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
-    if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
-        subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
-    else:
-        subsets = [tuple(i for i in full if i != drop) for drop in full]
     for subset in subsets:  # single views both ways, the other sets in the preferred form
         for l2 in (forms if len(subset) == 1 else (preferred,)):
             attempt(subset, l2)
     best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
                                                 [len(c[2]) for c in candidates])]
-    _, _, subset, l2, Zmeta, Zval = best
-    # validated again at full precision, then its final models: the meta-classifier (thresholds and sigmoids
-    # included) that a comparison at full precision would give when it keeps the same candidate
-    meta, scaler = trainer.fit(Zmeta, Zval, Y, zscore=l2, cv=cv)
+    _, _, subset, l2, Zmeta, Zval, compared = best
+    meta, scaler = trainer.keep(Zmeta, Zval, Y, zscore=l2, cv=cv, compared=compared)
     kept = [names[i] for i in subset]
     if trainer.verbose:
         logger.info("select: validated %s %s; kept %s", score, {k: round(v, 4) for k, v in tried.items()},
