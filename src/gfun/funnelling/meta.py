@@ -37,9 +37,9 @@ SELECT_TOL = 0.1
 SELECT_DIRECT_UP_TO = 3
 #: libsvm tolerance of a direct comparison (:data:`SELECT_DIRECT_UP_TO`) and, with ``C="cv"``, of the kept
 #: candidate's search of C; the final models are trained at the meta-classifier's own ``tol`` (libsvm's 1e-3 by
-#: default). On debtags run 0 the thresholds it gives score as those of a validation at 1e-3 (within .002), for 40%
+#: default). On debtags run 0 the thresholds it gives score as those of a validation at 1e-3 (within .001), for 60%
 #: of its cost.
-SELECT_DIRECT_TOL = 0.03
+SELECT_DIRECT_TOL = 0.05
 #: ``select`` judges its candidates on the documents a neural view held out of its training only when there are at
 #: least this many per cross-validation fold (else on all training documents, with a warning).
 SELECT_MIN_JUDGED = 20
