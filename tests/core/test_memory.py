@@ -37,3 +37,33 @@ def test_fit_and_transform_release_memory_after_each_view(monkeypatch) -> None:
     calls.clear()
     gf.predict(texts[:5], langs=np.asarray(langs[:5]))
     assert len(calls) == 2  # after each view's transform
+
+
+def _faults_of_fresh_blocks(n: int = 3, mb: int = 64) -> int:
+    """Minor page faults of allocating, filling and freeing ``n`` blocks of ``mb`` MB one after the other (bytearrays:
+    numpy would ask for huge pages, which fault 512 pages at a time)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(n):
+        block = bytearray(mb * 2**20)  # zero-filled: every page touched
+        del block
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="mallopt is glibc's")
+def test_freed_blocks_reused_spares_the_page_faults_of_fresh_blocks() -> None:
+    pages = 64 * 2**20 // 4096
+    mapped = _faults_of_fresh_blocks()  # above glibc's mmap threshold: each block is mapped and faulted in afresh
+    with gfun.core.memory.freed_blocks_reused() as active:
+        reused = _faults_of_fresh_blocks()  # the first block's pages serve the next two
+    assert active is True
+    assert mapped >= 2.5 * pages and reused <= 1.5 * pages, (mapped, reused)
+    assert _faults_of_fresh_blocks() >= 2.5 * pages  # glibc's own thresholds are back on exit
+
+
+def test_freed_blocks_reused_is_a_no_op_without_glibc(monkeypatch) -> None:
+    monkeypatch.setattr(gfun.core.memory, "_mallopt", lambda: None)
+    with gfun.core.memory.freed_blocks_reused() as active:
+        assert active is False

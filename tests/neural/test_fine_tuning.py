@@ -303,8 +303,9 @@ def test_progress_bars_only_on_a_terminal(model_dir, data, capsys, caplog, monke
 
 def test_fit_keeps_one_tokenizer_and_hashes_the_base_only_when_saving(model_dir, data, monkeypatch):
     """Memory of a fit: the loaded backend tokenizer itself is used (no ~280 MB copy of a 250k-piece
-    vocabulary), and the frozen weights are hashed when a save needs it, not during training (hashing reads the
-    whole memory-mapped embedding table)."""
+    vocabulary) and released once the training documents are tokenised (built again from its JSON when texts
+    come), and the frozen weights are hashed when a save needs it, not during training (hashing reads the whole
+    memory-mapped embedding table)."""
     import gfun.encoders.frozen as frozen_module
     import gfun.encoders.resolver
 
@@ -316,8 +317,45 @@ def test_fit_keeps_one_tokenizer_and_hashes_the_base_only_when_saving(model_dir,
     view = TransformerView(model=str(model_dir), **{**PARTIAL, "max_epochs": 1})
     view.fit_transform(data["texts"], data["langs"], data["Y"])
     tuner = view.tuner_
-    assert len(loaded) == 1 and tuner.tokenizer_ is loaded[0][1].backend_tokenizer
+    assert len(loaded) == 1 and tuner.tokenizer_ is None
+    view.transform(data["test_texts"], data["test_langs"])
+    backend = loaded[0][1].backend_tokenizer
+    assert tuner.tokenizer_ is not None and tuner.tokenizer_ is not backend
+    assert [e.ids for e in tuner.tokenizer_.encode_batch(data["test_texts"])] == [
+        e.ids for e in backend.encode_batch(data["test_texts"])]
     assert not hashed and tuner.base_fingerprint_ is None
     meta, _ = view.get_state()
     assert len(hashed) == 1
     assert meta["tuner"]["base"]["sha256"] == real_hash(real_load(str(model_dir))[0], meta["tuner"]["base"]["frozen"])
+
+
+def test_frozen_pass_reuses_freed_memory(model_dir, data, monkeypatch):
+    """The frozen pass runs its batches (longest first) with freed blocks kept for reuse, and gives the states it
+    gives without."""
+    import contextlib
+
+    import gfun.core.memory
+    from gfun.encoders.frozen import FrozenPass
+    from gfun.encoders.resolver import load_encoder
+
+    encoder, tokenizer = load_encoder(str(model_dir))
+    ids = [np.asarray(tokenizer(t, truncation=True, max_length=48)["input_ids"]) for t in data["texts"]]
+    frozen = FrozenPass(encoder, 3, pad_id=tokenizer.pad_token_id, device=torch.device("cpu"), batch_size=5)
+    widths = []
+    real_forward = frozen.forward
+    monkeypatch.setattr(frozen, "forward", lambda input_ids, mask: widths.append(
+        (input_ids.shape[1], entered[-1])) or real_forward(input_ids, mask))
+    entered = [False]
+
+    @contextlib.contextmanager
+    def recorded():
+        entered.append(True)
+        yield True
+        entered.append(False)
+
+    monkeypatch.setattr(gfun.core.memory, "freed_blocks_reused", recorded)
+    states = frozen.states(ids)
+    assert widths and all(inside for _, inside in widths) and entered[-1] is False
+    assert [w for w, _ in widths] == sorted((w for w, _ in widths), reverse=True)
+    monkeypatch.setattr(gfun.core.memory, "freed_blocks_reused", contextlib.nullcontext)
+    assert all(np.array_equal(a, b) for a, b in zip(states, frozen.states(ids), strict=True))

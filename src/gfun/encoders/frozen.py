@@ -198,25 +198,28 @@ class FrozenPass:
                 flat, offsets = z["states"], z["offsets"]
             logger.info("%s: %d documents read from %s", desc, len(ids), path)
             return [flat[offsets[i]:offsets[i + 1]] for i in range(len(ids))]
+        from gfun.core.memory import freed_blocks_reused
         from gfun.core.progress import progress_bar
 
+        if not len(ids):
+            return []
         t0 = time.perf_counter()
-        # one (total tokens, hidden) buffer that every document's states are a view of: thousands of separate
-        # arrays, each allocated between two batches' transient tensors, would pin those in the C heap
+        # one (total tokens, hidden) buffer that every document's states are a view of, allocated before the
+        # batches: thousands of separate arrays, each allocated between two batches' transient tensors, would pin
+        # those in the C heap
         offsets = np.zeros(len(ids) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([len(x) for x in ids])
-        flat: np.ndarray | None = None
+        flat = np.empty((int(offsets[-1]), int(self.encoder.config.hidden_size)), dtype=np.float16)
         batches = self.batches(ids)
         remote = self._on_workers()
         where = " on the Dask workers" if remote else ""
-        for batch, states in progress_bar(zip(batches, self._batch_states(ids, batches, remote), strict=True),
-                                          enabled=self.progress, desc=desc, total=len(batches)):
-            if flat is None:
-                flat = np.empty((int(offsets[-1]), states.shape[2]), dtype=np.float16)
-            for r, i in enumerate(batch):
-                flat[offsets[i]:offsets[i + 1]] = states[r, :len(ids[i])]
-        if flat is None:  # no documents
-            return []
+        # the longest batch comes first: every later one reuses the memory it freed (no fresh pages to fault in)
+        with freed_blocks_reused():
+            for batch, states in progress_bar(zip(batches, self._batch_states(ids, batches, remote), strict=True),
+                                              enabled=self.progress, desc=desc, total=len(batches)):
+                for r, i in enumerate(batch):
+                    flat[offsets[i]:offsets[i + 1]] = states[r, :len(ids[i])]
+                del states
         logger.info("%s (embeddings + %d layers): %d documents in %.1f s%s", desc, self.cut, len(ids),
                     time.perf_counter() - t0, where)
         if path is not None:

@@ -145,6 +145,9 @@ class TransformerFineTuner:
 
     def _tokenize(self, texts: Sequence[str]) -> list[np.ndarray]:
         tok = self.tokenizer_
+        if tok is None:  # released after tokenising the training documents: built again from its JSON
+            tok = self.tokenizer_ = import_optional("tokenizers", purpose="the transformer view").Tokenizer.from_str(
+                self.tokenizer_json_)
         tok.no_padding()
         tok.enable_truncation(self.max_length_)
         enc = tok.encode_batch([self.prefix + t for t in texts])
@@ -233,6 +236,9 @@ class TransformerFineTuner:
                 self.net_.encoder.get_input_embeddings().weight.requires_grad_(False)
             self._setup_frozen(s.get("trainable_layers"))
             ids = self._tokenize(texts)
+            # a 250k-piece vocabulary holds ~290 MB that training does not use: built again when texts come
+            self.tokenizer_ = None
+            release_free_memory()
             lengths = np.asarray([len(x) for x in ids])
             states = None
             if self.frozen_ is not None:

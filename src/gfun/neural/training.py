@@ -310,7 +310,8 @@ def bce_epoch(net: Any, batches: Sequence[np.ndarray], logits_of: Callable[[np.n
 def batched_inference(net: Any, lengths: np.ndarray, dim: int, batch_size: int,
                       forward: Callable[[np.ndarray], Any], *, autocast: Callable[[], Any] = contextlib.nullcontext,
                       progress: bool = False, desc: str = "") -> np.ndarray:
-    """Gradient-free forward passes over documents sorted by length, in batches; rows in the documents' order.
+    """Gradient-free forward passes over documents sorted by length, in batches (the longest first); rows in the
+    documents' order.
 
     Parameters
     ----------
@@ -335,16 +336,20 @@ def batched_inference(net: Any, lengths: np.ndarray, dim: int, batch_size: int,
     -------
     numpy.ndarray of shape (len(lengths), dim), float32
     """
+    from gfun.core.memory import freed_blocks_reused
+
     torch = _torch("running a neural view")
     out = np.zeros((len(lengths), dim), dtype=np.float32)
     if not len(lengths):
         return out
     order = np.argsort(lengths, kind="stable")
+    # the batches of the documents sorted by length, run longest first: every later batch reuses the memory the
+    # first one freed (same batches, same vectors, in any order)
+    starts = range(0, len(order), batch_size)[::-1]
     was_training = net.training
     net.eval()
     try:
-        with torch.inference_mode(), autocast():
-            starts = range(0, len(order), batch_size)
+        with torch.inference_mode(), autocast(), freed_blocks_reused():
             for start in progress_bar(starts, enabled=progress and len(order) > batch_size, desc=desc,
                                       total=len(starts)):
                 pos = order[start:start + batch_size]
