@@ -176,12 +176,19 @@ class FrozenPass:
         self._key: str | None = None if fingerprint is None else f"{fingerprint[:24]}-cut{self.cut}-q{int(quantize)}"
 
     def forward(self, input_ids: Any, mask: Any) -> Any:
-        """Token states after the frozen layers, ``(batch, width, hidden)`` float32 (no gradient)."""
+        """Token states after the frozen layers, ``(batch, width, hidden)`` float32 (no gradient).
+
+        The int8 layers run outside any autocast of the caller (their kernels take float32), so that autocast can
+        cover the trainable layers above them.
+        """
+        import contextlib
+
         torch = _torch()
         self.embeddings.eval()  # frozen: never dropout, whatever mode the surrounding network is in
         for layer in self.layers:
             layer.eval()
-        with torch.inference_mode():
+        no_autocast = torch.autocast(device_type="cpu", enabled=False) if self.quantize else contextlib.nullcontext()
+        with torch.inference_mode(), no_autocast:
             states = self.embeddings(input_ids=input_ids)
             return run_layers(self.encoder, self.layers, states, mask)
 

@@ -15,6 +15,7 @@ Importing this module needs no torch (the network class is built on first use).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -40,7 +41,7 @@ from gfun.neural.training import (
     train_early_stopping,
 )
 
-__all__ = ["TransformerFineTuner"]
+__all__ = ["TransformerFineTuner", "cpu_has_bfloat16", "resolve_amp"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,9 @@ class TransformerFineTuner:
         Prepended to every text.
     eval_batch_size : int
     amp : bool or "auto"
-        bfloat16 autocast (``"auto"``: on CUDA devices that support it).
+        bfloat16 autocast (``"auto"``: on CUDA devices that support it, and on CPUs with bfloat16 instructions,
+        AVX512-BF16 or AMX; int8 frozen layers stay int8 under it). Resolved when fitting (``amp_``) and saved with
+        the network, so that a loaded network extracts in the precision it was trained in.
     device : str
     random_state : int, optional
     progress : bool
@@ -132,16 +135,18 @@ class TransformerFineTuner:
     def _torch(self) -> Any:
         return import_optional("torch", purpose="the transformer view")
 
+    def _resolve_amp(self, *, cpu: bool = True) -> bool:
+        return resolve_amp(self.amp, self.device_, cpu=cpu)
+
     def _autocast(self) -> Any:
         torch = self._torch()
         import contextlib
 
-        use = self.amp
-        if use == "auto":
-            use = self.device_.type == "cuda" and torch.cuda.is_bf16_supported()
-        if use and self.device_.type in ("cuda", "cpu"):
-            return torch.autocast(device_type=self.device_.type, dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+        if not self._amp_of_fit():
+            return contextlib.nullcontext()
+        if self.device_.type == "cpu":
+            limit_onednn_cache()
+        return torch.autocast(device_type=self.device_.type, dtype=torch.bfloat16)
 
     def _tokenize(self, texts: Sequence[str]) -> list[np.ndarray]:
         tok = self.tokenizer_
@@ -225,6 +230,7 @@ class TransformerFineTuner:
             raise ValueError(f"{len(texts)} texts but a label matrix of shape {Y.shape}")
         s = self.settings
         self.device_ = resolve_device(self.device)
+        self.amp_ = self._resolve_amp()
         t_start = time.perf_counter()
         with torch_seed(self.random_state, self.device_):
             encoder, hf_tokenizer = load_encoder(self.model)
@@ -392,6 +398,13 @@ class TransformerFineTuner:
                 states = self.frozen_.states(ids, desc=f"{self._short_name()} frozen pass")
         return self._run(ids, np.arange(len(ids)), what, states)
 
+    def _amp_of_fit(self) -> bool:
+        """``amp_``: resolved by fit or read from the saved state; for a network unpickled from before it existed,
+        ``amp`` read as then (``"auto"``: CUDA only)."""
+        if getattr(self, "amp_", None) is None:
+            self.amp_ = self._resolve_amp(cpu=False)
+        return self.amp_
+
     # ------------------------------------------------------------------ persistence
     def get_state(self, dtype: str | None = None, self_contained: bool = False) -> tuple[dict, dict[str, np.ndarray]]:
         """Meta and arrays of the fitted network.
@@ -404,7 +417,7 @@ class TransformerFineTuner:
         meta = {"config": self.config_, "pad_id": self.pad_id_, "max_length": self.max_length_,
                 "n_classes": int(self.net_.head.out_features), "history": self.history_,
                 "best_epoch": self.best_epoch_, "fit_seconds": self.fit_seconds_,
-                "trainable_layers": getattr(self, "trainable_layers_", None)}
+                "trainable_layers": getattr(self, "trainable_layers_", None), "amp": bool(self._amp_of_fit())}
         arrays = state_to_arrays(self.net_, dtype)
         if frozen and not self_contained:
             from gfun.encoders.frozen import frozen_fingerprint
@@ -457,6 +470,8 @@ class TransformerFineTuner:
         self.history_ = list(meta["history"])
         self.best_epoch_ = int(meta["best_epoch"])
         self.fit_seconds_ = float(meta["fit_seconds"])
+        # the precision it was trained in (a state saved before gfun recorded it: "auto" read as CUDA only)
+        self.amp_ = bool(meta["amp"]) if "amp" in meta else self._resolve_amp(cpu=False)
         # the base's freshly loaded backend tokenizer itself (no ~280 MB copy), or the saved one
         self.tokenizer_ = backend if base is not None else tokenizers.Tokenizer.from_str(self.tokenizer_json_)
         known = base["sha256"] if base is not None and meta.get("trainable_layers") is not None else None
@@ -487,6 +502,49 @@ class TransformerFineTuner:
                 "the same base encoder is installed, or save a self-contained model (self_contained=True, "
                 "`gfun train --self-contained`).")
         return encoder, backend
+
+
+def resolve_amp(amp: bool | str, device: Any, *, cpu: bool = True) -> bool:
+    """Whether ``amp`` (``True``, ``False`` or ``"auto"``) means bfloat16 autocast on ``device`` (a torch device).
+
+    ``"auto"``: on CUDA devices that support bfloat16, and (``cpu``) on CPUs with bfloat16 instructions;
+    ``cpu=False`` reads it as networks saved before CPUs were considered did, CUDA only.
+    """
+    torch = import_optional("torch", purpose="the transformer view")
+    use = amp
+    if use == "auto":
+        if device.type == "cuda":
+            use = torch.cuda.is_bf16_supported()
+        else:
+            use = cpu and device.type == "cpu" and cpu_has_bfloat16()
+    return bool(use) and device.type in ("cuda", "cpu")
+
+
+def cpu_has_bfloat16() -> bool:
+    """Whether this CPU has bfloat16 instructions (AVX512-BF16 or AMX-BF16), where bfloat16 matrix products run
+    at several times the float32 speed (elsewhere they are emulated, slower than float32)."""
+    torch = import_optional("torch", purpose="the transformer view")
+    probe = getattr(getattr(torch._C, "_cpu", None), "_get_cpu_capability", None)
+    try:
+        caps = probe() if probe is not None else {}
+    except Exception:  # noqa: BLE001 - a private probe: no answer means no
+        return False
+    return bool(isinstance(caps, dict) and (caps.get("avx512_bf16") or caps.get("amx_bf16")))
+
+
+#: oneDNN primitives kept in its cache (its default is 1,024): bfloat16 matrix products of batches of every width
+#: fill a large cache with primitives of shapes that rarely come back, about 1 GB on debtags run 0.
+ONEDNN_CACHE_CAPACITY = 16
+
+
+@functools.cache
+def limit_onednn_cache() -> None:
+    """Cap oneDNN's primitive cache at :data:`ONEDNN_CACHE_CAPACITY` unless the environment sets its size.
+
+    oneDNN reads ``ONEDNN_PRIMITIVE_CACHE_CAPACITY`` when it first builds a primitive, so this holds when the
+    process has not run a oneDNN (bfloat16) product yet.
+    """
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", str(ONEDNN_CACHE_CAPACITY))
 
 
 def _sha256_text(text: str) -> str:

@@ -27,8 +27,10 @@ Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides t
     unpadded; :class:`gfun.encoders.frozen.FrozenPass`), their Linear layers dynamically quantised to int8;
     only the top ``trainable_layers=1`` layer and the output layer train (encoder learning rate 5e-5, output
     layer 1e-3), batch 32, maximum length 256, length-bucketed batches, 6 epochs, no held-out split, then 30
-    epochs of the output layer alone on the final vectors (for the ``bert`` baseline's classifier). Test-time
-    extraction runs the same two halves. ``trainable_layers=0`` is the frozen encoder's pooled vector.
+    epochs of the output layer alone on the final vectors (for the ``bert`` baseline's classifier). On CPUs with
+    bfloat16 instructions (AVX512-BF16, AMX) the trainable layer and the output layer run in bfloat16 autocast
+    (``amp="auto"``; ``amp=False``: float32). Test-time extraction runs the same two halves.
+    ``trainable_layers=0`` is the frozen encoder's pooled vector.
 
 The default preset ``"auto"`` follows the device: ``"gpu"`` on CUDA, ``"cpu"`` otherwise; ``"paper"`` only when
 asked for. ``trainable_layers`` (partial fine-tuning on a cached frozen pass) works with every preset and device.
@@ -53,7 +55,7 @@ from typing import Any, Literal
 import numpy as np
 
 from gfun.core.state import prefixed, sub_arrays
-from gfun.neural.fine_tuning import TransformerFineTuner, _net_class
+from gfun.neural.fine_tuning import TransformerFineTuner, _net_class, resolve_amp
 from gfun.neural.training import check_texts, device_preset, lazy_classes, resolve_device, resolve_preset
 from gfun.views.base import LanguageReach, ViewGenerator
 
@@ -222,9 +224,10 @@ class _TransformerParams:
         import joblib
 
         Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.float32)
-        key = {"version": 1, "model": str(tuner.model), "pooling": tuner.pooling, "settings": tuner.settings,
+        device = resolve_device(tuner.device)
+        key = {"version": 2, "model": str(tuner.model), "pooling": tuner.pooling, "settings": tuner.settings,
                "dropout": tuner.dropout, "prefix": tuner.prefix, "eval_batch_size": tuner.eval_batch_size,
-               "amp": tuner.amp, "device": str(resolve_device(tuner.device)), "random_state": tuner.random_state,
+               "amp": resolve_amp(tuner.amp, device), "device": str(device), "random_state": tuner.random_state,
                "texts": list(texts), "Y": Y}
         return Path(self.frozen_cache) / "fine-tuned" / f"{joblib.hash(key)}.joblib"
 
@@ -288,7 +291,9 @@ class TransformerView(_TransformerParams, ViewGenerator):
     eval_batch_size : int
         Batch size of the (no-gradient) extraction of views.
     amp : bool or "auto"
-        bfloat16 autocast; ``"auto"``: on CUDA devices that support it.
+        bfloat16 autocast; ``"auto"``: on CUDA devices that support it, and on CPUs with bfloat16 instructions
+        (AVX512-BF16, AMX), where the trainable layers and the output layer run in bfloat16 (int8 frozen layers stay
+        int8); ``False``: float32 everywhere. Resolved when fitting and saved with the network.
     save_dtype : {None, "float32", "float16"}
         Precision of the weights in the saved state (``float16`` halves its size).
     self_contained : bool
