@@ -67,3 +67,12 @@ def test_freed_blocks_reused_is_a_no_op_without_glibc(monkeypatch) -> None:
     monkeypatch.setattr(gfun.core.memory, "_mallopt", lambda: None)
     with gfun.core.memory.freed_blocks_reused() as active:
         assert active is False
+
+
+def test_released_as_they_shrink_returns_memory_each_time_the_batches_halve(monkeypatch) -> None:
+    widths = [256, 250, 130, 128, 100, 64, 40, 10]
+    seen: list = []
+    monkeypatch.setattr(gfun.core.memory, "release_free_memory", lambda: seen.append("release") or True)
+    for width in gfun.core.memory.released_as_they_shrink(widths, lambda w: w):
+        seen.append(width)
+    assert seen == [256, 250, 130, "release", 128, 100, "release", 64, 40, "release", 10]

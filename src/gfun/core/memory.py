@@ -17,7 +17,8 @@ A pass over documents in batches sorted longest first (the frozen pass of a tran
 vectors) allocates the largest blocks first, and every later batch fits in what the first freed. There
 :func:`freed_blocks_reused` keeps every freed block in the heap for reuse: no block is mapped and unmapped again
 (the kernel's zeroing of fresh pages is a quarter of such a pass's time) and the resident set stays at the first
-batch's; the free memory goes back to the system at the end of the block.
+batch's; the free memory goes back to the system at the end of the block, and along the way each time the
+batches have halved (:func:`released_as_they_shrink`), so that what the first batch needed is not held to the end.
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ import ctypes
 import functools
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
-__all__ = ["freed_blocks_reused", "large_blocks_mapped", "release_free_memory"]
+T = TypeVar("T")
+
+__all__ = ["freed_blocks_reused", "large_blocks_mapped", "release_free_memory", "released_as_they_shrink"]
 
 #: ``mallopt`` parameter numbers of the mmap and trim thresholds (glibc's ``malloc.h``).
 _M_MMAP_THRESHOLD = -3
@@ -124,3 +128,18 @@ def freed_blocks_reused() -> Iterator[bool]:
         mallopt(_M_MMAP_THRESHOLD, _DYNAMIC_MAX)
         mallopt(_M_TRIM_THRESHOLD, _DYNAMIC_TRIM)
         release_free_memory()
+
+
+def released_as_they_shrink(items: Iterable[T], size: Callable[[T], float]) -> Iterator[T]:
+    """Yield ``items`` (batches, largest first), returning the free heap to the system before each one whose
+    ``size`` is at most half the size at the last return: the memory the large batches freed is not held through
+    the small ones (with :func:`freed_blocks_reused`, a few returns instead of fresh pages for every batch)."""
+    mark = None
+    for item in items:
+        width = size(item)
+        if mark is None:
+            mark = width
+        elif width <= mark / 2:
+            release_free_memory()
+            mark = width
+        yield item

@@ -205,7 +205,7 @@ class FrozenPass:
                 flat, offsets = z["states"], z["offsets"]
             logger.info("%s: %d documents read from %s", desc, len(ids), path)
             return [flat[offsets[i]:offsets[i + 1]] for i in range(len(ids))]
-        from gfun.core.memory import freed_blocks_reused
+        from gfun.core.memory import freed_blocks_reused, released_as_they_shrink
         from gfun.core.progress import progress_bar
 
         if not len(ids):
@@ -222,8 +222,9 @@ class FrozenPass:
         where = " on the Dask workers" if remote else ""
         # the longest batch comes first: every later one reuses the memory it freed (no fresh pages to fault in)
         with freed_blocks_reused():
-            for batch, states in progress_bar(zip(batches, self._batch_states(ids, batches, remote), strict=True),
-                                              enabled=self.progress, desc=desc, total=len(batches)):
+            pairs = released_as_they_shrink(zip(batches, self._batch_states(ids, batches, remote), strict=True),
+                                            lambda pair: pair[1].shape[1])
+            for batch, states in progress_bar(pairs, enabled=self.progress, desc=desc, total=len(batches)):
                 for r, i in enumerate(batch):
                     flat[offsets[i]:offsets[i + 1]] = states[r, :len(ids[i])]
                 del states

@@ -336,7 +336,7 @@ def batched_inference(net: Any, lengths: np.ndarray, dim: int, batch_size: int,
     -------
     numpy.ndarray of shape (len(lengths), dim), float32
     """
-    from gfun.core.memory import freed_blocks_reused
+    from gfun.core.memory import freed_blocks_reused, released_as_they_shrink
 
     torch = _torch("running a neural view")
     out = np.zeros((len(lengths), dim), dtype=np.float32)
@@ -350,7 +350,8 @@ def batched_inference(net: Any, lengths: np.ndarray, dim: int, batch_size: int,
     net.eval()
     try:
         with torch.inference_mode(), autocast(), freed_blocks_reused():
-            for start in progress_bar(starts, enabled=progress and len(order) > batch_size, desc=desc,
+            shrinking = released_as_they_shrink(starts, lambda start: lengths[order[start:start + batch_size]].max())
+            for start in progress_bar(shrinking, enabled=progress and len(order) > batch_size, desc=desc,
                                       total=len(starts)):
                 pos = order[start:start + batch_size]
                 out[pos] = forward(pos).float().cpu().numpy()
