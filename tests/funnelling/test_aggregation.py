@@ -213,6 +213,21 @@ def test_select_keeps_an_unselected_view_that_serves_unseen_languages(demo, nois
     assert "fr" not in model.languages_ and model.predict(french).shape == (len(french), len(model.classes_))
 
 
+def test_an_unselected_view_runs_only_on_the_documents_no_kept_view_covers(demo, noisy, monkeypatch) -> None:
+    """At predict, the view select did not keep (but could not drop) computes nothing for the languages the kept
+    views serve: only the French documents reach it."""
+    model = noisy["select"]
+    noise = next(v for v in model.views_ if v.letter == "n")
+    seen: list[str] = []
+    real = noise.transform
+    monkeypatch.setattr(noise, "transform", lambda texts, langs: seen.extend(np.asarray(langs).tolist()) or real(
+        texts, langs))
+    _, test = demo
+    both = MultilingualCorpus.concat([test, load_demo()[1].select(["fr"])])
+    model.predict(both)
+    assert seen and set(seen) == {"fr"} and len(seen) == int((both.lang_array == "fr").sum())
+
+
 @pytest.mark.parametrize("aggregation", ["stack", "wmean", "select"])
 def test_save_load_round_trip_gives_identical_predictions(demo, aggregation: str) -> None:
     train, test = demo
