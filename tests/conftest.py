@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# tests never write into the user's cache (~/.cache/gfun): converted models, word vectors
-os.environ.setdefault("GFUN_CACHE", tempfile.mkdtemp(prefix="gfun-test-cache-"))
+# tests never write into the user's cache (~/.cache/gfun): converted models, word vectors (~550 MB per session,
+# removed when the session ends; a cache the caller set is the caller's)
+if "GFUN_CACHE" not in os.environ:
+    os.environ["GFUN_CACHE"] = tempfile.mkdtemp(prefix="gfun-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["GFUN_CACHE"], ignore_errors=True)
 
 SHARED_DATA = Path(os.environ.get("GFUN_DATA", ROOT.parent / "shared" / "data")).resolve()
 
