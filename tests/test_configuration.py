@@ -14,7 +14,7 @@ import pytest
 from gfun.baselines.crosslingual import CROSSLINGUAL
 from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier
 from gfun.baselines.pooled import PooledClassifier
-from gfun.baselines.transformer import FineTunedTransformerClassifier
+from gfun.baselines.transformer import FineTunedTransformerClassifier, TunedTransformerClassifier
 from gfun.cli.experiment import DEFAULT_CONFIGS, add_experiment_parser, settings_from_args
 from gfun.cli.main import build_parser, main, train_estimator
 from gfun.configuration import (
@@ -36,7 +36,8 @@ from gfun.views.posteriors import PosteriorsView
 pytest.importorskip("matplotlib")
 
 CLASSES = {"naive": NaiveClassifier, "pooled": PooledClassifier, "upper": UpperBoundClassifier,
-           "bert": FineTunedTransformerClassifier, "fun": GeneralizedFunnelling, "gfun": GeneralizedFunnelling,
+           "bert": FineTunedTransformerClassifier, "bert-tuned": TunedTransformerClassifier,
+           "fun": GeneralizedFunnelling, "gfun": GeneralizedFunnelling,
            **CROSSLINGUAL}
 #: Overrides of every kind, each applied where the configuration has a use for it.
 VIEW_PARAMS = {"m": {"source": "vec:/nowhere"}, "w": {"min_df": 2}, "b": {"max_length": 48},
@@ -52,7 +53,7 @@ def test_every_listed_name_builds_its_estimator_with_the_overrides() -> None:
         assert type(est) is CLASSES[cfg.method], cfg.name
         params = est.get_params(deep=False)
         assert params["random_state"] == 5
-        if cfg.method == "bert":
+        if cfg.method in ("bert", "bert-tuned"):
             assert params["max_length"] == 48  # the B view's parameters
             continue
         assert params["n_jobs"] == 2
@@ -87,7 +88,7 @@ def _meta_C(est) -> float | str:
     return est.get_params()["C"]
 
 
-UNKNOWN = ("unknown configuration 'xq': expected naive, pooled, fun, bert, upper, lri, clesa, kcca, dci, or gFun "
+UNKNOWN = ("unknown configuration 'xq': expected naive, pooled, fun, bert, bert-tuned, upper, lri, clesa, kcca, dci, or gFun "
            "view letters from 'xmwbrp' (e.g. x, xm, xmw), optionally with -mean / -concat / -stack / -wmean / -select")
 
 
@@ -214,7 +215,7 @@ def test_the_whole_list_is_checked_before_anything_runs() -> None:
     assert text.startswith("4 bad configuration name(s)")
     for bad in ("'foo'", "'r_w'", "'rx_mq'", "'xx'"):
         assert bad in text
-    assert "Valid names: naive, pooled, fun, bert, upper" in text and "r_m, r_mw" in text
+    assert "Valid names: naive, pooled, fun, bert, bert-tuned, upper" in text and "r_m, r_mw" in text
     calls = []
     cells = [({"run": 0, "config": "x"}, lambda: calls.append(1)), ({"run": 0, "config": "a__b"}, lambda: None)]
     with pytest.raises(ValueError, match="cannot be used in a file name"):

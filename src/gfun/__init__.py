@@ -28,6 +28,7 @@ _LAZY = {
     "GeneralizedFunnelling": "gfun.funnelling.generalized",
     "NaiveClassifier": "gfun.baselines.naive",
     "FineTunedTransformerClassifier": "gfun.baselines.transformer",
+    "TunedTransformerClassifier": "gfun.baselines.transformer",
     "make_fun": "gfun.baselines.naive",
     "evaluate": "gfun.metrics.evaluation",
     "load_model": "gfun.persistence.loading",

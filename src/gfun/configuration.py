@@ -2,8 +2,9 @@
 
 The one place where ``gfun train`` and every ``gfun experiment`` turn what the user asked for into an estimator.
 
-A configuration name is ``naive``, ``fun``, ``bert`` (the fine-tuned transformer baseline, the paper's mBERT
-row), ``upper`` (alias ``upperbound``: the paper's UpperBound, parallel datasets only, see
+A configuration name is ``naive``, ``fun``, ``pooled``, ``bert`` (the fine-tuned transformer baseline, the paper's
+mBERT row), ``bert-tuned`` (the same network with per-class thresholds tuned on out-of-fold scores), ``upper``
+(alias ``upperbound``: the paper's UpperBound, parallel datasets only, see
 :class:`gfun.baselines.naive.UpperBoundClassifier`), ``lri``, ``clesa``, ``kcca``, ``dci`` (the cross-lingual
 baselines of :mod:`gfun.baselines.crosslingual`) or a string of gFun view letters (``x``, ``w``, ``xm``, ``xmw``,
 ``xmb``, ...) optionally followed by ``-mean``, ``-concat``, ``-stack``, ``-wmean`` or ``-select`` (the
@@ -34,7 +35,7 @@ from typing import Any
 from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
 
 __all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "DEFAULT_VIEWS_CORE", "DEFAULT_VIEWS_TORCH", "DEFAULT_WORD_VECTORS",
-           "METHODS", "PARALLEL_DATASETS", "PARALLEL_READERS",
+           "METHODS", "PARALLEL_DATASETS", "PARALLEL_READERS", "TRANSFORMER_BASELINES",
            "UNAVAILABLE_VIEWS", "Config",
            "build_estimator", "check_configs_for_dataset", "config_names_help", "method_config",
            "neural_view_params", "parse_config", "parse_configs", "required_modules"]
@@ -46,12 +47,15 @@ UNAVAILABLE_VIEWS: dict[str, str] = {}
 
 #: The baselines by configuration name, with the name printed in tables.
 BASELINES: dict[str, str] = {"naive": "Naive", "pooled": "Pooled", "fun": "Fun", "bert": "BERT (fine-tuned)",
+                             "bert-tuned": "BERT (fine-tuned, tuned thresholds)",
                              "upper": "UpperBound",
                              "lri": "LRI", "clesa": "CLESA", "kcca": "KCCA", "dci": "DCI"}
 #: The baselines of :mod:`gfun.baselines.crosslingual`; their parameters are ``view_params[name]``.
 CROSSLINGUAL_BASELINES: tuple[str, ...] = ("lri", "clesa", "kcca", "dci")
 #: ``gfun train --method``: Generalized Funnelling and every baseline.
-METHODS: tuple[str, ...] = ("gfun", "fun", "naive", "pooled", "bert", "upper", *CROSSLINGUAL_BASELINES)
+METHODS: tuple[str, ...] = ("gfun", "fun", "naive", "pooled", "bert", "bert-tuned", "upper", *CROSSLINGUAL_BASELINES)
+#: The fine-tuned transformer baselines (the paper's ``bert``, and ``bert-tuned`` with per-class thresholds).
+TRANSFORMER_BASELINES: tuple[str, ...] = ("bert", "bert-tuned")
 #: The methods whose ``meta_C`` is the C of linear SVMs, cross-validated by default (``gfun train``).
 _SVM_BASELINES = ("naive", "pooled", "upper", *CROSSLINGUAL_BASELINES)
 #: The views of ``gfun train`` without ``--views``: among the configurations that fit in at most a minute on debtags
@@ -80,7 +84,7 @@ class Config:
     ----------
     name : str
         Canonical name (``"naive"``, ``"fun"``, ``"xmw"``, ``"xm-concat"``); used in file names.
-    method : {"naive", "fun", "bert", "upper", "lri", "clesa", "kcca", "dci", "gfun"}
+    method : {"naive", "fun", "pooled", "bert", "bert-tuned", "upper", "lri", "clesa", "kcca", "dci", "gfun"}
     views : str
         gFun view letters (in canonical, paper order when read by :func:`parse_config`), ``""`` for the baselines.
     aggregation : {"select", "mean", "concat", "stack", "wmean"}
@@ -121,7 +125,7 @@ class Config:
         (``build_estimator(zero_shot=True)``).
         """
         # clesa, kcca: the languages of their parallel collection
-        if self.method in ("bert", "fun", "pooled", "upper", "clesa", "kcca"):
+        if self.method in (*TRANSFORMER_BASELINES, "fun", "pooled", "upper", "clesa", "kcca"):
             return True
         zero_shot = set(self.views) & set("mbrp")
         return self.method == "gfun" and bool(zero_shot) and (self.aggregation != "concat"
@@ -346,8 +350,9 @@ def required_modules(config: Config | str, *, view_params: dict | None = None, z
         for module in modules:
             out.setdefault(module, purpose)
 
-    if config.method == "bert":
-        need(encoder_modules(view_params.get("b", {}).get("model")), "the fine-tuned transformer baseline (bert)")
+    if config.method in TRANSFORMER_BASELINES:
+        need(encoder_modules(view_params.get("b", {}).get("model")),
+             f"the fine-tuned transformer baseline ({config.method})")
         return out
     if config.method not in ("gfun", "fun"):
         return out
@@ -404,7 +409,7 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     """
     from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier, make_fun
     from gfun.baselines.pooled import PooledClassifier
-    from gfun.baselines.transformer import FineTunedTransformerClassifier
+    from gfun.baselines.transformer import FineTunedTransformerClassifier, TunedTransformerClassifier
     from gfun.funnelling.aggregation import Aggregation, Concat, make_aggregation
     from gfun.funnelling.generalized import GeneralizedFunnelling
     from gfun.funnelling.meta import default_meta
@@ -425,12 +430,13 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
         return make_crosslingual(config.method, C=meta_C, n_jobs=n_jobs, random_state=random_state,
                                  **view_params.get(config.method, {}))
     frozen_cache = getattr(memory, "location", memory)  # the B view and bert share their frozen pass there
-    if config.method == "bert":
+    if config.method in TRANSFORMER_BASELINES:
         bparams = dict(view_params.get("b", {}))
         bparams.setdefault("random_state", random_state)
         if frozen_cache:
             bparams.setdefault("frozen_cache", str(frozen_cache))
-        return FineTunedTransformerClassifier(**bparams)
+        cls = TunedTransformerClassifier if config.method == "bert-tuned" else FineTunedTransformerClassifier
+        return cls(**bparams)
     if zero_shot and config.method == "fun":
         zero_shot_views = zero_shot_views or "m"
     meta = None if meta_C == 1.0 and meta_class_weight is None else default_meta().set_params(

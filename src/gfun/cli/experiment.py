@@ -166,7 +166,8 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/<dataset>)")
         p.add_argument("--runs", type=int, default=None, help="number of runs (default 10; --quick: 2)")
         p.add_argument("--configs", default=None,
-                       help=f"comma-separated configurations: naive, fun, bert, upper (UpperBound: debtags, sib200), "
+                       help=f"comma-separated configurations: naive, fun, pooled, bert, bert-tuned (bert with "
+                       f"per-class thresholds tuned on out-of-fold scores), upper (UpperBound: debtags, sib200), "
                        f"lri, clesa, kcca, dci (cross-lingual baselines; clesa and kcca need a parallel collection: "
                        f"the training documents' translations on debtags and sib200, else --view-param "
                        f"kcca.parallel=PATH), "

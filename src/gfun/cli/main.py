@@ -253,7 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="directory the fitted model is saved to")
     p.add_argument("--method", choices=METHODS, default="gfun",
                    help="gfun: Generalized Funnelling; fun: Funnelling (2019); naive: one classifier per language; "
-                   "bert: the fine-tuned transformer used as the classifier (the paper's mBERT baseline); upper: the "
+                   "pooled: one classifier over one vocabulary of all languages; bert: the fine-tuned transformer "
+                   "used as the classifier (the paper's mBERT baseline); bert-tuned: the same with per-class "
+                   "thresholds tuned on out-of-fold scores of its training documents; upper: the "
                    "paper's UpperBound, one English classifier on the documents' English versions (a text_en field "
                    "in every non-English record: gfun datasets build debtags --english, or sib200); lri, clesa, "
                    "kcca, dci: the cross-lingual baselines of gfun.baselines.crosslingual (clesa and kcca read a "

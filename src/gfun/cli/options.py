@@ -21,7 +21,7 @@ NEURAL_PRESETS = ("paper", "gpu", "cpu")
 #: on debtags, C by cross-validation takes 1.2 times as long for the same scores).
 META_C_HELP = ("C of the meta-classifier (of the linear SVMs for naive, pooled, upper, lri, clesa, kcca, dci), or 'cv' "
                "for 5-fold CV over 0.1..10^4 (default: 1 for gfun and fun, the authors' setting, which scores as cv "
-               "does in less time; cv for the others; bert has none)")
+               "does in less time; cv for the others; bert and bert-tuned have none)")
 #: ``--n-jobs`` of every command (its default, 1, is stated by the help formatter).
 N_JOBS_HELP = "parallel jobs: languages in tier 1, classes in tier 2 (-1: all cores)"
 

@@ -299,8 +299,13 @@ class TransformerFineTuner:
         epochs cost next to nothing. Only the classifier (``logits``, the ``bert`` baseline) changes: the view's
         vectors do not depend on the output layer.
         """
+        loss = self._train_head(self.net_.head, features, Y, epochs)
+        logger.info("%s: output layer refitted for %d epochs on the final vectors, loss %.4f", self.name, epochs, loss)
+
+    def _train_head(self, head: Any, features: np.ndarray, Y: np.ndarray, epochs: int) -> float:
+        """Train the linear layer ``head`` on fixed ``features`` by BCE for ``epochs`` epochs (AdamW at the output
+        layer's learning rate, shuffled batches drawn from ``random_state``); the last batch's loss."""
         torch = self._torch()
-        head = self.net_.head
         X = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(self.device_)
         Yt = torch.from_numpy(np.asarray(Y, dtype=np.float32)).to(self.device_)
         s = self.settings
@@ -309,6 +314,7 @@ class TransformerFineTuner:
         loss_fn = torch.nn.BCEWithLogitsLoss()
         rng = np.random.RandomState(self.random_state)
         bs = max(int(s["batch_size"]), 32)
+        loss = torch.zeros(())
         for _ in range(epochs):
             perm = torch.from_numpy(rng.permutation(len(X))).to(self.device_)
             for start in range(0, len(X), bs):
@@ -317,8 +323,25 @@ class TransformerFineTuner:
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
-        logger.info("%s: output layer refitted for %d epochs on the final vectors, loss %.4f", self.name, epochs,
-                    float(loss.detach()))
+        return float(loss.detach())
+
+    def cross_fitted_logits(self, features: np.ndarray, Y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
+                            epochs: int) -> np.ndarray:
+        """Out-of-fold output-layer scores of the training documents: for each fold, a fresh output layer trained
+        as :meth:`_refit_head` trains the network's (``epochs`` epochs on the fixed ``features``) on the other
+        folds' documents scores the fold's. What the network's own output layer would give documents it was not
+        trained on, at the cost of a few seconds (the vectors are fixed)."""
+        torch = self._torch()
+        head = self.net_.head
+        out = np.zeros((len(features), head.out_features), dtype=np.float64)
+        X = np.ascontiguousarray(features, dtype=np.float32)
+        with torch_seed(self.random_state, self.device_):
+            for train, test in folds:
+                layer = torch.nn.Linear(head.in_features, head.out_features).to(self.device_)
+                self._train_head(layer, X[train], np.asarray(Y)[train], epochs)
+                with torch.no_grad():
+                    out[test] = layer(torch.from_numpy(X[test]).to(self.device_)).float().cpu().numpy()
+        return out
 
     def _setup_frozen(self, trainable_layers: int | None, fingerprint: str | None = None) -> None:
         """Partial fine-tuning: freeze all but the top ``trainable_layers`` layers, set up their frozen pass."""

@@ -45,6 +45,7 @@ ESTIMATOR_MODULES: dict[str, str] = {
     "UpperBoundClassifier": "gfun.baselines.naive",
     "PooledClassifier": "gfun.baselines.pooled",
     "FineTunedTransformerClassifier": "gfun.baselines.transformer",
+    "TunedTransformerClassifier": "gfun.baselines.transformer",
     "LRIClassifier": "gfun.baselines.crosslingual.lri",
     "CLESAClassifier": "gfun.baselines.crosslingual.clesa",
     "KCCAClassifier": "gfun.baselines.crosslingual.kcca",
