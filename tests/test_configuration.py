@@ -88,8 +88,9 @@ def _meta_C(est) -> float | str:
     return est.get_params()["C"]
 
 
-UNKNOWN = ("unknown configuration 'xq': expected naive, pooled, fun, bert, bert-tuned, upper, lri, clesa, kcca, dci, or gFun "
-           "view letters from 'xmwbrp' (e.g. x, xm, xmw), optionally with -mean / -concat / -stack / -wmean / -select")
+UNKNOWN = ("unknown configuration 'xq': expected naive, pooled, fun, bert, bert-tuned, upper, lri, clesa, kcca, dci, "
+           "or gFun view letters from 'xmwbrp' (e.g. x, xm, xmw), optionally with -mean / -concat / -stack / -wmean / "
+           "-select")
 
 
 def test_a_bad_name_gives_the_same_clear_error_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
