@@ -289,8 +289,11 @@ def main() -> int:  # noqa: C901 - a linear script
                 clf._set_fitted()
                 return clf
             return FineTunedTransformerClassifier(**b_params)
-        return build_estimator(cfg, meta_C=meta_C, random_state=args.run, n_jobs=args.n_jobs,
-                               view_params=view_params, memory=view_cache)
+        est = build_estimator(cfg, meta_C=meta_C, random_state=args.run, n_jobs=args.n_jobs,
+                              view_params=view_params, memory=view_cache)
+        if args.load_views and "b" in (getattr(est, "view_params", None) or {}):
+            est.view_params["b"].pop("frozen_cache", None)  # loaded vectors: no frozen pass to cache
+        return est
 
     import tempfile
 
