@@ -54,9 +54,16 @@ ESTIMATOR_MODULES: dict[str, str] = {
 
 
 def _estimators() -> dict[str, type]:
+    """Every estimator class a model can hold, by saved name (imports every estimator's module)."""
+    return {name: estimator_class(name) for name in ESTIMATOR_MODULES}
+
+
+def estimator_class(name: str) -> type:
+    """The estimator class saved under ``name``; only its own module is imported (loading a gFun model does not
+    import the cross-lingual baselines, nor they the transformer's)."""
     import importlib
 
-    return {name: getattr(importlib.import_module(module), name) for name, module in ESTIMATOR_MODULES.items()}
+    return getattr(importlib.import_module(ESTIMATOR_MODULES[name]), name)
 
 def _read_marker(path: Path) -> dict | None:
     """The marker of directory ``path`` if it holds a valid one (a regular file with gfun's magic), else None."""

@@ -39,15 +39,16 @@ from gfun.persistence.directory import (
     _VERSION_RE,
     ARRAYS,
     CURRENT,
+    ESTIMATOR_MODULES,
     FORMAT,
     FORMAT_VERSION,
     MANIFEST,
     MARKER,
     STATE,
     _current_version,
-    _estimators,
     _open_regular,
     _read_marker,
+    estimator_class,
 )
 
 __all__ = ["load_model", "model_description", "read_manifest"]
@@ -110,10 +111,9 @@ def _check_manifest(manifest: Any, shown: Path, root: Path, *, layout: bool) -> 
         raise ModelFormatError(
             f"{root} was saved by gfun {saved_by} in model format version {version}; this gfun ({gfun.__version__}) "
             f"reads format version {FORMAT_VERSION}. Retrain the model, or load it with gfun {saved_by}.")
-    estimators = _estimators()
     name = manifest.get("estimator")
-    if not isinstance(name, str) or name not in estimators:
-        raise ModelFormatError(f"{root}: unknown estimator {name!r}; this gfun loads {sorted(estimators)}")
+    if not isinstance(name, str) or name not in ESTIMATOR_MODULES:
+        raise ModelFormatError(f"{root}: unknown estimator {name!r}; this gfun loads {sorted(ESTIMATOR_MODULES)}")
     files = manifest.get("files")
     if not isinstance(files, dict):
         raise _field_error(shown, "files", "an object of SHA-256 checksums", files)
@@ -393,7 +393,7 @@ def _load_once(root: Path) -> tuple[Any, dict, Path]:
             if version is None:
                 raise DamagedModelError(f"{root}: {name} is missing") from None
             raise _VersionVanished(version, name) from None
-    model = _rebuild(_estimators()[manifest["estimator"]], meta, arrays, where)
+    model = _rebuild(estimator_class(manifest["estimator"]), meta, arrays, where)
     _probe(model, where, manifest)
     return model, manifest, where
 

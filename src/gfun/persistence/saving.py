@@ -27,6 +27,7 @@ from gfun.persistence.directory import (
     _VERSION_RE,
     ARRAYS,
     CURRENT,
+    ESTIMATOR_MODULES,
     FORMAT,
     FORMAT_VERSION,
     LAYOUT_VERSION,
@@ -35,7 +36,6 @@ from gfun.persistence.directory import (
     MARKER_MAGIC,
     STATE,
     _current_version,
-    _estimators,
     _is_legacy_model,
     _read_marker,
 )
@@ -242,8 +242,8 @@ def save_model(model: Any, path: str | os.PathLike[str], *, overwrite: bool = Tr
         See :func:`check_model_destination`.
     """
     name = type(model).__name__
-    if name not in _estimators():
-        raise TypeError(f"cannot save a {name}; supported: {sorted(_estimators())}")
+    if name not in ESTIMATOR_MODULES:
+        raise TypeError(f"cannot save a {name}; supported: {sorted(ESTIMATOR_MODULES)}")
     path = Path(path)
     check_model_destination(path, overwrite=overwrite)
     meta, arrays = model.get_state()
