@@ -3,26 +3,21 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gfun.corpus.multilingual import MultilingualCorpus
+from tests.benchmarks import load_benchmark
 from tests.neural_fixtures import single_torch_thread, tiny_bert_folder
 from tests.synthetic_vectors import make_corpus
-
-ROOT = Path(__file__).resolve().parents[2]
 
 one_thread = pytest.fixture(scope="module", autouse=True)(single_torch_thread)
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("bench_bert_head", ROOT / "benchmarks" / "bench_bert_head.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("bench_bert_head")
 
 
 def _corpus(langs: list[str], n: int, seed: int, classes: list[str]) -> MultilingualCorpus:

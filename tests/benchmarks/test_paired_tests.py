@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmarks import load_benchmark
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("paired_tests", ROOT / "benchmarks" / "paired_tests.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("paired_tests")
 
 
 def test_pair_table_matches_scipy_on_language_averages():

@@ -120,15 +120,7 @@ class TunedTransformerClassifier(FineTunedTransformerClassifier):
     refit none), each scoring the documents it did not see; each class's threshold is the one that maximises its
     F1 on those out-of-fold scores (left at 0, the sigmoid's 0.5, for a class with fewer than 10 positives).
     ``decision_function`` is the output layer's score minus the class's threshold (``predict_proba``, its sigmoid, is
-    above 0.5 exactly where a class is predicted).
-
-    Parameters
-    ----------
-    model, pooling, preset, lr, head_lr, weight_decay, step_size, gamma, batch_size, max_length, max_epochs, \
-patience, val_size, final_val_epoch, freeze_embeddings, bucket, max_grad_norm, trainable_layers, quantize, \
-head_epochs, dropout, prefix, eval_batch_size, amp, save_dtype, self_contained, frozen_cache, device, random_state, \
-progress
-        As for :class:`gfun.views.transformer.TransformerView` (same defaults, same presets).
+    above 0.5 exactly where a class is predicted). The parameters are those of :class:`FineTunedTransformerClassifier`.
 
     Attributes
     ----------
