@@ -153,6 +153,50 @@ def test_default_preset_follows_the_device(monkeypatch):
     assert device_preset("paper") == "paper"
 
 
+def test_cpu_preset_quantises_on_a_cpu_only(monkeypatch):
+    """The ``cpu`` preset's int8 frozen layers run on CPUs only: on a CUDA device the preset drops them (it failed
+    there before); asked for explicitly they stay, and the fit says why it cannot run."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert TransformerView(preset="cpu").training_settings()["quantize"] is False
+    assert TransformerView(preset="cpu", device="cpu").training_settings()["quantize"] is True
+    assert TransformerView(preset="cpu", quantize=True).training_settings()["quantize"] is True
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert TransformerView(preset="cpu").training_settings()["quantize"] is True
+
+
+def test_a_network_saved_for_a_cuda_device_loads_on_a_machine_without_one(fitted, data, monkeypatch, caplog):
+    """A model trained on a GPU (``device="cuda"`` in its state) runs on the CPU where there is no CUDA device, with a
+    warning; it was refused as a damaged file (torch could not move the network to the missing device)."""
+    import logging
+
+    view, _ = fitted
+    meta, arrays = view.get_state()
+    meta = json.loads(json.dumps(meta))
+    meta["params"]["device"] = "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with caplog.at_level(logging.WARNING, logger="gfun.neural.training"):
+        loaded = TransformerView.from_state(meta, arrays)
+    assert loaded.tuner_.device_.type == "cpu"
+    assert "saved to run on cuda, which this machine does not have: running on the CPU" in caplog.text
+    np.testing.assert_array_equal(loaded.transform(data["test_texts"], data["test_langs"]),
+                                  view.transform(data["test_texts"], data["test_langs"]))
+
+
+def test_a_network_with_an_int8_frozen_part_loads_on_the_cpu_of_a_gpu_machine(model_dir, data, monkeypatch):
+    """Trained on a CPU with the ``cpu`` preset's int8 frozen layers and loaded where ``device="auto"`` means CUDA:
+    the network runs on the CPU (the int8 kernels exist there only; loading failed before), as it was fitted."""
+    q = TransformerView(model=str(model_dir), **{**PARTIAL, "quantize": True, "max_epochs": 1})
+    q.fit_transform(data["texts"], data["langs"], data["Y"])
+    meta, arrays = q.get_state()
+    meta = json.loads(json.dumps(meta))
+    meta["params"]["device"] = "auto"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    loaded = TransformerView.from_state(meta, arrays)
+    assert loaded.tuner_.device_.type == "cpu"
+    np.testing.assert_array_equal(loaded.transform(data["test_texts"], data["test_langs"]),
+                                  q.transform(data["test_texts"], data["test_langs"]))
+
+
 def test_int8_frozen_part_stays_close_to_float32(model_dir, fitted, data):
     view, Z = fitted
     q = TransformerView(model=str(model_dir), **{**PARTIAL, "quantize": True})

@@ -104,6 +104,19 @@ def test_state_round_trip(fitted, data):
         np.testing.assert_allclose(loaded.transform(texts, langs), view.transform(texts, langs), atol=1e-6)
 
 
+def test_state_saved_for_a_cuda_device_loads_on_a_machine_without_one(fitted, data, monkeypatch):
+    """A model trained on a GPU (``device="cuda"`` in its state) runs on the CPU where there is no CUDA device."""
+    view, _ = fitted
+    meta, arrays = view.get_state()
+    meta = json.loads(json.dumps(meta))
+    meta["params"]["device"] = "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    loaded = RecurrentView.from_state(meta, {k: np.array(v) for k, v in arrays.items()})
+    assert loaded.device_.type == "cpu"
+    np.testing.assert_allclose(loaded.transform(data["test_texts"], data["test_langs"]),
+                               view.transform(data["test_texts"], data["test_langs"]), atol=1e-6)
+
+
 def test_zero_shot_through_the_word_vector_source(fitted, data):
     view, _ = fitted
     assert view.covers("fr") and not view.covers("tlh")

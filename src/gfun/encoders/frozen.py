@@ -171,7 +171,9 @@ class FrozenPass:
         self.embeddings = encoder.get_input_embeddings() if not hasattr(encoder, "embeddings") else encoder.embeddings
         if self.quantize:
             if getattr(device, "type", "cpu") != "cpu":
-                raise ValueError("int8 quantisation of the frozen layers is for CPUs only")
+                raise ValueError(f"int8 quantisation of the frozen layers (quantize=True) runs on CPUs only, not on "
+                                 f"{device}: set quantize=False or device='cpu' (the 'cpu' preset quantises on a "
+                                 "CPU only)")
             self.layers = _quantized(self.layers)
         self._key: str | None = None if fingerprint is None else f"{fingerprint[:24]}-cut{self.cut}-q{int(quantize)}"
 

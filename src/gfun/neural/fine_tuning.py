@@ -32,6 +32,7 @@ from gfun.neural.training import (
     bce_epoch,
     check_texts,
     lazy_classes,
+    loading_device,
     resolve_device,
     split_holdout,
     state_from_arrays,
@@ -470,8 +471,9 @@ class TransformerFineTuner:
         transformers = import_optional("transformers", purpose="loading a transformer view")
         tokenizers = import_optional("tokenizers", purpose="loading a transformer view")
 
-        self.device_ = resolve_device(self.device)
         base = meta.get("base")
+        quantized = bool(self.settings.get("quantize")) and meta.get("trainable_layers") is not None
+        self.device_ = loading_device(self.device, cpu_only=quantized, what=f"the {self._short_name()} network")
         cfg = dict(meta["config"])
         model_type = cfg.pop("model_type")
         ignore: tuple[str, ...] = ("encoder.pooler.",)

@@ -24,7 +24,8 @@ import numpy as np
 from gfun.core.optional import import_optional
 from gfun.core.progress import format_duration, progress_bar
 
-__all__ = ["batched_inference", "bce_epoch", "check_texts", "device_preset", "lazy_classes", "resolve_device",
+__all__ = ["batched_inference", "bce_epoch", "check_texts", "device_preset", "lazy_classes", "loading_device",
+           "resolve_device",
            "resolve_preset", "split_holdout", "state_from_arrays", "state_to_arrays", "torch_module_class",
            "torch_seed", "train_early_stopping"]
 
@@ -111,6 +112,24 @@ def resolve_device(device: Any = "auto") -> Any:
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
+
+
+def loading_device(device: Any = "auto", *, cpu_only: bool = False, what: str = "the network") -> Any:
+    """The device a saved network runs on where it is loaded: ``device`` (:func:`resolve_device`), or the CPU when
+    that is a CUDA device this machine does not have (a model trained on a GPU, loaded on a machine without one),
+    or when the network can only run on a CPU (``cpu_only``: an int8 frozen part)."""
+    torch = _torch("choosing a torch device")
+    found = resolve_device(device)
+    if found.type != "cuda":
+        return found
+    if cpu_only:
+        logger.info("%s has an int8 frozen part, which runs on the CPU only: running on the CPU, not %s", what, found)
+        return torch.device("cpu")
+    if not torch.cuda.is_available() or (found.index or 0) >= torch.cuda.device_count():
+        logger.warning("%s was saved to run on %s, which this machine does not have: running on the CPU", what,
+                       found)
+        return torch.device("cpu")
+    return found
 
 
 @contextlib.contextmanager

@@ -57,6 +57,7 @@ from gfun.neural.training import (
     check_texts,
     device_preset,
     lazy_classes,
+    loading_device,
     resolve_device,
     resolve_preset,
     split_holdout,
@@ -454,7 +455,7 @@ class RecurrentView(ViewGenerator):
         obj.fit_seconds_ = float(meta["fit_seconds_"])
         obj.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
                             for lang in obj.languages_}
-        obj.device_ = resolve_device(obj.device)
+        obj.device_ = loading_device(obj.device, what="the R network")
         # states saved without hidden_size_ (by a gfun whose presets did not set it): the parameter's value
         obj.hidden_size_ = int(meta.get("hidden_size_", obj.hidden_size))
         obj.heldout_idx_ = None  # only the fit needs it

@@ -157,9 +157,15 @@ class _TransformerParams:
         self.progress = progress
 
     def training_settings(self) -> dict[str, Any]:
-        """The preset's settings with the explicitly given parameters applied."""
-        return resolve_preset(TRANSFORMER_PRESETS, device_preset(self.preset, self.device),
-                              {k: getattr(self, k) for k in _SETTINGS}, type(self).__name__)
+        """The preset's settings with the explicitly given parameters applied.
+
+        A preset's int8 quantisation of the frozen layers (``"cpu"``) is dropped on a CUDA device, where those
+        kernels do not run; ``quantize=True`` given explicitly there is an error (at fit)."""
+        settings = resolve_preset(TRANSFORMER_PRESETS, device_preset(self.preset, self.device),
+                                  {k: getattr(self, k) for k in _SETTINGS}, type(self).__name__)
+        if settings.get("quantize") and self.quantize is None and device_preset("auto", self.device) == "gpu":
+            settings["quantize"] = False
+        return settings
 
     def _pooling(self) -> str:
         if self.pooling not in _POOLINGS:
