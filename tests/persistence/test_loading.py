@@ -114,6 +114,19 @@ def test_manifest_problems_are_refused(saved: Path, tmp_path: Path) -> None:
         load_model(path)
 
 
+@pytest.mark.parametrize("failure", [MemoryError("cannot allocate memory"), type("OutOfMemoryError", (RuntimeError,), {})(
+    "CUDA out of memory")])
+def test_running_out_of_memory_while_loading_is_not_called_damage(saved: Path, monkeypatch, failure) -> None:
+    """Too little memory (of the host, or of a GPU loading a network) while rebuilding intact files: that error as
+    it is, not "damaged or edited by hand" (which every failure of the rebuild was called)."""
+    def rebuild(cls, meta, arrays):
+        raise failure
+
+    monkeypatch.setattr(GeneralizedFunnelling, "from_state", classmethod(rebuild))
+    with pytest.raises(type(failure), match="memory"):
+        load_model(saved)
+
+
 def test_the_manifest_is_covered_by_a_checksum(saved: Path, tmp_path: Path) -> None:
     path = _copy(saved, tmp_path)
     _edit_manifest(path, reseal=False, classes=["a", "b"])

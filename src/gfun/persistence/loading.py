@@ -310,6 +310,11 @@ def _blame(trail: list[str], meta: dict, message: str) -> str:
                 return f"{path}/{named[0]}".lstrip("/")
     return trail[-1].lstrip("/")
 
+#: Exceptions of torch that are failures of the accelerator loading a network (out of its memory, a device error),
+#: not of the model's files: raised as they are, not as a damaged state.
+ACCELERATOR_FAILURES = ("OutOfMemoryError", "AcceleratorError")
+
+
 def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) -> Any:
     """``cls.from_state``; a failure (a damaged state) becomes a DamagedModelError naming the field."""
     try:
@@ -318,9 +323,11 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) 
         raise ReferenceMismatchError(f"{where / STATE}: {exc}") from None
     except UnregisteredViewError as exc:  # not damage either: a view class this process has not registered
         raise UnregisteredViewError(f"{where / STATE}: {exc}") from None
-    except (ImportError, OSError, ModelFormatError):  # a missing optional dependency (or view class) is not damage
-        raise
+    except (ImportError, OSError, MemoryError, ModelFormatError):  # a missing optional dependency (or view class),
+        raise  # or too little memory here, is not damage
     except Exception as exc:  # noqa: BLE001 - any other failure means the state is not one gfun wrote
+        if type(exc).__name__ in ACCELERATOR_FAILURES:  # this machine's device, not the files
+            raise
         trail = _Trail()
         again: Exception | None = None
         try:
