@@ -114,8 +114,8 @@ def test_manifest_problems_are_refused(saved: Path, tmp_path: Path) -> None:
         load_model(path)
 
 
-@pytest.mark.parametrize("failure", [MemoryError("cannot allocate memory"), type("OutOfMemoryError", (RuntimeError,), {})(
-    "CUDA out of memory")])
+@pytest.mark.parametrize("failure", [MemoryError("cannot allocate memory"),
+                                     type("OutOfMemoryError", (RuntimeError,), {})("CUDA out of memory")])
 def test_running_out_of_memory_while_loading_is_not_called_damage(saved: Path, monkeypatch, failure) -> None:
     """Too little memory (of the host, or of a GPU loading a network) while rebuilding intact files: that error as
     it is, not "damaged or edited by hand" (which every failure of the rebuild was called)."""

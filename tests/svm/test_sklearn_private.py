@@ -200,3 +200,31 @@ def test_copies_are_refused_where_they_would_share_one_generator(monkeypatch) ->
     if os.name == "posix":
         monkeypatch.setattr(sys, "getdlopenflags", lambda: os.RTLD_NOW | os.RTLD_GLOBAL)
         assert "RTLD_GLOBAL" in sklearn_private._copy_refusal(real)
+
+
+def test_fitting_and_loading_gfun_x_imports_no_scikit_learn_estimator_package(tmp_path) -> None:
+    """Every start of gfun paid 0.3 s for scikit-learn packages whose estimators it calls only as fallbacks
+    (``sklearn.svm`` pulls in ``sklearn.linear_model``, ``sklearn.model_selection``, ``sklearn.metrics``): the compiled
+    liblinear and libsvm modules are loaded by their path instead, and a package imported later uses those very
+    modules (one liblinear generator)."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+import gfun
+from gfun.datasets.demo import load_demo
+train, test = load_demo()
+model = gfun.GeneralizedFunnelling(views="x", random_state=0).fit(train)
+model.save({str(tmp_path / "m")!r})
+gfun.load_model({str(tmp_path / "m")!r}).predict(test)
+heavy = [m for m in ("sklearn.svm", "sklearn.linear_model", "sklearn.model_selection", "sklearn.metrics",
+                     "sklearn.feature_extraction") if m in sys.modules]
+assert not heavy, heavy
+from gfun.svm import sklearn_private
+import sklearn.svm._base as base
+assert base.liblinear is sklearn_private.liblinear is sys.modules["sklearn.svm._liblinear"]
+assert base.libsvm is sklearn_private.libsvm is sys.modules["sklearn.svm._libsvm"]
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]

@@ -31,8 +31,6 @@ from collections.abc import Sequence
 import numpy as np
 from joblib import delayed
 from sklearn.base import BaseEstimator
-from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.svm import SVC
 from sklearn.utils.extmath import row_norms
 from sklearn.utils.validation import check_is_fitted
 
@@ -98,6 +96,8 @@ def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomput
                              class_weight=_libsvm_weights(y, class_weight), cache_size=cache_size)
         if fast is not None:  # None: the private function changed (see gfun.svm.sklearn_private)
             return fast
+    from sklearn.svm import SVC  # the fallback only: its import costs 40 ms of every start
+
     svm = SVC(C=C, kernel="precomputed" if precomputed else "rbf", gamma=gamma, class_weight=class_weight,
               tol=tol, cache_size=cache_size)
     svm.fit(Kx, y)
@@ -108,6 +108,8 @@ def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomput
 def _support_decisions(Xte: np.ndarray, Xtr: np.ndarray, models: list, gamma: float) -> np.ndarray:
     """Decision scores ``(n_te, len(models))`` of one class's models on ``Xte``, by the kernel of their support
     vectors (rows of ``Xtr``); a model repeated (the path's early exit) is not computed again."""
+    from sklearn.metrics.pairwise import rbf_kernel  # here: importing sklearn.metrics costs 0.1 s of every start
+
     out = np.empty((Xte.shape[0], len(models)))
     for g, (sup, dual, b) in enumerate(models):
         if g and models[g] is models[g - 1]:

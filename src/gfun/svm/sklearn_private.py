@@ -141,10 +141,37 @@ def checked(mod: Any, function: str, expected: tuple[str, ...], agrees: Any) -> 
     return mod
 
 
+def import_extension(module: str) -> ModuleType:
+    """``importlib.import_module(module)`` for a compiled module of a package, without running the package's
+    ``__init__`` when it has not run yet: ``sklearn.svm``'s imports ``sklearn.linear_model``,
+    ``sklearn.model_selection`` and ``sklearn.metrics`` (0.1 s of every start of gfun) for the estimator classes gfun
+    calls only as fallbacks. The module is registered under its own name, so the package, imported later, uses the
+    same module (and the same liblinear generator). Any failure: the plain import."""
+    package, _, name = module.rpartition(".")
+    if module not in sys.modules and package and package not in sys.modules:
+        try:
+            top = importlib.import_module(package.partition(".")[0])
+            folder = os.path.join(os.path.dirname(top.__file__ or ""), *package.split(".")[1:])
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = os.path.join(folder, name + suffix)
+                if os.path.isfile(path):
+                    loader = importlib.machinery.ExtensionFileLoader(module, path)
+                    spec = importlib.util.spec_from_file_location(module, path, loader=loader)
+                    if spec is None:
+                        break
+                    mod = importlib.util.module_from_spec(spec)
+                    loader.exec_module(mod)
+                    return sys.modules.setdefault(module, mod)
+        except Exception as exc:  # noqa: BLE001 - anything unexpected: the plain import below
+            logger.debug("%s: loading the compiled module by its path failed (%s); importing its package", module,
+                         exc)
+    return importlib.import_module(module)
+
+
 def checked_module(module: str, function: str, expected: tuple[str, ...], agrees: Any) -> ModuleType | None:
-    """:func:`checked` of ``module`` once imported; None if it does not import."""
+    """:func:`checked` of ``module`` once imported (:func:`import_extension`); None if it does not import."""
     try:
-        mod = importlib.import_module(module)
+        mod = import_extension(module)
     except ImportError as exc:
         logger.info("%s does not import (%s); gfun uses the public estimator", module, exc)
         return None
