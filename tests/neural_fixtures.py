@@ -8,6 +8,16 @@ from pathlib import Path
 import pytest
 
 
+def train_test_texts(langs: Sequence[str], n_train: int, n_test: int) -> dict:
+    """Synthetic training documents (``texts``, ``langs``, ``Y``; seed 0) and test documents (``test_texts``,
+    ``test_langs``; seed 1) of ``n_train`` / ``n_test`` documents per language."""
+    from tests.synthetic_vectors import make_corpus
+
+    texts, lang_arr, Y = make_corpus(langs, n_train, seed=0)
+    test_texts, test_langs, _ = make_corpus(langs, n_test, seed=1)
+    return {"texts": texts, "langs": lang_arr, "Y": Y, "test_texts": test_texts, "test_langs": test_langs}
+
+
 def single_torch_thread() -> Iterator[None]:
     """Run a test module's torch work on one thread (small models: threads only add overhead), then restore."""
     torch = pytest.importorskip("torch")

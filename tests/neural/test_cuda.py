@@ -21,8 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.neural_fixtures import tiny_bert_folder
-from tests.synthetic_vectors import make_corpus
+from tests.neural_fixtures import tiny_bert_folder, train_test_texts
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -65,9 +64,7 @@ def run_child(*args: str, env: dict[str, str] | None = None) -> None:
 
 @pytest.fixture(scope="module")
 def data() -> dict:
-    texts, langs, Y = make_corpus(LANGS, 20, seed=0)
-    test_texts, test_langs, test_Y = make_corpus(LANGS, 6, seed=1)
-    return {"texts": texts, "langs": langs, "Y": Y, "test_texts": test_texts, "test_langs": test_langs}
+    return train_test_texts(LANGS, 20, 6)
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from gfun.views.transformer import TransformerView
-from tests.neural_fixtures import single_torch_thread, tiny_bert_folder
-from tests.synthetic_vectors import make_corpus
+from tests.neural_fixtures import single_torch_thread, tiny_bert_folder, train_test_texts
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -29,9 +28,7 @@ one_thread = pytest.fixture(scope="module", autouse=True)(single_torch_thread)
 
 @pytest.fixture(scope="module")
 def data() -> dict:
-    texts, langs, Y = make_corpus(LANGS, 16, seed=0)
-    test_texts, test_langs, _ = make_corpus(LANGS, 5, seed=1)
-    return {"texts": texts, "langs": langs, "Y": Y, "test_texts": test_texts, "test_langs": test_langs}
+    return train_test_texts(LANGS, 16, 5)
 
 
 @pytest.fixture(scope="module")
