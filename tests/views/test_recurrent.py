@@ -13,7 +13,7 @@ import pytest
 from gfun.errors import UnseenLanguageError
 from gfun.funnelling.meta import default_mapper, default_meta
 from gfun.views.recurrent import RecurrentView
-from tests.neural_fixtures import single_torch_thread
+from tests.neural_fixtures import BATCH_TOLERANCE, single_torch_thread
 from tests.synthetic_vectors import DIM, N_CLASSES, make_corpus, write_vec_files
 
 torch = pytest.importorskip("torch")
@@ -59,7 +59,7 @@ def test_shapes_history_and_embedding_table(fitted, data):
     assert 1 <= view.best_epoch_ <= len(view.history_) <= 6
     assert all(h["phase"] == "train" for h in view.history_)  # no held-out epoch for R (paper)
     assert view.net_.embedding.weight.requires_grad  # embeddings are fine-tuned
-    np.testing.assert_allclose(view.transform(data["texts"][:9], data["langs"][:9]), Z[:9], atol=1e-5)
+    np.testing.assert_allclose(view.transform(data["texts"][:9], data["langs"][:9]), Z[:9], **BATCH_TOLERANCE)
 
 
 def test_batch_independence(fitted, data):
@@ -67,9 +67,9 @@ def test_batch_independence(fitted, data):
     texts, langs = data["test_texts"], data["test_langs"]
     Z = view.transform(texts, langs)
     perm = np.random.RandomState(0).permutation(len(texts))
-    np.testing.assert_allclose(view.transform([texts[i] for i in perm], langs[perm]), Z[perm], atol=1e-5)
+    np.testing.assert_allclose(view.transform([texts[i] for i in perm], langs[perm]), Z[perm], **BATCH_TOLERANCE)
     for i in (0, 4):
-        np.testing.assert_allclose(view.transform([texts[i]], langs[i:i + 1])[0], Z[i], atol=1e-5)
+        np.testing.assert_allclose(view.transform([texts[i]], langs[i:i + 1])[0], Z[i], **BATCH_TOLERANCE)
 
 
 def test_training_batches_are_cut_to_their_average_length(vec_folder, data, monkeypatch):

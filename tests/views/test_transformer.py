@@ -12,7 +12,7 @@ import pytest
 from gfun.funnelling.meta import default_mapper, default_meta
 from gfun.views import make_view
 from gfun.views.transformer import TransformerView
-from tests.neural_fixtures import single_torch_thread, tiny_bert_folder
+from tests.neural_fixtures import BATCH_TOLERANCE, single_torch_thread, tiny_bert_folder
 from tests.synthetic_vectors import make_corpus
 
 torch = pytest.importorskip("torch")
@@ -23,7 +23,8 @@ LANGS = ["de", "en", "it"]
 #: small and quick: 3 epochs at most, a learning rate that moves a random tiny model
 TINY = {"preset": "cpu", "max_epochs": 3, "patience": 2, "lr": 1e-3, "max_length": 48, "batch_size": 8,
         "random_state": 0, "device": "cpu", "trainable_layers": None, "quantize": False, "val_size": 0.2,
-        "final_val_epoch": True}  # full fine-tuning with early stopping (partial: tests/neural/test_fine_tuning.py)
+        "final_val_epoch": True, "amp": False}  # full fine-tuning with early stopping, float32 on every CPU
+# (partial fine-tuning: tests/neural/test_fine_tuning.py; bfloat16: test_bfloat16_autocast_path)
 
 
 one_thread = pytest.fixture(scope="module", autouse=True)(single_torch_thread)
@@ -60,7 +61,7 @@ def test_fit_transform_shapes_and_history(fitted, data):
     assert len(view.epoch_seconds_) == len(phases) and all(s > 0 for s in view.epoch_seconds_)
     assert all(np.isfinite(h["train_loss"]) for h in view.history_)
     # the training views are the fitted network's views of the training documents
-    np.testing.assert_allclose(view.transform(data["texts"][:7], data["langs"][:7]), Z[:7], atol=1e-5)
+    np.testing.assert_allclose(view.transform(data["texts"][:7], data["langs"][:7]), Z[:7], **BATCH_TOLERANCE)
 
 
 def test_padding_and_batch_independence(fitted, data):
@@ -68,12 +69,12 @@ def test_padding_and_batch_independence(fitted, data):
     texts, langs = data["test_texts"], data["test_langs"]
     Z = view.transform(texts, langs)
     perm = np.random.RandomState(0).permutation(len(texts))
-    np.testing.assert_allclose(view.transform([texts[i] for i in perm], langs[perm]), Z[perm], atol=1e-5)
+    np.testing.assert_allclose(view.transform([texts[i] for i in perm], langs[perm]), Z[perm], **BATCH_TOLERANCE)
     for i in (0, 3):  # alone (no padding) vs in a batch of longer and shorter documents
-        np.testing.assert_allclose(view.transform([texts[i]], langs[i:i + 1])[0], Z[i], atol=1e-5)
+        np.testing.assert_allclose(view.transform([texts[i]], langs[i:i + 1])[0], Z[i], **BATCH_TOLERANCE)
     view.tuner_.eval_batch_size = 2
     try:
-        np.testing.assert_allclose(view.transform(texts, langs), Z, atol=1e-5)
+        np.testing.assert_allclose(view.transform(texts, langs), Z, **BATCH_TOLERANCE)
     finally:
         view.tuner_.eval_batch_size = 64
 
@@ -321,11 +322,35 @@ def test_fine_tune_the_real_offline_model_for_a_few_steps(debtags_dir):
     assert Zt.shape == (len(test), 384)
 
 
+def test_the_batch_tolerance_still_sees_padding_let_in(fitted, data, monkeypatch):
+    """BATCH_TOLERANCE (other CPUs' rounding) is tight enough to catch a view that lets the padding of its batch
+    into a document's vector: the fitted network with its attention mask ignored fails the comparison."""
+    view, _ = fitted
+    texts, langs = data["test_texts"], data["test_langs"]
+    i = int(np.argmin([len(t) for t in texts]))  # the most padded document of the batch
+    alone = view.transform([texts[i]], langs[i:i + 1])[0]
+    np.testing.assert_allclose(alone, view.transform(texts, langs)[i], **BATCH_TOLERANCE)
+    collate = view.tuner_._collate
+
+    def without_mask(ids, batch):
+        input_ids, mask = collate(ids, batch)
+        return input_ids, torch.ones_like(mask)
+
+    monkeypatch.setattr(view.tuner_, "_collate", without_mask)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(alone, view.transform(texts, langs)[i], **BATCH_TOLERANCE)
+
+
 def test_bfloat16_autocast_path(model_dir, data):
-    """``amp=True`` (bf16 autocast, what CUDA uses by default) runs and gives finite float32 views (here on CPU)."""
+    """``amp=True`` (bf16 autocast, what CUDA and CPUs with bfloat16 instructions use by default) runs and gives
+    finite float32 views (here on CPU), and a document's view alone is its view in a batch to bfloat16's rounding."""
     view = TransformerView(model=str(model_dir), **{**TINY, "max_epochs": 1, "amp": True})
     Z = view.fit_transform(data["texts"][:16], data["langs"][:16], data["Y"][:16])
     assert Z.dtype == np.float32 and np.isfinite(Z).all()
+    texts, langs = data["test_texts"], data["test_langs"]
+    Zt = view.transform(texts, langs)
+    for i in (0, 3):
+        np.testing.assert_allclose(view.transform([texts[i]], langs[i:i + 1])[0], Zt[i], **BATCH_TOLERANCE)
 
 
 def test_cli_train_predict_evaluate_bert(model_dir, data, tmp_path, capsys):
