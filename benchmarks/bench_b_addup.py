@@ -7,7 +7,8 @@ hands them to every other configuration, so that each row differs from gFun-B on
 aggregation. A configuration is a name of ``gfun experiment`` (``pb``, ``xmpb``, ``pb-wmean`` ...); the suffix
 ``~oof`` replaces its aggregation by ``mean`` validated on out-of-fold inputs (``Mean(validation="oof")``: the
 candidates' own policy inside ``select``, with its per-class thresholds, kept whatever the one-standard-error rule
-would choose). Rows are scored per language and averaged over languages (``many``: the training languages; ``zero``:
+would choose); ``~both`` has ``select`` try every set of views normalised and raw (``Select(forms="both")``). Rows
+are scored per language and averaged over languages (``many``: the training languages; ``zero``:
 fi, hu, nl, sv, without training documents), appended to ``--out`` as they come (an interrupted run resumes), and
 the table at the end gives the mean over runs with the paired t-test against ``b`` (``+`` / ``-``: significantly
 better / worse, p < .05).
@@ -105,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
                                       view_params={"m": {"source": args.word_vectors}, "b": {"key": "b"}})
                 if policy == "oof":
                     est.set_params(aggregation=Mean(validation="oof"))
+                elif policy == "both":
+                    est.set_params(aggregation__forms="both")
                 elif policy:
-                    ap.error(f"{spec}: the only suffix is ~oof")
+                    ap.error(f"{spec}: the suffixes are ~oof and ~both")
                 est.fit(train)
                 fit_s = time.perf_counter() - t
             rows = []

@@ -7,7 +7,7 @@ its test documents, per language and averaged over languages as ``gfun evaluate`
 languages, ``zero`` over the languages without training documents (debtags). Rows already in ``--out`` are kept
 (resumable); the table printed at the end holds the mean over runs of each measure and of the fit time, and, with
 ``--reference``, the paired t-test of each configuration against it (``+``/``-``: significantly better/worse at
-p < .05).
+p < .05). ``--view-cache`` lets the configurations of a run share the views they have in common.
 
 Example (the ablation on debtags run 0)::
 
@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--reference", help="configuration every other one is t-tested against")
     ap.add_argument("--out", help="CSV of the rows (resumable)")
+    ap.add_argument("--view-cache", help="folder where the views fitted in a run are kept for its other "
+                    "configurations (GeneralizedFunnelling(memory=...)): configurations that differ only after the "
+                    "views (e.g. by aggregation parameters) fit them once; default: none")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
     from gfun.experiments.many_shot import language_average
@@ -83,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         train, test = load_run(ExperimentSettings(dataset=args.dataset, data_dir=args.data_dir, view_cache=""), run)
         for spec in todo:
-            frame = evaluate_cell(build(spec, run, args), train, test)
+            est = build(spec, run, args)
+            if args.view_cache and "memory" in est.get_params(deep=False):
+                est.set_params(memory=str(Path(args.view_cache) / f"run={run}"))
+            frame = evaluate_cell(est, train, test)
             frame["run"], frame["config"] = run, spec
             scores = cell_scores(frame, ["run", "config"])
             zero = ~scores["lang"].isin(set(train.langs))

@@ -145,6 +145,35 @@ def test_select_tries_every_subset_and_can_fall_back_to_one_view(demo) -> None:
     assert _f1_macro(model, test) > 0.2
 
 
+def test_select_with_both_forms_tries_every_set_normalised_and_raw(demo) -> None:
+    """``forms="both"``: the pairs in both forms too (14 candidates for three views); the views fitted for the
+    default's selection are the same, and the kept candidate is the best one by the same rule, among more."""
+    train, _ = demo
+    views = [PosteriorsView(random_state=0), NoiseView(random_state=1), OtherNoiseView(random_state=2)]
+    meta = default_meta().set_params(C=1.0)
+    preferred = GeneralizedFunnelling(views=views, random_state=0, meta=meta).fit(train)
+    both = GeneralizedFunnelling(views=views, random_state=0, meta=meta, aggregation=Select(forms="both")).fit(train)
+    every = {s + suffix for s in ("xno", "x", "n", "o", "xn", "xo", "no") for suffix in ("", " (raw)")}
+    assert set(both.aggregation_.scores_) == every and len(preferred.aggregation_.scores_) == 11
+    for name, score in preferred.aggregation_.scores_.items():  # the same candidates validate the same
+        assert both.aggregation_.scores_[name] == pytest.approx(score, abs=1e-12)
+    assert both.selected_views_ == ["x"]
+    with pytest.raises(ValueError, match=r"select forms must be one of \('preferred', 'both'\), got 'all'"):
+        GeneralizedFunnelling(views="x", meta=meta, aggregation=Select(forms="all")).fit(train)
+
+
+def test_select_forms_is_saved_with_the_model(demo, tmp_path) -> None:
+    from gfun.persistence.loading import load_model
+
+    train, test = demo
+    model = GeneralizedFunnelling(views="x", random_state=0, meta=default_meta().set_params(C=1.0),
+                                  aggregation=Select(forms="both")).fit(train)
+    model.save(tmp_path / "model")
+    back = load_model(tmp_path / "model")
+    assert back.get_params()["aggregation__forms"] == "both"
+    np.testing.assert_array_equal(back.decision_function(test), model.decision_function(test))
+
+
 def test_validated_thresholds_move_only_where_the_cross_fitted_gain_is_real() -> None:
     from gfun.svm.linear import make_folds
     from gfun.svm.thresholds import f1_thresholds, validated_thresholds

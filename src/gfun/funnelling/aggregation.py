@@ -43,9 +43,9 @@ from gfun.views.normalization import ZScore, l2_normalize
 if TYPE_CHECKING:
     from gfun.svm.kernel import RBFSVMOvR
 
-__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_SCORES", "Aggregation", "Concat", "Mean", "Select",
-           "Selection", "Stack", "ViewBlocks", "WMean", "aggregate", "fallback_input", "fit_view_weights",
-           "make_aggregation", "one_standard_error_choice", "select_views"]
+__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_FORMS", "SELECT_SCORES", "Aggregation", "Concat",
+           "Mean", "Select", "Selection", "Stack", "ViewBlocks", "WMean", "aggregate", "fallback_input",
+           "fit_view_weights", "make_aggregation", "one_standard_error_choice", "select_views"]
 
 logger = logging.getLogger("gfun.funnelling.generalized")
 
@@ -171,6 +171,8 @@ SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
 #: training language, then over languages (``"language"``: as gFun is evaluated,
 #: :func:`gfun.metrics.evaluation.evaluate`).
 SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
+#: ``select``'s forms of the sets of views between one view and all: the form all views validated better in, or both.
+SELECT_FORMS: tuple[str, ...] = ("preferred", "both")
 def _selection_score(name: str) -> Any:
     """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
     from gfun.metrics.measures import k_from_counts
@@ -240,32 +242,33 @@ class Selection:
 
 def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, trainer: MetaTrainer, *, cv: int,
                  score: str, average: str, normalize: bool, names: Sequence[str], langs: np.ndarray | None = None,
-                 judged_on: np.ndarray | None = None) -> Selection:
+                 judged_on: np.ndarray | None = None, forms: str = "preferred") -> Selection:
     """``select``: choose the meta-level input by the meta-classifier's validated F1.
 
-    Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per
-    view, z-scored columns) or without any (Funnelling's raw posteriors; only this form with
-    ``normalize=False``): all views and each single view in both forms, then every other non-empty set of
-    views when there are at most :data:`SELECT_ALL_SUBSETS_UP_TO` views (every set that leaves one view out
-    beyond that) in the form all views validated better in. Single views are tried both ways because their
-    better form can differ from that of all views (a posteriors view may be better raw while the views together
-    are better normalised). Each candidate's meta-classifier is trained on the training inputs (``train``:
-    in-sample, as the paper's) and cross-validated with ``cv`` folds (one split shared by every candidate) on the
-    out-of-fold inputs (``val``); its per-class thresholds are chosen by the meta-classifier's ``threshold`` and
-    validated cross-fitted (each fold judged with thresholds fitted on the others,
-    :func:`gfun.svm.thresholds.validated_thresholds`). A candidate is scored by ``score`` of those predictions,
-    per training language and averaged over the languages (``average="language"``, the way gFun is evaluated;
-    ``langs`` gives each training document's language) or pooled over all documents (``"pooled"``), on the
-    documents ``judged_on`` (a boolean mask, :func:`judged_documents`) or all. The kept candidate follows the
-    one-standard-error rule (Breiman et al., 1984, :func:`one_standard_error_choice`): the fewest views whose
-    score is within one standard error of the best candidate's, the best of those, so that a view must earn its
-    place by more than the noise of the estimate. Candidates are compared at one C
+    Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per view,
+    z-scored columns) or without any (Funnelling's raw posteriors; only this form with ``normalize=False``): all
+    views and each single view in both forms, then every other non-empty set of views when there are at most
+    :data:`SELECT_ALL_SUBSETS_UP_TO` views (every set that leaves one view out beyond that) in the form all views
+    validated better in (``forms="preferred"``) or in both (``"both"``). Single views are tried both ways because
+    their better form can differ from that of all views (a posteriors view may be better raw while the views
+    together are better normalised); so can a set's. Each candidate's meta-classifier is trained on the training
+    inputs (``train``: in-sample, as the paper's) and cross-validated with ``cv`` folds (one split shared by every
+    candidate) on the out-of-fold inputs (``val``); its per-class thresholds are chosen by the meta-classifier's
+    ``threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the others,
+    :func:`gfun.svm.thresholds.validated_thresholds`). A candidate is scored by ``score`` of those predictions, per
+    training language and averaged over the languages (``average="language"``, the way gFun is evaluated; ``langs``
+    gives each training document's language) or pooled over all documents (``"pooled"``), on the documents
+    ``judged_on`` (a boolean mask, :func:`judged_documents`) or all. The kept candidate follows the
+    one-standard-error rule (Breiman et al., 1984, :func:`one_standard_error_choice`): the fewest views whose score
+    is within one standard error of the best candidate's, the best of those, so that a view must earn its place by
+    more than the noise of the estimate. Candidates are compared at one C
     (:func:`~gfun.funnelling.meta.comparison_C`) without sigmoids: a few (one view's two forms,
-    :func:`~gfun.funnelling.meta.compares_directly`) at :data:`~gfun.funnelling.meta.SELECT_DIRECT_TOL`, the winner's
-    validation being the kept one's; more at a coarse libsvm tolerance (:data:`~gfun.funnelling.meta.SELECT_TOL`),
-    the kept one being validated again at the meta-classifier's own. With ``C="cv"``, C is chosen per class for the
-    kept candidate only (:meth:`~gfun.funnelling.meta.MetaTrainer.keep`). The final models are trained at the
-    meta-classifier's own tolerance.
+    :func:`~gfun.funnelling.meta.compares_directly`) at :data:`~gfun.funnelling.meta.SELECT_DIRECT_TOL`, the
+    winner's validation being the kept one's; more at a coarse libsvm tolerance
+    (:data:`~gfun.funnelling.meta.SELECT_TOL`), the kept one being validated again at the meta-classifier's own.
+    With ``C="cv"``, C is chosen per class for the kept candidate only
+    (:meth:`~gfun.funnelling.meta.MetaTrainer.keep`). The final models are trained at the meta-classifier's own
+    tolerance.
     """
     from itertools import combinations
 
@@ -277,6 +280,8 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     score_of = _selection_score(score)
     if average not in SELECT_AVERAGES:
         raise ValueError(f"select average must be one of {SELECT_AVERAGES}, got {average!r}")
+    if forms not in SELECT_FORMS:
+        raise ValueError(f"select forms must be one of {SELECT_FORMS}, got {forms!r}")
     by_language = average == "language" and langs is not None
     groups = [np.flatnonzero(langs == lang) for lang in np.unique(langs)] if by_language else None
 
@@ -294,12 +299,14 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     candidates: list[tuple] = []
     tried: dict[str, float] = {}
     full = tuple(range(len(names)))
-    forms = (True, False) if normalize else (False,)
     if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
         subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
     else:
         subsets = [tuple(i for i in full if i != drop) for drop in full]
-    direct = compares_directly(len(forms) + sum(len(forms) if len(s) == 1 else 1 for s in subsets))
+    every_form = forms == "both"
+    form_list = (True, False) if normalize else (False,)
+    direct = compares_directly(len(form_list) + sum(len(form_list) if len(s) == 1 or every_form else 1
+                                                    for s in subsets))
 
     def attempt(subset: tuple[int, ...], l2: bool) -> None:
         norm = l2_normalize if l2 else (lambda z: z)
@@ -315,11 +322,11 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
         tried[label([names[i] for i in subset]) + ("" if l2 else " (raw)")] = value
         candidates.append((value, per_fold, subset, l2, tr, va, meta if direct else None))
 
-    for l2 in forms:
+    for l2 in form_list:
         attempt(full, l2)
     preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
-    for subset in subsets:  # single views both ways, the other sets in the preferred form
-        for l2 in (forms if len(subset) == 1 else (preferred,)):
+    for subset in subsets:  # single views both ways, the other sets in the preferred form (or both ways)
+        for l2 in (form_list if len(subset) == 1 or every_form else (preferred,)):
             attempt(subset, l2)
     best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
                                                 [len(c[2]) for c in candidates])]
@@ -540,6 +547,9 @@ class Select(Aggregation):
         How ``score`` is averaged over the training documents: per training language, then the mean over
         languages (``"language"``: as gFun is evaluated, each language's F1 counted once), or over all documents
         at once (``"pooled"``, which favours the views that do well on the languages with the most documents).
+    forms : {"preferred", "both"}
+        The forms (normalised, raw) that the sets of views between one view and all are tried in: the form all
+        views validated better in, or both (more candidates: 3 more for 3 views, 10 for 4).
     train_posteriors, validation, zscore, block_l2
         As for every policy (:class:`Aggregation`); ``zscore`` and ``block_l2`` apply to the candidates that are
         not chosen raw.
@@ -557,18 +567,21 @@ class Select(Aggregation):
     name = "select"
 
     def __init__(self, cv: int = 3, score: str = "f1", average: str = "language", train_posteriors: str = "auto",
-                 validation: str = "auto", zscore: bool | None = None, block_l2: bool | None = None) -> None:
+                 validation: str = "auto", zscore: bool | None = None, block_l2: bool | None = None,
+                 forms: str = "preferred") -> None:
         super().__init__(train_posteriors=train_posteriors, validation=validation, zscore=zscore, block_l2=block_l2)
         self.cv = cv
         self.score = score
         self.average = average
+        self.forms = forms
 
     def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
             normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
             heldout: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
         judged_on = judged_documents(names, heldout, len(Y), self.cv)
         chosen = select_views(train, val, Y, meta, cv=self.cv, score=self.score, average=self.average,
-                              normalize=normalize, names=names, langs=langs, judged_on=judged_on)
+                              normalize=normalize, names=names, langs=langs, judged_on=judged_on,
+                              forms=self.forms)
         self.selected_ = [names[i] for i in chosen.subset]
         self.l2_, self.scores_ = chosen.l2, chosen.scores
         return chosen.Zmeta, chosen.meta, chosen.scaler
