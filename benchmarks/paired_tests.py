@@ -6,6 +6,10 @@ scores over languages (the tables' ``average``), and prints a markdown table of 
 
     python benchmarks/paired_tests.py results/many-shot-debtags-cpu/many-shot-debtags-scores.csv \
         --pairs xmb:b,xmb:bert,xm:x
+
+A CSV without per-language rows (those of ``bench_pooled.py`` and ``bench_b_addup.py``) holds language averages
+already. Names with ``:`` or ``,`` in them (``bench_pooled.py``'s ``xmp:aggregation__forms=both``) are given one
+pair at a time: ``--pair "xmp:aggregation__forms=both" xmp``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from gfun.metrics.significance import paired_ttest
 
 def pair_table(scores: pd.DataFrame, pairs: list[tuple[str, str]]) -> str:
     """Markdown rows ``setting | A vs B | runs | ΔF1M (p) | ...`` for the pairs both measured on >= 2 runs."""
-    avg = scores[scores.lang != "average"].groupby(["run", "config", "setting"], as_index=False)[list(MEASURES)].mean()
+    per_language = "lang" in scores.columns and bool((scores.lang != "average").any())
+    rows = scores[scores.lang != "average"] if per_language else scores
+    avg = rows.groupby(["run", "config", "setting"], as_index=False)[list(MEASURES)].mean()
     head = "| setting | A vs B | runs | " + " | ".join(f"Δ{m} (p)" for m in MEASURES) + " |"
     lines = [head, "|" + "---|" * (3 + len(MEASURES))]
     for setting, s in avg.groupby("setting"):
@@ -39,12 +45,17 @@ def pair_table(scores: pd.DataFrame, pairs: list[tuple[str, str]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("scores", help="an experiment's -scores.csv")
-    ap.add_argument("--pairs", required=True, help="comma-separated A:B configuration names, e.g. xmb:b,xm:x")
+    ap.add_argument("scores", help="an experiment's -scores.csv, or a benchmark's CSV of language averages")
+    ap.add_argument("--pairs", help="comma-separated A:B configuration names, e.g. xmb:b,xm:x")
+    ap.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"),
+                    help="one pair A B (for names with ':' or ','); repeatable")
     args = ap.parse_args(argv)
-    pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",")]
+    pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",")] if args.pairs else []
     if any(len(p) != 2 for p in pairs):
         ap.error(f"--pairs: expected A:B items, got {args.pairs!r}")
+    pairs += [tuple(p) for p in args.pair]
+    if not pairs:
+        ap.error("give --pairs or --pair")
     sys.stdout.write(pair_table(pd.read_csv(args.scores), pairs) + "\n")
     return 0
 

@@ -33,3 +33,22 @@ def test_pair_table_matches_scipy_on_language_averages():
     diff = (avg["a"] - avg["b"]).mean()
     p = stats.ttest_rel(avg["a"], avg["b"]).pvalue
     assert f"{diff:+.3f} ({p:.2g})" in lines[2]
+
+
+def test_language_averages_and_names_with_colons(tmp_path, capsys):
+    """A benchmark's CSV of language averages (``lang`` always "average", or no ``lang`` column) is read as it
+    is; ``--pair`` takes names that ``--pairs`` would split (``bench_pooled.py``'s ``name:param=value``)."""
+    rng = np.random.default_rng(1)
+    both, plain = "xmp:aggregation__forms=both", "xmp"
+    rows = [{"run": run, "config": config, "setting": "many", "fit_s": 1.0, "lang": "average",
+             **{m: 0.5 + shift + rng.normal(0, 0.01) for m in ("F1_macro", "F1_micro", "K_macro", "K_micro")}}
+            for run in range(4) for config, shift in ((both, 0.02), (plain, 0.0))]
+    path = tmp_path / "rows.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    assert _module().main([str(path), "--pair", both, plain]) == 0
+    out = capsys.readouterr().out.splitlines()
+    frame = pd.DataFrame(rows)
+    a = frame[frame.config == both].F1_macro.to_numpy()
+    b = frame[frame.config == plain].F1_macro.to_numpy()
+    assert out[2].startswith(f"| many | {both} vs {plain} | 4 | {(a - b).mean():+.3f} "
+                             f"({stats.ttest_rel(a, b).pvalue:.2g})")
