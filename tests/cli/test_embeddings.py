@@ -40,6 +40,9 @@ def test_align_eval_without_a_dictionary_names_the_package_and_the_command(tmp_p
     from gfun.cli.main import main as gfun_main
 
     (tmp_path / "dictd").mkdir()
+    # Debian's index (this machine's may be another distribution's, or none): the CLI message, whatever the host
+    monkeypatch.setattr(dictionaries, "_apt_package_names", lambda prefix: {"dict-freedict-eng-ita",
+                                                                            "dict-freedict-ita-eng"})
     code = gfun_main(["-q", "embeddings", "align-eval", "--source", "e5", "--tgt", "it",
                       "--dictd-dir", str(tmp_path / "dictd")])
     err = capsys.readouterr().err
