@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CorpusFormatError", "DamagedModelError", "EncoderNotAvailableError", "LanguageDetectionError",
-           "MissingDependencyError", "ModelFormatError", "NonFiniteError", "ReferenceMismatchError", "RequestError",
-           "UnknownLanguageError", "StateArrayError", "UnregisteredViewError", "UnseenLanguageError"]
+           "LibraryVersionError", "MissingDependencyError", "ModelFormatError", "NonFiniteError",
+           "ReferenceMismatchError", "RequestError", "UnknownLanguageError", "StateArrayError", "UnregisteredViewError",
+           "UnseenLanguageError"]
 
 
 class CorpusFormatError(ValueError):
@@ -132,6 +133,12 @@ class StateArrayError(ValueError):
 
 class DamagedModelError(ModelFormatError):
     """The files of a saved model are damaged, tampered with or inconsistent; the message names file and field."""
+
+
+class LibraryVersionError(DamagedModelError):
+    """Rebuilding a saved model failed inside a library (torch, transformers, scikit-learn ...) installed here in
+    another version than the one recorded when it was saved: the message names both versions. A subclass of
+    :class:`DamagedModelError`, which the same failure was reported as before the versions were recorded."""
 
 
 class ReferenceMismatchError(ModelFormatError):

@@ -228,6 +228,10 @@ def test_info_describes_a_saved_model(gfun_model: Path, capsys: pytest.CaptureFi
     assert main(["-q", "info", str(gfun_model), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["classes"] == read_manifest(gfun_model)["classes"] and info["selected_views"] == ["x"]
+    numpy_version = info["saved_with"]["numpy"]["saved"]  # the libraries' versions it was saved with, and here
+    assert info["saved_with"]["numpy"]["here"] == numpy_version and "scikit-learn" in info["saved_with"]
+    label, versions = lines["saved"].split(None, 1)  # the row "saved with"
+    assert label == "with" and versions.startswith(f"numpy {numpy_version}, ") and "scikit-learn " in versions
     assert main(["-q", "info", str(gfun_model.parent)]) == 1  # not a model: one line, status 1
     assert "gfun info: error:" in capsys.readouterr().err
     assert main(["-q", "info", "--model", str(gfun_model)]) == 0  # --model, as for every other command

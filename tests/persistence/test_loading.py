@@ -305,6 +305,46 @@ def test_fuzzed_manifests_and_states_give_one_clear_error(models, demo, tmp_path
     assert outcomes["refused"] >= 10 and outcomes["refused"] + outcomes["loaded"] == len(picks)
 
 
+def test_a_failure_inside_a_library_of_another_version_says_so(models, tmp_path: Path, monkeypatch) -> None:
+    """The manifest records the versions of the numeric libraries; a state that fails to rebuild inside one of them,
+    installed here in another version, is reported as that change (both versions named), not as damage."""
+    from sklearn.utils.validation import check_array
+
+    from gfun.baselines.naive import NaiveClassifier
+    from gfun.errors import LibraryVersionError
+    from gfun.persistence.libraries import library_versions
+
+    path = save_model(models["naive"], tmp_path / "m")
+    manifest_path = _version(path) / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    installed = library_versions(("numpy", "sklearn"))
+    assert {k: manifest["libraries"][k] for k in installed} == installed
+
+    def rebuilt_by_another_version(meta, arrays):  # what a changed scikit-learn does to a state it once read
+        check_array(np.array([[np.nan]]))
+
+    monkeypatch.setattr(NaiveClassifier, "from_state", classmethod(lambda cls, meta, arrays:
+                                                                   rebuilt_by_another_version(meta, arrays)))
+    manifest["libraries"]["scikit-learn"] = "0.24.2"
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    _reseal(path)
+    now = installed["scikit-learn"]
+    with pytest.raises(LibraryVersionError, match=rf"state.json: scikit-learn {now} could not rebuild .*ValueError: "
+                       r"Input .*saved with scikit-learn 0\.24\.2\. Its files match .* load it where scikit-learn "
+                       r"0\.24\.2 is installed"):
+        load_model(path)
+    for recorded in (now, None):  # the same version, or a manifest from before versions were recorded: damage
+        if recorded is None:
+            del manifest["libraries"]
+        else:
+            manifest["libraries"]["scikit-learn"] = recorded
+        manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+        _reseal(path)
+        with pytest.raises(DamagedModelError, match="is damaged or was edited by hand") as caught:
+            load_model(path)
+        assert not isinstance(caught.value, LibraryVersionError)
+
+
 def test_damaged_state_names_the_file_and_the_field(models, tmp_path: Path) -> None:
     path = save_model(models["naive"], tmp_path / "m")
     state_path = _version(path) / "state.json"

@@ -198,6 +198,9 @@ def format_model_description(info: dict[str, Any], *, max_classes: int = 20) -> 
     rows = [("model", f"{info['model']} ({info['estimator']}, saved {info['created'] or '?'} by gfun "
                       f"{info['saved_by_gfun'] or '?'}; read by gfun {info['gfun_version']})"),
             ("size", "?" if size is None else f"{size / 2**20:.1f} MiB"),
+            *([("saved with", ", ".join(f"{k} {v['saved']}" + ("" if v["here"] == v["saved"] else
+                                                             f" (here: {v['here'] or 'not installed'})")
+                                        for k, v in info["saved_with"].items()))] if info.get("saved_with") else []),
             ("languages", languages),
             ("views", views)]
     if info["selected_views"] is not None:

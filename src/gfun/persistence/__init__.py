@@ -7,7 +7,8 @@ A saved model is a directory that gfun owns::
       CURRENT                      pointer: JSON {"version": "v-...", "manifest_sha256": ..., "manifest_size": ...}
       v-20261126T091500123456Z-1a2b3c4d/
         manifest.json              format, format version, gfun version, estimator, configuration, classes,
-                                   languages, and the SHA-256 and size of the two other files
+                                   languages, the SHA-256 and size of the two other files, and the versions of
+                                   the numeric libraries the saving process had imported
         state.json                 the fitted state's structure and scalars (vocabularies, parameters)
         arrays.npz                 the fitted state's numeric arrays (loaded with ``allow_pickle=False``)
 
@@ -38,8 +39,9 @@ being opened for reading. ``CURRENT`` records the size and SHA-256 of the manife
 those of the other files; sizes are checked before reading and checksums before parsing. A model
 written in another format version is refused, and a damaged or hand-edited manifest or state
 (missing keys, wrong types, inconsistent entries) raises :class:`~gfun.errors.DamagedModelError` naming the file and
-the field. After loading, the model is run on one probe document per language; a state that loads
-but cannot predict is refused the same way.
+the field; a state that fails to rebuild inside a library installed in another version than the manifest records
+raises its subclass :class:`~gfun.errors.LibraryVersionError`, naming both versions. After loading, the model
+is run on one probe document per language; a state that loads but cannot predict is refused the same way.
 
 References. Parts of a state that are a deterministic function of a local encoder are stored by reference,
 identified by a SHA-256 and rebuilt at load time from the local copy (never downloaded): the weights of a B view

@@ -25,6 +25,7 @@ import gfun
 from gfun.core.state import _TrackedDict, _Trail
 from gfun.errors import (
     DamagedModelError,
+    LibraryVersionError,
     ModelFormatError,
     ReferenceMismatchError,
     StateArrayError,
@@ -50,6 +51,7 @@ from gfun.persistence.directory import (
     _read_marker,
     estimator_class,
 )
+from gfun.persistence.libraries import LIBRARIES, library_versions, raising_library
 
 __all__ = ["load_model", "model_description", "read_manifest"]
 
@@ -315,8 +317,23 @@ def _blame(trail: list[str], meta: dict, message: str) -> str:
 ACCELERATOR_FAILURES = ("OutOfMemoryError", "AcceleratorError")
 
 
-def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) -> Any:
-    """``cls.from_state``; a failure (a damaged state) becomes a DamagedModelError naming the field."""
+def _version_change(exc: BaseException, saved: Any) -> tuple[str, str, str] | None:
+    """``(library, installed, saved)`` when ``exc`` was raised inside a library the manifest recorded (``saved``:
+    its ``libraries``) whose installed version is another one; else None."""
+    module = raising_library(exc)
+    if module is None or not isinstance(saved, dict):
+        return None
+    name = LIBRARIES[module]
+    then, now = saved.get(name), library_versions((module,)).get(name)
+    if not isinstance(then, str) or now is None or then == now:
+        return None
+    return name, now, then
+
+
+def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path, libraries: Any = None) -> Any:
+    """``cls.from_state``; a failure (a damaged state) becomes a DamagedModelError naming the field, or a
+    LibraryVersionError when it was raised inside a library installed here in another version than the one the
+    model was saved with (``libraries``: the manifest's)."""
     try:
         return cls.from_state(meta, arrays)
     except ReferenceMismatchError as exc:  # not damage: this machine's copy of a referenced encoder differs
@@ -342,6 +359,14 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path) 
         if field.startswith("arrays:"):
             fname, what = ARRAYS, f"array {field[len('arrays:/'):]!r}"
         detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+        change = _version_change(exc, libraries)
+        if change is not None:
+            name, now, then = change
+            raise LibraryVersionError(
+                f"{where / fname}: {name} {now} could not rebuild {what} ({detail}); the model was saved with "
+                f"{name} {then}. Its files match the checksums they were saved with, so unless they were edited "
+                f"by hand the change of {name} is the likely cause: load it where {name} {then} is installed, or "
+                "fit and save it again here") from None
         raise DamagedModelError(f"{where / fname} is damaged or was edited by hand: {what} ({detail}); "
                                 "refusing to load it") from None
 
@@ -400,7 +425,7 @@ def _load_once(root: Path) -> tuple[Any, dict, Path]:
             if version is None:
                 raise DamagedModelError(f"{root}: {name} is missing") from None
             raise _VersionVanished(version, name) from None
-    model = _rebuild(estimator_class(manifest["estimator"]), meta, arrays, where)
+    model = _rebuild(estimator_class(manifest["estimator"]), meta, arrays, where, manifest.get("libraries"))
     _probe(model, where, manifest)
     return model, manifest, where
 
@@ -455,7 +480,17 @@ def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) 
             "selected_views": getattr(model, "selected_views_", None), "probabilities": has_probabilities(model),
             "settings": manifest.get("config", {}), "created": manifest.get("created"),
             "saved_by_gfun": manifest.get("gfun_version"), "gfun_version": gfun.__version__,
+            "saved_with": _saved_with(manifest.get("libraries")),
             "size_bytes": sum((manifest.get("sizes") or {}).values()) or None}
+
+
+def _saved_with(saved: Any) -> dict[str, dict[str, str | None]] | None:
+    """``{library: {"saved": version, "here": version or None}}`` of the manifest's ``libraries`` (None before
+    they were recorded)."""
+    if not isinstance(saved, dict):
+        return None
+    installed = library_versions(tuple(m for m, name in LIBRARIES.items() if name in saved))
+    return {str(k): {"saved": str(v), "here": installed.get(str(k))} for k, v in sorted(saved.items())}
 
 def load_model(path: str | os.PathLike[str]) -> Any:
     """Load a model saved by :func:`save_model` (or by gfun 0.1.0 in the flat layout).

@@ -39,6 +39,7 @@ from gfun.persistence.directory import (
     _is_legacy_model,
     _read_marker,
 )
+from gfun.persistence.libraries import library_versions
 
 __all__ = ["check_model_destination", "save_model"]
 
@@ -274,6 +275,7 @@ def save_model(model: Any, path: str | os.PathLike[str], *, overwrite: bool = Tr
                 "languages": list(getattr(model, "languages_", [])),
                 "files": {f: _sha256_file(vdir / f) for f in files},
                 "sizes": {f: (vdir / f).stat().st_size for f in files},
+                "libraries": library_versions(),
             }
             mbytes = (json.dumps(manifest, indent=1, default=_json_default, ensure_ascii=False) + "\n").encode()
             _write_file(vdir / MANIFEST, mbytes)
