@@ -3,7 +3,7 @@
 The B view runs its trainable layers in bfloat16 autocast when it was fitted with ``amp`` on (``"auto"``: on CUDA,
 and on CPUs with AVX512-BF16 or AMX), and a loaded model extracts as it was fitted. This prints the seconds of the
 whole encoder's forward pass over the first ``--docs`` test documents of the demo corpus (batches of 32, length
-<= 128, ``--threads`` torch threads), in each precision, ``--repeat`` times. To see a CPU without bfloat16
+<= ``--max-length``, ``--threads`` torch threads), in each precision, ``--repeat`` times. To see a CPU without bfloat16
 instructions on one that has them, run it again with ``ONEDNN_MAX_CPU_ISA=AVX2`` (oneDNN then runs bfloat16
 products without the instructions)::
 
@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", type=int, default=256)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--max-length", type=int, default=128)
     args = ap.parse_args(argv)
     import torch
 
@@ -36,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     model, tokenizer = load_encoder(args.model)
     model.eval()
     texts = list(load_demo()[1].texts[:args.docs])
-    batches = [tokenizer(texts[i:i + 32], padding=True, truncation=True, max_length=128, return_tensors="pt")
+    batches = [tokenizer(texts[i:i + 32], padding=True, truncation=True, max_length=args.max_length,
+                         return_tensors="pt")
                for i in range(0, len(texts), 32)]
     isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "")
     print(f"{args.model}, {len(texts)} documents, {args.threads} threads; torch CPU capability "
@@ -51,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                 for batch in batches:
                     model(**batch).last_hidden_state[:, 0].float()
             seconds.append(time.perf_counter() - t)
-        print(f"{'bfloat16' if amp else 'float32':10s} " + " ".join(f"{s:7.2f}s" for s in seconds), flush=True)
+        print(f"{'bfloat16' if amp else 'float32':10s} " + " ".join(f"{s:7.3f}s" for s in seconds), flush=True)
     return 0
 
 
