@@ -303,10 +303,12 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
         subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
     else:
         subsets = [tuple(i for i in full if i != drop) for drop in full]
-    every_form = forms == "both"
     form_list = (True, False) if normalize else (False,)
-    direct = compares_directly(len(form_list) + sum(len(form_list) if len(s) == 1 or every_form else 1
-                                                    for s in subsets))
+
+    def both_forms(subset: tuple[int, ...]) -> bool:  # single views always; the other sets with forms="both"
+        return len(subset) == 1 or forms == "both"
+
+    direct = compares_directly(len(form_list) + sum(len(form_list) if both_forms(s) else 1 for s in subsets))
 
     def attempt(subset: tuple[int, ...], l2: bool) -> None:
         norm = l2_normalize if l2 else (lambda z: z)
@@ -325,8 +327,8 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     for l2 in form_list:
         attempt(full, l2)
     preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
-    for subset in subsets:  # single views both ways, the other sets in the preferred form (or both ways)
-        for l2 in (form_list if len(subset) == 1 or every_form else (preferred,)):
+    for subset in subsets:
+        for l2 in (form_list if both_forms(subset) else (preferred,)):
             attempt(subset, l2)
     best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
                                                 [len(c[2]) for c in candidates])]

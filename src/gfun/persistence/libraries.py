@@ -9,6 +9,7 @@ calling the model damaged: its files match their checksums, so a version change 
 from __future__ import annotations
 
 import sys
+from functools import cache
 from types import TracebackType
 
 __all__ = ["LIBRARIES", "library_versions", "raising_library"]
@@ -19,6 +20,7 @@ LIBRARIES: dict[str, str] = {"numpy": "numpy", "scipy": "scipy", "sklearn": "sci
                              "safetensors": "safetensors"}
 
 
+@cache  # an imported library's version does not change in a process (GET /model asks each time)
 def _version(module: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 

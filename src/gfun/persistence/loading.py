@@ -492,6 +492,7 @@ def _saved_with(saved: Any) -> dict[str, dict[str, str | None]] | None:
     installed = library_versions(tuple(m for m, name in LIBRARIES.items() if name in saved))
     return {str(k): {"saved": str(v), "here": installed.get(str(k))} for k, v in sorted(saved.items())}
 
+
 def load_model(path: str | os.PathLike[str]) -> Any:
     """Load a model saved by :func:`save_model` (or by gfun 0.1.0 in the flat layout).
 
