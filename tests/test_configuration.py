@@ -88,7 +88,7 @@ def _meta_C(est) -> float | str:
     return est.get_params()["C"]
 
 
-UNKNOWN = ("unknown configuration 'xq': expected naive, pooled, fun, bert, bert-tuned, upper, lri, clesa, kcca, dci, "
+UNKNOWN = ("unknown configuration 'xq': expected fun, naive, pooled, bert, bert-tuned, upper, lri, clesa, kcca, dci, "
            "or gFun view letters from 'xmwbrp' (e.g. x, xm, xmw), optionally with -mean / -concat / -stack / -wmean / "
            "-select")
 
@@ -216,7 +216,7 @@ def test_the_whole_list_is_checked_before_anything_runs() -> None:
     assert text.startswith("4 bad configuration name(s)")
     for bad in ("'foo'", "'r_w'", "'rx_mq'", "'xx'"):
         assert bad in text
-    assert "Valid names: naive, pooled, fun, bert, bert-tuned, upper" in text and "r_m, r_mw" in text
+    assert "Valid names: fun, naive, pooled, bert, bert-tuned, upper" in text and "r_m, r_mw" in text
     calls = []
     cells = [({"run": 0, "config": "x"}, lambda: calls.append(1)), ({"run": 0, "config": "a__b"}, lambda: None)]
     with pytest.raises(ValueError, match="cannot be used in a file name"):
@@ -273,3 +273,18 @@ def test_required_modules_name_what_each_configuration_needs() -> None:
     assert set(required_modules("r_m", view_params={"r": {"source": "vec:/vectors"}})) == {"torch"}
     assert required_modules("fun") == {} and set(required_modules("fun", zero_shot=True)) == encoder
     assert set(required_modules("x", zero_shot_views="m")) == encoder
+
+
+def test_every_method_is_one_registry_entry() -> None:
+    from gfun.configuration import BASELINES, METHOD_REGISTRY, PARALLEL_READERS, Method
+
+    assert METHODS == tuple(METHOD_REGISTRY) and set(BASELINES) == set(METHODS) - {"gfun"}
+    assert all(isinstance(m, Method) for m in METHOD_REGISTRY.values())
+    assert PARALLEL_READERS == ("clesa", "kcca") and METHOD_REGISTRY["upper"].parallel == "dataset"
+    for name, method in METHOD_REGISTRY.items():
+        cfg = method_config(name)
+        assert type(build_estimator(cfg)) is CLASSES[name]
+        assert cfg.display == (method.display or "gFun-X (select)")
+        default = build_estimator(cfg).get_params()
+        if name in ("naive", "pooled", "upper", "lri", "clesa", "kcca", "dci"):
+            assert method.default_C == "cv" and default["C"] == "cv"

@@ -28,15 +28,15 @@ cross-validation for the SVM baselines, 1 for gFun and Fun); the experiments pas
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
 
 __all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "DEFAULT_VIEWS_CORE", "DEFAULT_VIEWS_TORCH", "DEFAULT_WORD_VECTORS",
-           "METHODS", "PARALLEL_DATASETS", "PARALLEL_READERS", "TRANSFORMER_BASELINES",
-           "UNAVAILABLE_VIEWS", "Config",
+           "METHODS", "METHOD_REGISTRY", "PARALLEL_DATASETS", "PARALLEL_READERS", "TRANSFORMER_BASELINES",
+           "UNAVAILABLE_VIEWS", "BuildOptions", "Config", "Method",
            "build_estimator", "check_configs_for_dataset", "config_names_help", "method_config",
            "neural_view_params", "parse_config", "parse_configs", "required_modules"]
 
@@ -45,19 +45,6 @@ logger = logging.getLogger(__name__)
 #: View letters of the paper that gfun does not implement yet, with the reason shown to the user (none left).
 UNAVAILABLE_VIEWS: dict[str, str] = {}
 
-#: The baselines by configuration name, with the name printed in tables.
-BASELINES: dict[str, str] = {"naive": "Naive", "pooled": "Pooled", "fun": "Fun", "bert": "BERT (fine-tuned)",
-                             "bert-tuned": "BERT (fine-tuned, tuned thresholds)",
-                             "upper": "UpperBound",
-                             "lri": "LRI", "clesa": "CLESA", "kcca": "KCCA", "dci": "DCI"}
-#: The baselines of :mod:`gfun.baselines.crosslingual`; their parameters are ``view_params[name]``.
-CROSSLINGUAL_BASELINES: tuple[str, ...] = ("lri", "clesa", "kcca", "dci")
-#: ``gfun train --method``: Generalized Funnelling and every baseline.
-METHODS: tuple[str, ...] = ("gfun", "fun", "naive", "pooled", "bert", "bert-tuned", "upper", *CROSSLINGUAL_BASELINES)
-#: The fine-tuned transformer baselines (the paper's ``bert``, and ``bert-tuned`` with per-class thresholds).
-TRANSFORMER_BASELINES: tuple[str, ...] = ("bert", "bert-tuned")
-#: The methods whose ``meta_C`` is the C of linear SVMs, cross-validated by default (``gfun train``).
-_SVM_BASELINES = ("naive", "pooled", "upper", *CROSSLINGUAL_BASELINES)
 #: The views of ``gfun train`` without ``--views``: among the configurations that fit in at most a minute on debtags
 #: run 0 on 2 cores, the one with the best mean of F1M, F1µ, KM and Kµ over debtags, SIB-200 and EXCEPTIUS
 #: (``benchmarks/bench_pooled.py``, ``benchmarks/bench_debtags.py``, RESULTS.md), without the torch extra and with
@@ -68,10 +55,6 @@ DEFAULT_VIEWS_TORCH = "xmp"
 DEFAULT_WORD_VECTORS = "e5-subword"
 #: Other spellings of configuration names -> the canonical name.
 _ALIASES = {"upperbound": "upper", "upper-bound": "upper", "gfun": "x", "gfun-x": "x"}
-#: Datasets whose every document has an English version (``extra["text_en"]``), which ``upper`` needs.
-PARALLEL_DATASETS: tuple[str, ...] = ("debtags", "sib200")
-#: The baselines that read a parallel collection (``parallel="auto"``: from the dataset's folder, ``data_dir``).
-PARALLEL_READERS: tuple[str, ...] = ("clesa", "kcca")
 #: Variants of the recurrent view: suffix -> whether WCEs are concatenated to the word vectors.
 _R_VARIANTS = {"m": False, "mw": True}
 
@@ -84,7 +67,8 @@ class Config:
     ----------
     name : str
         Canonical name (``"naive"``, ``"fun"``, ``"xmw"``, ``"xm-concat"``); used in file names.
-    method : {"naive", "fun", "pooled", "bert", "bert-tuned", "upper", "lri", "clesa", "kcca", "dci", "gfun"}
+    method : str
+        A key of :data:`METHOD_REGISTRY` (``"gfun"``, ``"naive"``, ``"fun"``, ``"pooled"``, ``"bert"``, ...).
     views : str
         gFun view letters (in canonical, paper order when read by :func:`parse_config`), ``""`` for the baselines.
     aggregation : {"select", "mean", "concat", "stack", "wmean"}
@@ -124,11 +108,10 @@ class Config:
         transformer baseline, and Fun in the zero-shot experiment, through its auxiliary M classifier
         (``build_estimator(zero_shot=True)``).
         """
-        # clesa, kcca: the languages of their parallel collection
-        if self.method in (*TRANSFORMER_BASELINES, "fun", "pooled", "upper", "clesa", "kcca"):
-            return True
+        if self.method != "gfun":  # clesa, kcca: the languages of their parallel collection
+            return self.method in METHOD_REGISTRY and METHOD_REGISTRY[self.method].serves_unseen
         zero_shot = set(self.views) & set("mbrp")
-        return self.method == "gfun" and bool(zero_shot) and (self.aggregation != "concat"
+        return bool(zero_shot) and (self.aggregation != "concat"
                                                               or set(self.views) <= set("mbrp"))
 
 
@@ -238,20 +221,26 @@ def check_configs_for_dataset(configs: Sequence[Config], dataset: str, view_para
     ------
     ValueError
     """
-    if any(c.method == "upper" for c in configs) and dataset not in PARALLEL_DATASETS:
+    if any(_parallel(c) == "dataset" for c in configs) and dataset not in PARALLEL_DATASETS:
         raise ValueError(f"configuration 'upper' (UpperBound) needs the English version of every document, which "
                          f"only the parallel datasets {', '.join(PARALLEL_DATASETS)} provide; {dataset!r} does not: "
                          "drop 'upper' from --configs")
     if dataset in PARALLEL_DATASETS:
         return
     for c in configs:
-        if c.method in PARALLEL_READERS and (view_params or {}).get(c.method, {}).get("parallel", "auto") == "auto":
+        if _parallel(c) == "reader" and (view_params or {}).get(c.method, {}).get("parallel", "auto") == "auto":
             raise ValueError(f"configuration {c.name!r} ({c.display}) needs a parallel collection: by default the "
                              f"translations of the training documents, which only the parallel datasets "
                              f"{', '.join(PARALLEL_DATASETS)} provide; for {dataset!r} pass one "
                              f"(--view-param {c.method}.parallel=PATH, a JSONL file of "
                              "gfun.baselines.crosslingual.resources.ParallelCollection.to_jsonl) "
                              "or drop it from --configs")
+
+
+def _parallel(config: Config) -> str:
+    """What parallel data the method of ``config`` needs (:attr:`Method.parallel`)."""
+    method = METHOD_REGISTRY.get(config.method)
+    return method.parallel if method else ""
 
 
 def default_views() -> str:
@@ -276,7 +265,7 @@ def method_config(method: str, *, views: str = "x", aggregation: str = DEFAULT_A
     """
     if method in BASELINES:
         return Config(method, method)
-    if method != "gfun":
+    if method not in METHOD_REGISTRY:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     name = f"{views}_{'mw' if r_wce else 'm'}" if "r" in views.lower() else views
     return Config(f"{name}-{aggregation}", "gfun", views, aggregation, r_wce)
@@ -339,34 +328,11 @@ def required_modules(config: Config | str, *, view_params: dict | None = None, z
         Module name -> what needs it (``{"torch": "the B view (fine-tuned transformer)", ...}``), in the order a
         missing one is best reported.
     """
-    from gfun.encoders.resolver import encoder_modules
-    from gfun.wordvectors import source_modules
-
     config = parse_config(config) if isinstance(config, str) else config
-    view_params = view_params or {}
-    out: dict[str, str] = {}
-
-    def need(modules: Sequence[str], purpose: str) -> None:
-        for module in modules:
-            out.setdefault(module, purpose)
-
-    if config.method in TRANSFORMER_BASELINES:
-        need(encoder_modules(view_params.get("b", {}).get("model")),
-             f"the fine-tuned transformer baseline ({config.method})")
-        return out
-    if config.method not in ("gfun", "fun"):
-        return out
-    letters = set((zero_shot_views or "").lower()) | (set(config.views.lower()) if config.method == "gfun" else set())
-    if zero_shot and config.method == "fun":
-        letters |= set((zero_shot_views or "m").lower())
-    if "b" in letters:
-        need(encoder_modules(view_params.get("b", {}).get("model")), "the B view (fine-tuned transformer)")
-    if "r" in letters:
-        need(("torch",), "the R view (recurrent network)")
-    for letter in sorted(letters & {"m", "r"}):
-        source = view_params.get(letter, {}).get("source", _default_parameter(letter, "source"))
-        need(source_modules(source), f"the {letter.upper()} view's word vectors ({source})")
-    return out
+    method = METHOD_REGISTRY.get(config.method)
+    if method is None or method.modules is None:
+        return {}
+    return method.modules(config, view_params or {}, zero_shot_views, zero_shot)
 
 
 def build_estimator(config: Config | str, *, meta_C: float | str | None = None, random_state: Any = 0,
@@ -374,7 +340,8 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
                     zero_shot: bool = False, zero_shot_views: str | None = None, first_tier_C: float | None = None,
                     train_posteriors: str | None = None, normalize: bool | None = None,
                     meta_class_weight: str | None = None, verbose: bool | None = None) -> Any:
-    """The unfitted estimator of a configuration, with overrides.
+    """The unfitted estimator of a configuration, with overrides: its method's entry in :data:`METHOD_REGISTRY`
+    builds it.
 
     Parameters
     ----------
@@ -382,7 +349,8 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
         A configuration, or its name (read by :func:`parse_config`).
     meta_C : float or "cv", optional
         C of the meta-classifier (of the linear SVMs for Naive, UpperBound and the cross-lingual baselines);
-        ``None``: ``"cv"`` for those SVM baselines, 1 for gFun and Fun (``gfun train``'s default).
+        ``None``: the method's :attr:`Method.default_C` (``"cv"`` for those SVM baselines, 1 for gFun and Fun:
+        ``gfun train``'s default).
     random_state : int, optional
     n_jobs : int, optional
     view_params : dict, optional
@@ -407,65 +375,216 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     ValueError
         On a bad configuration name.
     """
-    from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier, make_fun
-    from gfun.baselines.pooled import PooledClassifier
-    from gfun.baselines.transformer import FineTunedTransformerClassifier, TunedTransformerClassifier
-    from gfun.funnelling.aggregation import Aggregation, Concat, make_aggregation
-    from gfun.funnelling.generalized import GeneralizedFunnelling
-    from gfun.funnelling.meta import default_meta
-
     config = parse_config(config) if isinstance(config, str) else config
-    view_params = view_params or {}
-    if meta_C is None:
-        meta_C = "cv" if config.method in _SVM_BASELINES else 1.0
-    if config.method == "naive":
-        return NaiveClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
-    if config.method == "pooled":
-        return PooledClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state, **view_params.get("pooled", {}))
-    if config.method == "upper":
-        return UpperBoundClassifier(C=meta_C, n_jobs=n_jobs, random_state=random_state)
-    if config.method in CROSSLINGUAL_BASELINES:
-        from gfun.baselines.crosslingual import make_crosslingual
-
-        return make_crosslingual(config.method, C=meta_C, n_jobs=n_jobs, random_state=random_state,
-                                 **view_params.get(config.method, {}))
-    frozen_cache = getattr(memory, "location", memory)  # the B view and bert share their frozen pass there
-    if config.method in TRANSFORMER_BASELINES:
-        bparams = dict(view_params.get("b", {}))
-        bparams.setdefault("random_state", random_state)
-        if frozen_cache:
-            bparams.setdefault("frozen_cache", str(frozen_cache))
-        cls = TunedTransformerClassifier if config.method == "bert-tuned" else FineTunedTransformerClassifier
-        return cls(**bparams)
-    if zero_shot and config.method == "fun":
-        zero_shot_views = zero_shot_views or "m"
-    meta = None if meta_C == 1.0 and meta_class_weight is None else default_meta().set_params(
-        C=meta_C, class_weight=meta_class_weight)
-    gf = {k: v for k, v in {"meta": meta, "zero_shot_views": zero_shot_views, "verbose": verbose}.items()
-          if v is not None}
-    used = set((zero_shot_views or "").lower())  # the letters are checked by the estimator, at fit
-    if config.method == "fun":
-        params = {k: dict(v) for k, v in view_params.items() if k in used}
-        if first_tier_C not in (None, 1.0):
-            params.setdefault("x", {})["C"] = first_tier_C
-        aggregation = "concat" if train_posteriors in (None, "auto") else Concat(train_posteriors=train_posteriors)
-        return make_fun(n_jobs=n_jobs, random_state=random_state, memory=memory, view_params=params or None,
-                        aggregation=aggregation, **gf)
-    if config.method != "gfun":
+    method = METHOD_REGISTRY.get(config.method)
+    if method is None:
         raise ValueError(f"unknown method {config.method!r}; choose one of {METHODS}")
+    options = BuildOptions(meta_C=method.default_C if meta_C is None else meta_C, random_state=random_state,
+                           n_jobs=n_jobs, view_params=view_params or {}, memory=memory, zero_shot=zero_shot,
+                           zero_shot_views=zero_shot_views, first_tier_C=first_tier_C,
+                           train_posteriors=train_posteriors, normalize=normalize,
+                           meta_class_weight=meta_class_weight, verbose=verbose)
+    return method.build(config, options)
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """The overrides of :func:`build_estimator`, as every :attr:`Method.build` receives them (``meta_C`` resolved,
+    ``view_params`` a dict)."""
+
+    meta_C: float | str
+    random_state: Any
+    n_jobs: int | None
+    view_params: dict
+    memory: Any
+    zero_shot: bool
+    zero_shot_views: str | None
+    first_tier_C: float | None
+    train_posteriors: str | None
+    normalize: bool | None
+    meta_class_weight: str | None
+    verbose: bool | None
+
+    @property
+    def frozen_cache(self) -> str | None:
+        """Where the B view and ``bert`` share their frozen transformer pass: the folder of ``memory``."""
+        cache = getattr(self.memory, "location", self.memory)
+        return str(cache) if cache else None
+
+    def gfun_params(self) -> dict:
+        """The parameters of :class:`~gfun.funnelling.generalized.GeneralizedFunnelling` that gFun and Fun share:
+        ``meta`` (only when C or the class weight differ from the default), ``zero_shot_views``, ``verbose``."""
+        from gfun.funnelling.meta import default_meta
+
+        meta = None if self.meta_C == 1.0 and self.meta_class_weight is None else default_meta().set_params(
+            C=self.meta_C, class_weight=self.meta_class_weight)
+        return {k: v for k, v in {"meta": meta, "zero_shot_views": self.zero_shot_views,
+                                  "verbose": self.verbose}.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Method:
+    """One entry of :data:`METHOD_REGISTRY`: what a configuration's method builds and what the commands must know
+    about it before building it.
+
+    Attributes
+    ----------
+    build : callable
+        ``build(config, options) -> estimator`` (unfitted); ``options`` is a :class:`BuildOptions`.
+    display : str
+        The name printed in tables; empty for gFun, whose name comes from its views (:attr:`Config.display`).
+    default_C : float or "cv"
+        ``meta_C`` when :func:`build_estimator` is not given one.
+    serves_unseen : bool
+        Whether the method classifies documents of a language absent from training (gFun: decided by its views).
+    parallel : {"", "dataset", "reader"}
+        ``"dataset"``: needs the English version of every document (a parallel dataset); ``"reader"``: reads a
+        parallel collection, by default the dataset's (``view_params[name]["parallel"]``).
+    modules : callable, optional
+        ``modules(config, view_params, zero_shot_views, zero_shot) -> {module: purpose}``: the optional modules
+        fitting needs (:func:`required_modules`); none by default.
+    """
+
+    build: Callable[[Config, BuildOptions], Any]
+    display: str = ""
+    default_C: float | str = 1.0
+    serves_unseen: bool = False
+    parallel: str = ""
+    modules: Callable[[Config, dict, str | None, bool], dict[str, str]] | None = None
+
+
+def _naive(config: Config, o: BuildOptions) -> Any:
+    from gfun.baselines.naive import NaiveClassifier
+
+    return NaiveClassifier(C=o.meta_C, n_jobs=o.n_jobs, random_state=o.random_state)
+
+
+def _pooled(config: Config, o: BuildOptions) -> Any:
+    from gfun.baselines.pooled import PooledClassifier
+
+    return PooledClassifier(C=o.meta_C, n_jobs=o.n_jobs, random_state=o.random_state,
+                            **o.view_params.get("pooled", {}))
+
+
+def _upper(config: Config, o: BuildOptions) -> Any:
+    from gfun.baselines.naive import UpperBoundClassifier
+
+    return UpperBoundClassifier(C=o.meta_C, n_jobs=o.n_jobs, random_state=o.random_state)
+
+
+def _crosslingual(config: Config, o: BuildOptions) -> Any:
+    from gfun.baselines.crosslingual import make_crosslingual
+
+    return make_crosslingual(config.method, C=o.meta_C, n_jobs=o.n_jobs, random_state=o.random_state,
+                             **o.view_params.get(config.method, {}))
+
+
+def _transformer(config: Config, o: BuildOptions) -> Any:
+    from gfun.baselines.transformer import FineTunedTransformerClassifier, TunedTransformerClassifier
+
+    params = dict(o.view_params.get("b", {}))
+    params.setdefault("random_state", o.random_state)
+    if o.frozen_cache:
+        params.setdefault("frozen_cache", o.frozen_cache)
+    cls = TunedTransformerClassifier if config.method == "bert-tuned" else FineTunedTransformerClassifier
+    return cls(**params)
+
+
+def _fun(config: Config, o: BuildOptions) -> Any:
+    from gfun.baselines.naive import make_fun
+    from gfun.funnelling.aggregation import Concat
+
+    zero_shot_views = (o.zero_shot_views or "m") if o.zero_shot else o.zero_shot_views
+    used = set((zero_shot_views or "").lower())  # the letters are checked by the estimator, at fit
+    params = {k: dict(v) for k, v in o.view_params.items() if k in used}
+    if o.first_tier_C not in (None, 1.0):
+        params.setdefault("x", {})["C"] = o.first_tier_C
+    aggregation = "concat" if o.train_posteriors in (None, "auto") else Concat(train_posteriors=o.train_posteriors)
+    gf = replace(o, zero_shot_views=zero_shot_views).gfun_params()
+    return make_fun(n_jobs=o.n_jobs, random_state=o.random_state, memory=o.memory, view_params=params or None,
+                    aggregation=aggregation, **gf)
+
+
+def _gfun(config: Config, o: BuildOptions) -> Any:
+    from gfun.funnelling.aggregation import Aggregation, make_aggregation
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+
+    gf = o.gfun_params()
     letters = set(config.views.lower())  # as given to gfun train (checked by the estimator at fit)
-    used |= letters
-    params = {k: dict(v) for k, v in view_params.items() if k in used}
-    if first_tier_C not in (None, 1.0) and "x" in letters:
-        params.setdefault("x", {})["C"] = first_tier_C
-    if "b" in letters and frozen_cache:
-        params.setdefault("b", {}).setdefault("frozen_cache", str(frozen_cache))
+    used = set((o.zero_shot_views or "").lower()) | letters
+    params = {k: dict(v) for k, v in o.view_params.items() if k in used}
+    if o.first_tier_C not in (None, 1.0) and "x" in letters:
+        params.setdefault("x", {})["C"] = o.first_tier_C
+    if "b" in letters and o.frozen_cache:
+        params.setdefault("b", {}).setdefault("frozen_cache", o.frozen_cache)
     if "r" in letters:
         params["r"] = {"wce": config.r_wce, **params.get("r", {})}
-    if normalize is not None:
-        gf["normalize"] = normalize
+    if o.normalize is not None:
+        gf["normalize"] = o.normalize
     aggregation: str | Aggregation = config.aggregation
-    if train_posteriors not in (None, "auto"):
-        aggregation = make_aggregation(config.aggregation).set_params(train_posteriors=train_posteriors)
+    if o.train_posteriors not in (None, "auto"):
+        aggregation = make_aggregation(config.aggregation).set_params(train_posteriors=o.train_posteriors)
     return GeneralizedFunnelling(views=config.views, aggregation=aggregation, view_params=params or None,
-                                 n_jobs=n_jobs, random_state=random_state, memory=memory, **gf)
+                                 n_jobs=o.n_jobs, random_state=o.random_state, memory=o.memory, **gf)
+
+
+def _transformer_modules(config: Config, view_params: dict, zero_shot_views: str | None,
+                         zero_shot: bool) -> dict[str, str]:
+    from gfun.encoders.resolver import encoder_modules
+
+    purpose = f"the fine-tuned transformer baseline ({config.method})"
+    return dict.fromkeys(encoder_modules(view_params.get("b", {}).get("model")), purpose)
+
+
+def _view_modules(config: Config, view_params: dict, zero_shot_views: str | None, zero_shot: bool) -> dict[str, str]:
+    """The optional modules of gFun's and Fun's views (B: the encoder's, R: torch, M and R: their word vectors')."""
+    from gfun.encoders.resolver import encoder_modules
+    from gfun.wordvectors import source_modules
+
+    out: dict[str, str] = {}
+
+    def need(modules: Sequence[str], purpose: str) -> None:
+        for module in modules:
+            out.setdefault(module, purpose)
+
+    letters = set((zero_shot_views or "").lower()) | (set(config.views.lower()) if config.method == "gfun" else set())
+    if zero_shot and config.method == "fun":
+        letters |= set((zero_shot_views or "m").lower())
+    if "b" in letters:
+        need(encoder_modules(view_params.get("b", {}).get("model")), "the B view (fine-tuned transformer)")
+    if "r" in letters:
+        need(("torch",), "the R view (recurrent network)")
+    for letter in sorted(letters & {"m", "r"}):
+        source = view_params.get(letter, {}).get("source", _default_parameter(letter, "source"))
+        need(source_modules(source), f"the {letter.upper()} view's word vectors ({source})")
+    return out
+
+
+#: Every method a configuration can name -> how to build it. A new method or baseline is one entry here (and, for a
+#: baseline, nothing else: its configuration name is its key).
+METHOD_REGISTRY: dict[str, Method] = {
+    "gfun": Method(_gfun, modules=_view_modules),
+    "fun": Method(_fun, "Fun", serves_unseen=True, modules=_view_modules),
+    "naive": Method(_naive, "Naive", default_C="cv"),
+    "pooled": Method(_pooled, "Pooled", default_C="cv", serves_unseen=True),
+    "bert": Method(_transformer, "BERT (fine-tuned)", serves_unseen=True, modules=_transformer_modules),
+    "bert-tuned": Method(_transformer, "BERT (fine-tuned, tuned thresholds)", serves_unseen=True,
+                         modules=_transformer_modules),
+    "upper": Method(_upper, "UpperBound", default_C="cv", serves_unseen=True, parallel="dataset"),
+    "lri": Method(_crosslingual, "LRI", default_C="cv"),
+    "clesa": Method(_crosslingual, "CLESA", default_C="cv", serves_unseen=True, parallel="reader"),
+    "kcca": Method(_crosslingual, "KCCA", default_C="cv", serves_unseen=True, parallel="reader"),
+    "dci": Method(_crosslingual, "DCI", default_C="cv"),
+}
+#: The baselines by configuration name, with the name printed in tables.
+BASELINES: dict[str, str] = {name: m.display for name, m in METHOD_REGISTRY.items() if m.display}
+#: ``gfun train --method``: Generalized Funnelling and every baseline.
+METHODS: tuple[str, ...] = tuple(METHOD_REGISTRY)
+#: The baselines of :mod:`gfun.baselines.crosslingual`; their parameters are ``view_params[name]``.
+CROSSLINGUAL_BASELINES: tuple[str, ...] = tuple(n for n, m in METHOD_REGISTRY.items() if m.build is _crosslingual)
+#: The fine-tuned transformer baselines (the paper's ``bert``, and ``bert-tuned`` with per-class thresholds).
+TRANSFORMER_BASELINES: tuple[str, ...] = tuple(n for n, m in METHOD_REGISTRY.items() if m.build is _transformer)
+#: Datasets whose every document has an English version (``extra["text_en"]``), which ``upper`` needs.
+PARALLEL_DATASETS: tuple[str, ...] = ("debtags", "sib200")
+#: The baselines that read a parallel collection (``parallel="auto"``: from the dataset's folder, ``data_dir``).
+PARALLEL_READERS: tuple[str, ...] = tuple(n for n, m in METHOD_REGISTRY.items() if m.parallel == "reader")
