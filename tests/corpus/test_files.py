@@ -61,3 +61,96 @@ def test_read_records_reads_by_extension(tmp_path) -> None:
         records = read_records(tmp_path / name)
         assert [r["id"] for r in records] == sample.ids and [r["__line__"] for r in records] == (
             [1, 2, 3] if name.endswith("gz") else [2, 3, 4])
+
+
+# ------------------------------------------------------------------------------------------- formats by content
+def _rows() -> list[dict]:
+    return [{"id": "a", "lang": "en", "labels": ["x", "y"], "text": 'a "quoted", text'},
+            {"id": "b", "lang": "de", "labels": ["y"], "text": "line\nbreak"}]
+
+
+def test_csv_is_read_by_its_header_whatever_its_name(tmp_path: Path) -> None:
+    import csv
+
+    from gfun.corpus.files import read_records
+
+    for name in ("docs.csv", "docs.txt", "docs"):
+        with open(tmp_path / name, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["id", "lang", "labels", "text"])
+            for r in _rows():
+                writer.writerow([r["id"], r["lang"], ",".join(r["labels"]), r["text"]])
+        corpus = read_corpus(tmp_path / name)
+        assert corpus.ids == ["a", "b"] and corpus.texts == [r["text"] for r in _rows()], name
+        assert corpus.labels == [("x", "y"), ("y",)]
+        assert [r["__line__"] for r in read_records(tmp_path / name)] == [2, 3]
+
+
+def test_a_tsv_named_txt_and_a_tsv_with_only_a_text_column_are_read(tmp_path: Path) -> None:
+    from gfun.corpus.files import read_records
+
+    (tmp_path / "docs.txt").write_text("id\tlang\tlabels\ttext\na\ten\tx\tone\n", encoding="utf-8")
+    assert read_corpus(tmp_path / "docs.txt").labels == [("x",)]
+    (tmp_path / "only.tsv").write_text("text\nfirst document, with a comma\nsecond\n", encoding="utf-8")
+    records = read_records(tmp_path / "only.tsv")
+    assert [r["text"] for r in records] == ["first document, with a comma", "second"]
+    assert all("id" not in r and "lang" not in r for r in records)
+    (tmp_path / "only.csv").write_text('text\n"first, quoted"\nsecond\n', encoding="utf-8")
+    assert [r["text"] for r in read_records(tmp_path / "only.csv")] == ["first, quoted", "second"]
+
+
+def test_tsv_and_csv_on_standard_input_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from gfun.corpus.files import read_records
+
+    for data in (b"id\tlang\ttext\na\ten\thello\n", b'id,lang,text\na,en,"hello"\n'):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        assert [(r["id"], r["lang"], r["text"]) for r in read_records("-")] == [("a", "en", "hello")]
+
+
+def test_an_unreadable_file_names_the_format_tried_and_why(tmp_path: Path) -> None:
+    from gfun.corpus.files import read_records
+
+    (tmp_path / "notes.csv").write_text("title,body\nx,y\n", encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"no 'text' column.*read as CSV: its first line holds "
+                                                r"comma-separated column names"):
+        read_records(tmp_path / "notes.csv")
+    (tmp_path / "bad.jsonl").write_text("id,lang,text\n", encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"invalid JSON.*read as JSONL: its name ends in \.jsonl"):
+        read_records(tmp_path / "bad.jsonl")
+
+
+def test_parquet_is_read(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    rows = _rows()
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "docs.parquet")
+    corpus = read_corpus(tmp_path / "docs.parquet")
+    assert corpus.ids == ["a", "b"] and corpus.texts == [r["text"] for r in rows]
+    assert corpus.labels == [("x", "y"), ("y",)] and corpus.languages == ["de", "en"]
+
+
+def test_parquet_without_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gfun.errors import MissingDependencyError
+    from tests.missing_modules import hide_modules
+
+    hide_modules(monkeypatch, "pyarrow")
+    (tmp_path / "docs.parquet").write_bytes(b"PAR1")
+    with pytest.raises(MissingDependencyError, match="experiments"):
+        read_corpus(tmp_path / "docs.parquet")
+
+
+def test_a_dataframe_is_a_corpus_and_a_training_set() -> None:
+    pd = pytest.importorskip("pandas")
+    from gfun.corpus.inputs import training_data
+
+    frame = pd.DataFrame({"text": ["one", "two", "three"], "lang": ["en", "de", "en"],
+                          "labels": [["x"], ["x", "y"], []]})
+    corpus = read_corpus(frame)
+    assert corpus.ids == ["0", "1", "2"] and corpus.classes == ("x", "y")
+    assert corpus.Y.toarray().tolist() == [[1, 0], [1, 1], [0, 0]]
+    texts, langs, Y, classes = training_data(frame)
+    assert texts == ["one", "two", "three"] and classes == ["x", "y"] and Y.tolist() == [[1, 0], [1, 1], [0, 0]]

@@ -246,8 +246,11 @@ def test_tsv_wrong_number_of_columns(tmp_path: Path) -> None:
 
 
 def test_tsv_header_without_required_column(tmp_path: Path) -> None:
+    """Only 'text' is needed to read a TSV file (documents to label); a training corpus still needs a language."""
     err = _error(_write(tmp_path / "bad.tsv", "id\tlabels\ttext\n1\ta\tok\n"), MultilingualCorpus.from_tsv)
-    assert err.line == 1 and "lang" in str(err)
+    assert err.line == 2 and "'lang'" in str(err)
+    err = _error(_write(tmp_path / "bad2.tsv", "id\tlang\tlabels\tbody\n1\ten\ta\tok\n"), MultilingualCorpus.from_tsv)
+    assert err.line == 1 and "'text'" in str(err)
 
 
 def test_tsv_empty_file(tmp_path: Path) -> None:

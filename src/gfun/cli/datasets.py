@@ -4,7 +4,7 @@
 
     gfun datasets list
     gfun datasets stats NAME [--data-dir DIR] [--run R] [--langs L1,L2] [--json] [--no-features]
-    gfun datasets build NAME --out DIR [--data-dir DIR] [--run R] [--langs L1,L2]
+    gfun datasets build NAME --out DIR [--data-dir DIR] [--run R] [--langs L1,L2] [--force]
 
 :func:`add_datasets_parser` registers the command on the ``subparsers`` object of the main parser;
 each sub-command sets ``func``, which takes the parsed arguments and returns the exit status
@@ -25,7 +25,8 @@ from typing import Any
 
 _LANGS_HELP = "comma-separated languages (exceptius, sib200, jrc-acquis, rcv1-rcv2)"
 
-__all__ = ["add_datasets_parser", "build_dataset", "cmd_build", "cmd_list", "cmd_stats", "main"]
+__all__ = ["add_datasets_parser", "build_dataset", "check_build_destination", "cmd_build", "cmd_list", "cmd_stats",
+           "main"]
 
 logger = logging.getLogger(__name__)
 
@@ -136,12 +137,46 @@ def build_dataset(name: str, out_dir: str | os.PathLike[str], *,
     for split, corpus in splits.items():
         corpus.to_jsonl(out / f"{split}.jsonl")
     splits.train.save_classes(out / "classes.json")
-    logger.info("%s run %d written to %s", name, run, out)
+    logger.debug("%s run %d written to %s", name, run, out)  # gfun datasets build prints it once, with the table
     return out
+
+
+#: What ``gfun datasets build`` may write in its folder: the splits, the class list, debtags' statistics.
+_BUILT = ("*.jsonl", "*.jsonl.gz", "classes.json", "stats.json")
+
+
+def check_build_destination(out_dir: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Refuse, before a dataset is loaded, to write its files into a gfun model directory (it would damage the
+    model), into a path that is a file, or over files already there (a ``train.jsonl``, a ``classes.json``...)
+    unless ``force``.
+
+    Raises
+    ------
+    FileExistsError, NotADirectoryError, ValueError
+    """
+    from gfun.persistence.directory import model_directory_of
+
+    out = Path(out_dir)
+    owner = model_directory_of(out)
+    if owner is not None:
+        raise ValueError(f"--out {out_dir} lies inside the gfun model directory {owner}; refusing to write there (it "
+                         "would damage the model)")
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {out_dir} is a file, not a folder")
+    if out.is_dir() and not force:
+        there = sorted({p.name for pattern in _BUILT for p in out.glob(pattern)})
+        if there:
+            raise FileExistsError(f"--out {out_dir} already holds {', '.join(there[:5])}"
+                                  + (f" (+{len(there) - 5})" if len(there) > 5 else "")
+                                  + "; refusing to overwrite (--force replaces them)")
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     """``gfun datasets build NAME --out DIR``: write the corpora of one run as JSONL files."""
+    try:
+        check_build_destination(args.out, force=args.force)
+    except (OSError, ValueError) as exc:
+        return _error(str(exc))
     try:
         out = build_dataset(args.name, args.out, data_dir=args.data_dir, run=args.run, english=args.english,
                             **_loader_kw(args))
@@ -198,7 +233,9 @@ def add_datasets_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     p_build = sub.add_parser("build", help="write the corpora of one run as JSONL files")
     p_build.add_argument("name", help="dataset name (e.g. debtags)")
-    p_build.add_argument("--out", required=True, help="output folder")
+    p_build.add_argument("--out", required=True, help="output folder (never a model's; files already there are "
+                         "refused unless --force)")
+    p_build.add_argument("--force", action="store_true", help="replace the files of an earlier build in --out")
     p_build.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/NAME)")
     p_build.add_argument("--run", type=int, default=0, help="run index (default 0)")
     p_build.add_argument("--langs", default=None, help=_LANGS_HELP)

@@ -13,7 +13,15 @@ import json
 import logging
 import time
 
-from gfun.cli.options import HelpFormatter, _out, check_modules
+from gfun.cli.options import (
+    INPUT_FORMATS_HELP,
+    HelpFormatter,
+    _out,
+    check_input,
+    check_modules,
+    plural,
+    warn_about_documents,
+)
 
 __all__ = ["add_explain_parser", "cmd_explain"]
 
@@ -29,6 +37,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     if args.detect_language:  # asked for explicitly: the extra is checked before anything is read
         check_modules({"py3langid": "--detect-language"})
+    check_input(args.input)
     if args.output is not None:
         check_prediction_output(args.output, args.input)
     if args.top_k is not None and args.top_k < 1:
@@ -46,7 +55,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
                                            on_missing_labels="negative")
     t0 = time.perf_counter()
     explained = model.explain(docs, labels=args.labels, top_k=args.top_k, top_words=args.top_words)
-    logger.info("explained %d documents in %.1f s", len(docs), time.perf_counter() - t0)
+    warn_about_documents(model, docs)  # once the labels asked for are known to be the model's
+    logger.info("explained %s in %.1f s", plural(len(docs), "document"), time.perf_counter() - t0)
     if args.output is None:
         _out(explained.to_text())
         return 0
@@ -54,7 +64,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for doc in explained:
             fh.write(json.dumps(doc.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
     if not writes_to_stdout(args.output):
-        _out(f"wrote explanations of {len(docs)} documents to {args.output}")
+        _out(f"wrote explanations of {plural(len(docs), 'document')} to {args.output}")
     return 0
 
 
@@ -70,9 +80,8 @@ def add_explain_parser(sub: argparse._SubParsersAction) -> None:
                     "the word is removed). See docs/user-guide.md, 'Explanations'.")
     p.add_argument("--model", required=True, help="directory of a saved model")
     p.add_argument("--input", required=True,
-                   help="documents to explain, as gfun predict reads them (.jsonl/.tsv; labels ignored; a document "
-                   "without 'id' gets its position, one without 'lang' its detected language; - reads JSONL from "
-                   "standard input)")
+                   help="documents to explain, as gfun predict reads them: " + INPUT_FORMATS_HELP + "; labels "
+                   "ignored; a document without 'id' gets its position, one without 'lang' its detected language")
     p.add_argument("--output", default=None,
                    help="write one JSON object per document to this JSONL file (- for standard output) instead of "
                    "the text; never the input or a file of a model")

@@ -21,9 +21,11 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from gfun.cli.options import (
+    INPUT_FORMATS_HELP,
     META_C_HELP,
     N_JOBS_HELP,
     HelpFormatter,
@@ -34,9 +36,15 @@ from gfun.cli.options import (
     add_global_options,
     add_neural_arguments,
     add_view_param_argument,
+    cap_n_jobs,
+    check_input,
     check_modules,
     iter_parsers,
+    n_jobs_type,
     parse_view_params,
+    plural,
+    terminal_safe,
+    warn_about_documents,
     word_vectors_type,
 )
 from gfun.configuration import METHODS
@@ -103,7 +111,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     from gfun.corpus.files import read_classes
     from gfun.persistence.saving import check_model_destination
 
+    if args.views is not None and not args.views.strip():
+        raise ValueError("--views is empty: give view letters (e.g. xp), or leave --views out for the default")
     check_model_destination(args.model)  # before the fit: a destination that cannot be written fails in seconds
+    from gfun.persistence.directory import model_directory_of
+
+    replaced = model_directory_of(args.model)
+    if replaced is not None and Path(os.path.abspath(args.model)) == replaced:
+        logger.info("%s holds a saved model: it is replaced once the new one is fitted", args.model)
     setup = train_configuration(args)  # and so does a missing extra
     check_modules(required_modules(setup[0], view_params=setup[1], zero_shot_views=args.zero_shot_views))
     classes = read_classes(args.classes) if args.classes else None
@@ -130,6 +145,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     if args.detect_language:  # asked for explicitly: the extra is checked before anything is read
         check_modules({"py3langid": "--detect-language"})
+    check_input(args.input)
     check_prediction_output(args.output, args.input)
     model = load_model(args.model)
     # what gfun serve accepts: documents without an id are numbered, languages detected where missing
@@ -137,17 +153,30 @@ def cmd_predict(args: argparse.Namespace) -> int:
                                          path=args.input)
     docs = MultilingualCorpus.from_records(records, list(model.classes_), on_unknown_label="ignore",
                                            path=args.input, on_missing_labels="negative")
+    warn_about_documents(model, docs, detected)
     t0 = time.perf_counter()
-    records = prediction_records(model, docs, probabilities=not args.no_proba, detected=detected)
-    logger.info("predicted %d documents in %.1f s", len(docs), time.perf_counter() - t0)
+    # an empty input (no document, or blank lines only) gives an empty output, as gfun explain does
+    records = prediction_records(model, docs, probabilities=not args.no_proba, detected=detected) if len(docs) else []
+    logger.info("predicted %s in %.1f s", plural(len(docs), "document"), time.perf_counter() - t0)
     with prediction_output(args.output) as fh:
         for rec in records:
             fh.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")  # JSON: no bare NaN
     if writes_to_stdout(args.output):  # keep the JSONL stream clean
-        logger.info("wrote predictions for %d documents to standard output", len(docs))
+        logger.info("wrote predictions for %s to standard output", plural(len(docs), "document"))
     else:
-        _out(f"wrote predictions for {len(docs)} documents to {args.output}")
+        _out(f"wrote predictions for {plural(len(docs), 'document')} to {args.output}")
     return 0
+
+
+#: The columns of ``gfun evaluate`` that count (written as integers by ``--json``).
+_COUNT_COLUMNS = ("n_docs", "unknown_labels")
+
+
+def _json_number(column: str, value: Any) -> float | int | None:
+    """A cell of ``gfun evaluate --json``: ``null`` for NaN, an integer for a count, else a float."""
+    if value != value:
+        return None
+    return int(value) if column in _COUNT_COLUMNS else float(value)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -155,13 +184,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from gfun.metrics.formatting import format_table
     from gfun.persistence.loading import load_model
 
+    check_input(args.input)
     model = load_model(args.model)
-    test = _read(args.test, on_missing_labels=args.missing_labels)  # its own labels: unknown ones are counted
+    # read against the model's classes: a label is matched to the model's spelling (classes that the model keeps
+    # apart, such as 'role::program' and 'ROLE::PROGRAM', stay apart), and unknown labels are kept to be counted
+    test = _read(args.input, list(model.classes_), "keep", on_missing_labels=args.missing_labels)
     if not test.labelled:
-        raise ValueError(f"{args.test}: the test documents carry no 'labels' field")
+        raise ValueError(f"{args.input}: the test documents carry no 'labels' field")
     df = evaluate_model(model, test, unknown_labels=args.unknown_labels)
     if args.json:
-        _out(json.dumps({str(k): {c: (None if v != v else float(v)) for c, v in row.items()}
+        _out(json.dumps({str(k): {c: _json_number(c, v) for c, v in row.items()}
                          for k, row in df.to_dict(orient="index").items()}, indent=1, allow_nan=False))
     else:
         _out(format_table(df))
@@ -252,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = HelpFormatter
     p = sub.add_parser("train", help="train a model on labelled documents and save it", formatter_class=fmt,
                        description="Train gFun or a baseline on a JSONL/TSV file of labelled documents.")
-    p.add_argument("--train", required=True, help="training documents (.jsonl or .tsv, optionally .gz)")
+    p.add_argument("--train", required=True, help="training documents, " + INPUT_FORMATS_HELP)
     p.add_argument("--model", required=True, help="directory the fitted model is saved to")
     p.add_argument("--method", choices=METHODS, default="gfun",
                    help="gfun: Generalized Funnelling; fun: Funnelling (2019); naive: one classifier per language; "
@@ -282,8 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--zero-shot-views", default=None,
                    help="fallback view letters (e.g. m) used only for languages the main views cannot serve; "
                    "with --method fun this is the 2019 paper's zero-shot Funnelling")
-    p.add_argument("--classes", default=None, help="JSON list of the class names, in column order "
-                   "(default: every label found in the training file, sorted)")
+    p.add_argument("--classes", default=None, metavar="FILE",
+                   help="a file holding the class names as a JSON list, in column order (gfun datasets build "
+                   "writes one: classes.json); default: every label found in the training file, sorted")
     p.add_argument("--unknown-labels", choices=("error", "ignore"), default="error",
                    help="training labels outside --classes: refused (error) or dropped (ignore)")
     p.add_argument("--ignore-unknown-labels", action="store_const", const="ignore", dest="unknown_labels",
@@ -298,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how first-tier posteriors of training documents are produced (auto: out-of-fold for "
                    "stack and wmean, in-sample for mean and concat)")
     p.add_argument("--no-normalize", action="store_true", help="disable L2 and z-score normalisation")
-    p.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
+    p.add_argument("--n-jobs", type=n_jobs_type, default=1, help=N_JOBS_HELP)
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.set_defaults(func=cmd_train)
 
@@ -310,10 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "unconfident detections are errors, and so are languages the model cannot "
                                    "serve).")
     p.add_argument("--model", required=True, help="directory of a saved model")
-    p.add_argument("--input", required=True,
-                   help="documents to label (.jsonl/.tsv; labels ignored; - reads JSONL from standard input)")
-    p.add_argument("--output", required=True,
-                   help="output JSONL file (- writes to standard output); never the input or a file of a model")
+    p.add_argument("--input", required=True, help="documents to label, " + INPUT_FORMATS_HELP + "; labels ignored")
+    p.add_argument("--output", default="-",
+                   help="output JSONL file (default: standard output, as -); never the input or a file of a model")
     p.add_argument("--no-proba", action="store_true", help="do not write per-class probabilities")
     p.add_argument("--detect-language", action="store_true", help=argparse.SUPPRESS)  # detection is the default
     p.set_defaults(func=cmd_predict)
@@ -324,7 +356,8 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=columns_help(("lang", "F1M", "F1µ", "KM", "Kµ", "F1M(present)", "n_docs",
                                             "unknown_labels")))
     p.add_argument("--model", required=True, help="directory of a saved model")
-    p.add_argument("--test", required=True, help="labelled test documents (.jsonl/.tsv)")
+    p.add_argument("--input", default=None, help="labelled test documents, " + INPUT_FORMATS_HELP + " (required)")
+    p.add_argument("--test", dest="input", help=argparse.SUPPRESS)  # the earlier spelling of --input
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--unknown-labels", choices=("count", "ignore", "error"), default="count",
                    help="test labels the model does not know. count: each is, in every language where it occurs "
@@ -333,15 +366,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "ignore: dropped, the scores cover the model's classes only. error: refused. Their number is "
                    "in the unknown_labels column either way")
     p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
-    p.set_defaults(func=cmd_evaluate)
+    p.set_defaults(func=cmd_evaluate, required_options=(("input", "--input"),), parser=p)
 
-    p = sub.add_parser("demo", help="train Naive, Fun and gFun on the bundled demo data and print the table",
+    p = sub.add_parser("demo", help="train Naive, Pooled, Fun and gFun on the bundled demo data and print the table",
                        formatter_class=fmt, epilog=columns_help(("method", "F1M", "F1µ", "KM", "Kµ", "fit_s")),
                        description="Train Naive, Pooled, Fun, gFun-X and gFun-XP (--full: also gFun-XW, gFun-XMW "
                                    "and gFun-XMP) on the bundled demo data (Debian package descriptions in 5 "
                                    "languages, 30 debtags) and print their test scores averaged over languages.")
     p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--n-jobs", type=int, default=1,
+    p.add_argument("--n-jobs", type=n_jobs_type, default=1,
                    help=N_JOBS_HELP + "; any number gives the same table")
     p.add_argument("--full", action="store_true",
                    help="also gFun-XW, gFun-XMW and gFun-XMP (needs gfun[torch]; `make demo-full`)")
@@ -349,9 +382,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("info", help="what a saved model is: classes, views, languages, size, settings",
                        formatter_class=fmt)
-    p.add_argument("--model", dest="model_option", metavar="MODEL",
-                   help="directory of a saved model (as for every other command)")
-    p.add_argument("model", nargs="?", help="the same, given without --model")
+    p.add_argument("--model", dest="model_option", metavar="MODEL", help="directory of a saved model")
+    p.add_argument("model", nargs="?", help=argparse.SUPPRESS)  # the earlier spelling: the model without --model
     p.add_argument("--json", action="store_true", help="print JSON (every class, every setting)")
     p.set_defaults(func=cmd_info)
 
@@ -487,6 +519,11 @@ def _main(argv: list[str] | None) -> int:
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return 2
+        for dest, option in getattr(args, "required_options", ()):
+            if getattr(args, dest, None) is None:
+                args.parser.error(f"the following arguments are required: {option}")
+        if getattr(args, "n_jobs", None) is not None:
+            args.n_jobs = cap_n_jobs(args.n_jobs, logger)
         from gfun.core.progress import show_bars
         from gfun.errors import CorpusFormatError, ModelFormatError, UnseenLanguageError
 
@@ -497,7 +534,7 @@ def _main(argv: list[str] | None) -> int:
         except BrokenPipeError:
             raise
         except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError) as exc:
-            sys.stderr.write(f"gfun {args.command}: error: {exc}\n")
+            sys.stderr.write(terminal_safe(f"gfun {args.command}: error: {exc}").replace("\n", " ") + "\n")
             return 1
         except ImportError as exc:
             missing = missing_extra(exc)

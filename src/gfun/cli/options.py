@@ -8,13 +8,18 @@ CLI that registers them.
 from __future__ import annotations
 
 import argparse
+import logging
+import math
+import os
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-__all__ = ["GLOBAL_OPTIONS", "META_C_HELP", "N_JOBS_HELP", "NEURAL_PRESETS", "HelpFormatter", "add_global_options",
-           "add_neural_arguments", "add_view_param_argument", "check_modules", "iter_parsers", "parse_view_params",
-           "word_vectors_type"]
+__all__ = ["GLOBAL_OPTIONS", "INPUT_FORMATS_HELP", "META_C_HELP", "N_JOBS_HELP", "NEURAL_PRESETS", "HelpFormatter",
+           "add_global_options", "add_neural_arguments", "add_view_param_argument", "cap_n_jobs", "check_input",
+           "check_modules", "iter_parsers", "n_jobs_type", "parse_view_params", "plural", "terminal_safe",
+           "warn_about_documents", "word_vectors_type"]
 
 NEURAL_PRESETS = ("paper", "gpu", "cpu")
 #: ``--meta-C`` of ``gfun train`` and ``gfun experiment``: one default, C = 1 for gFun and Fun (docs/benchmarks.md:
@@ -22,6 +27,9 @@ NEURAL_PRESETS = ("paper", "gpu", "cpu")
 META_C_HELP = ("C of the meta-classifier (of the linear SVMs for naive, pooled, upper, lri, clesa, kcca, dci), or 'cv' "
                "for 5-fold CV over 0.1..10^4 (default: 1 for gfun and fun, the authors' setting, which scores as cv "
                "does in less time; cv for the others; bert and bert-tuned have none)")
+#: The files of documents every command reads (``--train``, ``--input``).
+INPUT_FORMATS_HELP = ("JSONL, TSV or CSV (told apart by their content; optionally .gz) or Parquet (.parquet, with "
+                      "the experiments extra's pyarrow); - reads JSONL, TSV or CSV from standard input")
 #: ``--n-jobs`` of every command (its default, 1, is stated by the help formatter).
 N_JOBS_HELP = "parallel jobs: languages in tier 1, classes in tier 2 (-1: all cores)"
 
@@ -51,7 +59,22 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return "\n".join(lines)
 
 
+#: Control characters a terminal may act on (C0 but tab and line feed, DEL, C1): in data printed by a command they
+#: are written as ``\u001b`` escapes, which a terminal shows as text and which keep JSON valid.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character a terminal acts on (an escape sequence from a label such as
+    ``"\x1b[2J"`` would clear the screen, ``"\x1b]0;...\x07"`` retitle the window) written as a ``\u001b``
+    escape; tabs and line breaks are kept. Inside a JSON string the escape is the same character."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _out(text: str) -> None:
+    """Write ``text`` (and a line break) on standard output, terminal escapes from the data made harmless
+    (:func:`terminal_safe`)."""
+    text = terminal_safe(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -121,6 +144,97 @@ def _C_type(*, allow_cv: bool = True) -> Any:
 
 
 _parse_C = _C_type()  # also used by the experiment commands
+
+
+def n_jobs_type(value: str) -> int:
+    """argparse ``type`` of ``--n-jobs``: a non-zero integer (negative: joblib's count from the number of CPUs, -1
+    all of them); how many CPUs there are is :func:`cap_n_jobs`'s business, once logging is set up."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer (-1: every CPU), got {value!r}") from None
+    if n == 0:
+        raise argparse.ArgumentTypeError("must not be 0: a positive number of jobs, or -1 for every CPU")
+    return n
+
+
+def cap_n_jobs(n_jobs: int | None, logger: Any) -> int | None:
+    """``--n-jobs`` at most the number of CPUs this process may use (more threads than CPUs only add
+    overhead, and thousands fail to start), with a log line when it was lowered; a negative value below
+    ``-CPUs`` becomes 1 (joblib would ask for fewer than one job)."""
+    if n_jobs is None:
+        return None
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n_jobs > cpus:
+        logger.info("--n-jobs %d: capped at %d, the number of CPUs available", n_jobs, cpus)
+        return cpus
+    if n_jobs < -cpus:
+        logger.info("--n-jobs %d: %d CPUs are available, running 1 job", n_jobs, cpus)
+        return 1
+    return n_jobs
+
+
+def plural(n: int, noun: str) -> str:
+    """``"1 document"``, ``"2 documents"``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def warn_about_documents(model: Any, docs: Any, detected: Sequence[bool] | None = None,
+                         logger: logging.Logger | None = None) -> None:
+    """Warn, before ``gfun predict`` or ``gfun explain`` labels ``docs`` (a corpus) with ``model``, about what
+    labels a document from less than the model knows: a blank text (labelled from no words at all), and a language
+    the model was not trained on (named with the views that serve it and those that cannot, or, for a model
+    without views, that it is served as any other language); a detected language says so. A language no view can
+    serve is left to the model, which refuses it."""
+    from collections import Counter
+
+    log = logger or logging.getLogger("gfun.cli.main")
+    blank = [i for i, text in enumerate(docs.texts) if not text.strip()]
+    if blank:
+        log.warning("%s with a blank text (e.g. id %s): labelled from no words at all", plural(len(blank), "document"),
+                    ", ".join(repr(docs.ids[i]) for i in blank[:3]))
+    known = set(getattr(model, "languages_", None) or ())
+    if not known:
+        return
+    branches = getattr(model, "branches_", None)
+    was_detected = {lang for lang, d in zip(docs.langs, detected or [False] * len(docs), strict=True) if d}
+    for lang, n in sorted(Counter(docs.langs).items()):
+        if lang in known:
+            continue
+        how = " (detected from the text)" if lang in was_detected else ""
+        head = (f"{plural(n, 'document')} in language {lang!r}{how}, which the model was not trained on "
+                f"({', '.join(sorted(known))})")
+        if branches is None:
+            log.warning("%s: labelled as the model labels any language it did not see", head)
+            continue
+        names = [b.name.upper() for b in branches]
+        serving = [b.name.upper() for b in branches if b.view.covers(lang)]
+        if not serving:
+            serving = [b.name.upper() for b in getattr(model, "fallback_branches_", None) or ()
+                       if b.view.covers(lang)]
+            if serving:
+                log.warning("%s: served by the zero-shot view(s) %s alone", head, ", ".join(serving))
+            continue  # no view at all: the model refuses the language
+        if len(serving) < len(names):
+            log.warning("%s: served by %s alone (%s cannot represent it)", head, ", ".join(serving),
+                        ", ".join(v for v in names if v not in serving))
+
+
+def check_input(path: str | None, option: str = "--input") -> None:
+    """Refuse, before a model is loaded (seconds), an input file that does not exist or is a directory
+    (``-``, standard input, is left alone).
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError
+        Naming the option.
+    """
+    if path is None or path == "-":
+        return
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{option} {path}: no such file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{option} {path} is a directory, not a file of documents")
 
 
 def word_vectors_type(value: str) -> str:
@@ -202,10 +316,43 @@ def _check_view_param(item: str, letter: str, name: str, value: Any) -> None:
         ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
     elif isinstance(default, float):
         ok, expected = isinstance(value, int | float) and not isinstance(value, bool), "a number"
-    else:
+    else:  # no typed default (None: the preset's value): only the domain of a number is checked
+        _check_domain(item, letter, name, value)
         return
     if not ok:
         raise ValueError(f"--view-param {item!r}: {letter}.{name} takes {expected}, got {_json_kind(value)}")
+    _check_domain(item, letter, name, value)
+
+
+def _positive(v: float) -> bool:
+    return math.isfinite(v) and v > 0
+
+
+#: The domain of the numeric parameters of the views and baselines, by name: a value outside it is refused on the
+#: command line, before anything is read, instead of being replaced (``cv=1`` fitted the posteriors in-sample) or
+#: failing deep inside a fit.
+_DOMAINS: dict[str, tuple[Any, str]] = {
+    "cv": (lambda v: isinstance(v, int) and v >= 2, "an integer of 2 or more (the number of folds)"),
+    **{name: (lambda v: isinstance(v, int) and v >= 1, "a positive integer")
+       for name in ("min_df", "max_length", "batch_size", "eval_batch_size", "max_epochs", "hidden_size",
+                    "n_components", "rank", "max_concepts", "min_languages", "non_zeros", "n_dimensions",
+                    "head_epochs", "step_size")},
+    **{name: (lambda v: isinstance(v, int) and v >= 0, "an integer of 0 or more")
+       for name in ("trainable_layers", "patience")},
+    **{name: (_positive, "a positive finite number") for name in ("C", "lr", "head_lr", "reg", "max_grad_norm")},
+    "weight_decay": (lambda v: math.isfinite(v) and v >= 0, "a finite number of 0 or more"),
+    "dropout": (lambda v: math.isfinite(v) and 0 <= v < 1, "a number from 0 up to (not including) 1"),
+    "gamma": (lambda v: math.isfinite(v) and 0 < v <= 1, "a number above 0 and at most 1"),
+}
+
+
+def _check_domain(item: str, letter: str, name: str, value: Any) -> None:
+    """Refuse a number outside its parameter's domain (:data:`_DOMAINS`), naming the domain."""
+    if name not in _DOMAINS or not isinstance(value, int | float) or isinstance(value, bool):
+        return  # null (the preset's value) and non-numbers are the type check's business
+    ok, domain = _DOMAINS[name]
+    if not ok(value):
+        raise ValueError(f"--view-param {item!r}: {letter}.{name} takes {domain}, got {value!r}")
 
 
 def _json_kind(value: Any) -> str:
@@ -244,7 +391,7 @@ def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) ->
                    "computed once per document; 0: the frozen encoder's vector (default: the preset's)")
     if saving:
         p.add_argument("--save-dtype", choices=("float32", "float16"), default=None,
-                       help="precision of the saved b weights (float16 halves the model file)")
+                       help="precision of the saved b weights (default: float32; float16 halves the model file)")
         p.add_argument("--self-contained", action="store_true",
                        help="store every b weight and the m view's word vectors in the model (default: the b weights "
                        "fine-tuning did not change, and sub-word word vectors such as e5-subword's, are referred to "

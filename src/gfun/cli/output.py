@@ -14,7 +14,7 @@ from typing import TextIO
 __all__ = ["check_output_writable", "check_prediction_output", "prediction_output", "writes_to_stdout"]
 
 
-def check_prediction_output(output: str, input_path: str) -> None:
+def check_prediction_output(output: str, input_path: str, *, option: str = "--output") -> None:
     """Refuse an ``--output`` that would overwrite the input or write inside a gfun model directory. The output is
     resolved to its real file first: a symbolic link (or a path through a linked folder) is judged by the file it
     leads to, which is the one that would be replaced.
@@ -31,19 +31,20 @@ def check_prediction_output(output: str, input_path: str) -> None:
     out = Path(output)
     real = Path(os.path.realpath(out))
     if real.is_dir():
-        raise IsADirectoryError(f"--output {output} is a directory; give a file name (or - for standard output)")
+        raise IsADirectoryError(f"{option} {output} is a directory; give a file name"
+                                + (" (or - for standard output)" if option == "--output" else ""))
     with contextlib.suppress(OSError):
         if input_path != "-" and Path(input_path).is_file() and out.exists() and os.path.samefile(out, input_path):
-            raise ValueError(f"--output {output} is the input file {input_path}; refusing to overwrite it")
+            raise ValueError(f"{option} {output} is the input file {input_path}; refusing to overwrite it")
     owner = model_directory_of(out) or model_directory_of(real)
     if owner is not None:
         shown = output if real == Path(os.path.abspath(out)) else f"{output} (a link to {real})"
-        raise ValueError(f"--output {shown} lies inside the gfun model directory {owner}; refusing to write "
+        raise ValueError(f"{option} {shown} lies inside the gfun model directory {owner}; refusing to write "
                          "there (it would damage the model)")
-    check_output_writable(output)
+    check_output_writable(output, option=option)
 
 
-def check_output_writable(output: str) -> None:
+def check_output_writable(output: str, *, option: str = "--output") -> None:
     """Refuse, before the model is loaded and anything is predicted, an ``--output`` that cannot be written: its
     directory (or the nearest existing one it would be created under) is not a directory in which gfun can create
     a file (a real write test: a file created and removed at once), or the file exists and this user may not
@@ -64,20 +65,24 @@ def check_output_writable(output: str) -> None:
     try:
         check_writable(output)
     except PermissionError as exc:
-        raise PermissionError(f"--output {exc}; nothing was predicted") from None
+        raise PermissionError(f"{option} {exc}; {_nothing(option)}") from None
     directory = Path(os.path.realpath(output)).parent
     while not directory.exists() and directory != directory.parent:
         directory = directory.parent
     if not directory.is_dir():
-        raise NotADirectoryError(f"--output {output}: {directory} is a file, not a directory")
+        raise NotADirectoryError(f"{option} {output}: {directory} is a file, not a directory")
     probe = directory / f".gfun-write-test.{secrets.token_hex(4)}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
-        raise PermissionError(f"--output {output}: cannot write in {directory} ({exc.strerror or exc}); nothing was "
-                              "predicted") from None
+        raise PermissionError(f"{option} {output}: cannot write in {directory} ({exc.strerror or exc}); "
+                              f"{_nothing(option)}") from None
     os.close(fd)
     os.unlink(probe)
+
+
+def _nothing(option: str) -> str:
+    return "nothing was predicted" if option == "--output" else "nothing was written"
 
 
 def writes_to_stdout(output: str) -> bool:

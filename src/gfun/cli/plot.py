@@ -39,11 +39,14 @@ def parse_words(text: str | None) -> list[tuple[str, str]] | None:
 def cmd_plot_wce(args: argparse.Namespace) -> int:
     """Draw the word-class embeddings of a training file (or of a saved model's W view) and write the PNG."""
     from gfun.cli.options import _out, _read, check_modules
+    from gfun.cli.output import check_prediction_output
     from gfun.experiments.wce_plot import wce_figure
 
     check_modules({"matplotlib": "gfun plot"})  # before a W view is fitted or a model loaded
     if bool(args.train) == bool(args.model):
         raise ValueError("give either --train (a W view is fitted on it) or --model (a saved gFun model with W)")
+    # never inside a model directory, never the training file, a directory that can be written
+    check_prediction_output(args.out, args.train or "-", option="--out")
     words = parse_words(args.words)
     languages = [x.strip() for x in args.languages.split(",") if x.strip()] if args.languages else None
     classes = [x.strip() for x in args.show_classes.split(",") if x.strip()] if args.show_classes else None
@@ -58,12 +61,29 @@ def cmd_plot_wce(args: argparse.Namespace) -> int:
         corpus = _read(args.train, read_classes(args.classes) if args.classes else None,
                        on_unknown_label="ignore" if args.classes else "error")
     try:
-        wce_figure(corpus, args.out, words=words, languages=languages, top=args.top, classes=classes, model=model,
-                   title=args.title, dpi=args.dpi)
+        fig = wce_figure(corpus, None, words=words, languages=languages, top=args.top, classes=classes, model=model,
+                         title=args.title, dpi=args.dpi)
     except KeyError as exc:  # a word or language the view does not know: one line, not a traceback
         raise ValueError(exc.args[0] if exc.args else str(exc)) from None
-    _out(f"word-class embeddings heat map written to {args.out}")
+    fmt = save_exactly(fig, args.out, dpi=args.dpi)
+    _out(f"word-class embeddings heat map written to {args.out} ({fmt.upper()})")
     return 0
+
+
+def save_exactly(fig: Any, path: str, *, dpi: int) -> str:
+    """Save ``fig`` to ``path`` itself, replaced atomically once whole, and return the image format: the one its
+    suffix names when matplotlib writes it (``.pdf``, ``.svg``...), else PNG (``mplot/CURRENT`` is written as
+    ``mplot/CURRENT``, not ``mplot/CURRENT.png``)."""
+    from pathlib import Path
+
+    from gfun.core.atomic import atomic_write
+
+    suffix = Path(path).suffix.lstrip(".").lower()
+    fmt = suffix if suffix in fig.canvas.get_supported_filetypes() else "png"
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as fh:
+        fig.savefig(fh, dpi=dpi, format=fmt)
+    return fmt
 
 
 def add_plot_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -90,6 +110,8 @@ def add_plot_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--show-classes", default=None, help="comma-separated classes to show (default: every class)")
     p.add_argument("--title", default=None, help="figure title")
     p.add_argument("--dpi", type=int, default=150, help="resolution of the PNG")
-    p.add_argument("--out", required=True, help="output image (.png)")
+    p.add_argument("--out", required=True,
+                   help="output image, written at exactly this path: PNG, or the format its suffix names (.pdf, "
+                   ".svg...)")
     p.set_defaults(func=cmd_plot_wce)
     return parser

@@ -1,4 +1,5 @@
-"""The corpus file formats: JSONL and TSV read into records and written back, the class list, the escaping.
+"""The corpus file formats: JSONL and TSV read into records and written back, CSV and Parquet read, the class list,
+the escaping.
 
 Files
 -----
@@ -13,8 +14,12 @@ was changed). A label must be a non-empty string (``""`` and ``"  "`` are refuse
 no label, negative for every class, and a warning names them (``on_missing_labels``). TSV has a header row
 ``id<TAB>lang<TAB>labels<TAB>text`` (further columns are kept as extra fields); labels are
 separated by ``,`` and tabs, newlines and backslashes in the text are escaped as ``\\t``,
-``\\n`` and ``\\\\``. Files ending in ``.gz`` are (de)compressed transparently; a byte-order mark at the start
-of a file is ignored.
+``\\n`` and ``\\\\``. Of the columns only ``text`` is required to read a file: documents to label may lack
+``id`` (numbered) and ``lang`` (detected). CSV is read as spreadsheets write it (fields quoted, no escaping), with
+the columns of TSV; Parquet (with pyarrow, the ``experiments`` extra) has the fields of JSONL as columns.
+:func:`read_records` tells JSONL, TSV and CSV apart by their first line (a JSON object, or a header row with tabs
+or commas), not by the file's name, so standard input can hold any of them. Files ending in ``.gz`` are
+(de)compressed transparently; a byte-order mark at the start of a file is ignored.
 
 :class:`gfun.corpus.multilingual.MultilingualCorpus` builds a corpus from the records read here (``from_jsonl``,
 ``from_tsv``) and writes itself with these functions (``to_jsonl``, ``to_tsv``, ``save_classes``).
@@ -35,8 +40,9 @@ from typing import IO, Any
 
 from gfun.errors import CorpusFormatError
 
-__all__ = ["TSV_LABEL_SEP", "check_tsv_writable", "read_classes", "read_jsonl_records", "read_records",
-           "read_tsv_records", "write_classes", "write_jsonl_records", "write_tsv"]
+__all__ = ["PARQUET_SUFFIXES", "TSV_LABEL_SEP", "check_tsv_writable", "read_classes", "read_csv_records",
+           "read_jsonl_records", "read_parquet_records", "read_records", "read_tsv_records", "sniff_format",
+           "write_classes", "write_jsonl_records", "write_tsv"]
 
 #: The fields every record must have.
 _REQUIRED = ("id", "lang", "text")
@@ -143,13 +149,13 @@ def _unescape(text: str) -> str:
 _TOO_DEEP = "invalid JSON (arrays or objects nested too deeply)"
 
 
-def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
+def read_jsonl_records(path: str | Path, lines: Iterable[tuple[int, str]] | None = None) -> list[dict[str, Any]]:
     """The records of a JSONL file (``.gz`` allowed, ``-`` standard input), each with its line number under
     ``"__line__"``; errors (invalid JSON, a lone surrogate, an id repeated in one language) name the file, line
-    and field."""
+    and field. ``lines``: the file's ``(line number, line)`` pairs when they were read already."""
     records = []
     seen: dict[tuple[str, str], int] = {}
-    for lineno, line in _iter_lines(path):
+    for lineno, line in _iter_lines(path) if lines is None else lines:
         if not line.strip():
             continue
         try:
@@ -190,19 +196,55 @@ def write_jsonl_records(records: Iterable[dict[str, Any]], path: str | Path) -> 
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
 
-def read_tsv_records(path: str | Path) -> list[dict[str, Any]]:
-    """The records of a TSV file with header ``id, lang, labels, text`` (other columns become extra fields),
-    unescaped, each with its line number under ``"__line__"``; errors name the file, line and field."""
+def _table_record(header: list[str], cells: list[str], *, escaped: bool) -> dict[str, Any]:
+    """One row of a TSV or CSV file as a record: labels split at ``,``, an empty ``id`` or ``lang`` cell left out
+    (numbered, or detected, where the documents are to be labelled), TSV cells unescaped."""
+    rec: dict[str, Any] = {}
+    for col, cell in zip(header, cells, strict=True):
+        if col == "labels":
+            rec[col] = cell.split(TSV_LABEL_SEP) if cell else []  # "a,,b": an empty label, refused
+        elif col in ("id", "lang"):
+            if cell.strip() or col == "lang":  # a blank language stays blank: detected or refused as such
+                rec[col] = cell
+        else:
+            rec[col] = _unescape(cell) if escaped else cell
+    return rec
+
+
+def _check_header(header: list[str], path: str | Path, lineno: int, what: str) -> None:
+    if "text" not in header:
+        raise CorpusFormatError(f"the header row of the {what} has no 'text' column; found {header} (a {what} needs "
+                                "a header row naming its columns: text, and optionally id, lang, labels)", path=path,
+                                line=lineno)
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise CorpusFormatError(f"the header row of the {what} repeats column(s) {repeated}", path=path, line=lineno)
+
+
+def _check_unique(rec: dict[str, Any], seen: dict[tuple[str, str], int], path: str | Path, lineno: int) -> None:
+    if not rec.get("id") or _is_missing(rec.get("lang")):
+        return
+    key = (str(rec.get("lang")).strip().lower(), str(rec.get("id")))
+    if key in seen:
+        raise CorpusFormatError(f"duplicated id {key[1]!r} in language {key[0]!r} (first seen on line "
+                                f"{seen[key]})", path=path, line=lineno, field="id")
+    seen[key] = lineno
+
+
+def read_tsv_records(path: str | Path, lines: Iterable[tuple[int, str]] | None = None) -> list[dict[str, Any]]:
+    """The records of a TSV file with a header row naming its columns: ``text``, and optionally ``id``, ``lang``,
+    ``labels`` (other columns become extra fields), unescaped, each with its line number under ``"__line__"``;
+    errors name the file, line and field. ``lines``: the file's ``(line number, line)`` pairs when they were
+    read already. A file without even a header row is an error (:func:`read_records` reads it as no record)."""
     header: list[str] | None = None
     records = []
     seen: dict[tuple[str, str], int] = {}
-    for lineno, line in _iter_lines(path):
+    for lineno, line in _iter_lines(path) if lines is None else lines:
         if header is None:
-            header = line.split("\t")
-            missing = [c for c in _REQUIRED if c not in header]
-            if missing:
-                raise CorpusFormatError(f"header lacks column(s) {missing}; found {header}", path=path,
-                                        line=lineno)
+            if not line.strip():
+                continue
+            header = [c.strip() for c in line.split("\t")]
+            _check_header(header, path, lineno, "TSV file")
             continue
         if not line.strip():
             continue
@@ -210,19 +252,8 @@ def read_tsv_records(path: str | Path) -> list[dict[str, Any]]:
         if len(cells) != len(header):
             raise CorpusFormatError(f"expected {len(header)} tab-separated fields, found {len(cells)}",
                                     path=path, line=lineno)
-        rec: dict[str, Any] = {}
-        for col, cell in zip(header, cells, strict=True):
-            if col == "labels":
-                rec[col] = cell.split(TSV_LABEL_SEP) if cell else []  # "a,,b": an empty label, refused
-            elif col in ("id", "lang"):
-                rec[col] = cell
-            else:
-                rec[col] = _unescape(cell)
-        key = (str(rec.get("lang")).strip().lower(), str(rec.get("id")))
-        if rec.get("id") and not _is_missing(rec.get("lang")) and key in seen:
-            raise CorpusFormatError(f"duplicated id {key[1]!r} in language {key[0]!r} (first seen on line "
-                                    f"{seen[key]})", path=path, line=lineno, field="id")
-        seen[key] = lineno
+        rec = _table_record(header, cells, escaped=True)
+        _check_unique(rec, seen, path, lineno)
         rec["__line__"] = lineno
         records.append(rec)
     if header is None:
@@ -230,12 +261,135 @@ def read_tsv_records(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
+def read_csv_records(path: str | Path, lines: Iterable[tuple[int, str]] | None = None) -> list[dict[str, Any]]:
+    """The records of a CSV file (comma-separated, fields quoted as spreadsheets write them, a quoted field may
+    hold line breaks) with a header row naming its columns, as :func:`read_tsv_records` reads a TSV file (texts
+    are not unescaped: CSV quotes instead); each record's ``"__line__"`` is the line its row starts on."""
+    import csv
+
+    numbered = iter(_iter_lines(path) if lines is None else lines)
+    starts: list[int] = []
+
+    def feed() -> Iterator[str]:
+        for lineno, line in numbered:
+            starts.append(lineno)
+            yield line + "\n"
+
+    reader = csv.reader(feed(), strict=True)
+    header: list[str] | None = None
+    records = []
+    seen: dict[tuple[str, str], int] = {}
+    consumed = 0
+    try:
+        for row in reader:
+            lineno = starts[consumed] if consumed < len(starts) else len(starts)
+            consumed = len(starts)
+            if not any(cell.strip() for cell in row):
+                continue
+            if header is None:
+                header = [c.strip() for c in row]
+                _check_header(header, path, lineno, "CSV file")
+                continue
+            if len(row) != len(header):
+                raise CorpusFormatError(f"expected {len(header)} comma-separated fields, found {len(row)} (a field "
+                                        "holding a comma must be quoted)", path=path, line=lineno)
+            rec = _table_record(header, row, escaped=False)
+            _check_unique(rec, seen, path, lineno)
+            rec["__line__"] = lineno
+            records.append(rec)
+    except csv.Error as exc:
+        raise CorpusFormatError(f"not valid CSV ({exc})", path=path, line=starts[-1] if starts else None) from None
+    return records
+
+
+def read_parquet_records(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a Parquet file (one row a document; columns as in JSONL: ``text``, and optionally ``id``,
+    ``lang``, ``labels`` as a list of strings or one ``,``-separated string), each with its row number + 1 under
+    ``"__line__"``; reading needs pyarrow (the ``experiments`` extra).
+
+    Raises
+    ------
+    gfun.errors.MissingDependencyError
+        Without pyarrow, naming the extra.
+    CorpusFormatError
+        A file pyarrow cannot read, or without a ``text`` column.
+    """
+    from gfun.core.optional import require_optional
+
+    require_optional("pyarrow", purpose="reading Parquet files")
+    import pyarrow.parquet as pq
+
+    if not Path(path).exists():
+        raise FileNotFoundError(f"corpus file not found: {path}")
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
+        raise CorpusFormatError(f"cannot be read as Parquet ({exc})", path=path) from None
+    if rows and "text" not in rows[0]:
+        raise CorpusFormatError(f"the Parquet file has no 'text' column; found {list(rows[0])}", path=path)
+    records = []
+    for i, row in enumerate(rows):
+        rec = {k: v for k, v in row.items() if not _is_missing_cell(v)}
+        if isinstance(rec.get("labels"), str):
+            rec["labels"] = rec["labels"].split(TSV_LABEL_SEP) if rec["labels"] else []
+        rec["__line__"] = i + 1
+        records.append(rec)
+    return records
+
+
+def _is_missing_cell(value: Any) -> bool:
+    """A null (or NaN) cell of a table: the field is absent."""
+    return (value is None or (isinstance(value, float) and value != value)
+            or type(value).__name__ in ("NAType", "NaTType"))  # pandas' missing values
+
+
+#: File name endings of the formats :func:`read_records` reads.
+PARQUET_SUFFIXES = (".parquet", ".pq")
+_JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+def sniff_format(path: str | Path, first: str | None) -> tuple[str, str]:
+    """``(format, why)``: how :func:`read_records` reads a file whose first non-blank line is ``first`` (``None``:
+    no such line): ``"jsonl"`` when that line starts with ``{`` (or the name ends in ``.jsonl``), ``"tsv"`` when it
+    is a header row with tabs, ``"csv"`` when it is one with commas, and a header of one column is read as TSV."""
+    name = Path(str(path)).name.lower().removesuffix(".gz")
+    if first is None:
+        return "jsonl", "the file holds no line"
+    head = first.lstrip("\ufeff").lstrip()
+    if head.startswith("{"):
+        return "jsonl", "its first line starts with '{'"
+    if name.endswith(_JSONL_SUFFIXES):
+        return "jsonl", f"its name ends in {Path(name).suffix}"
+    if "\t" in head:
+        return "tsv", "its first line holds tab-separated column names"
+    if "," in head:
+        return "csv", "its first line holds comma-separated column names"
+    if head.startswith("["):
+        return "jsonl", "its first line starts with '['"
+    return ("csv" if name.endswith(".csv") else "tsv"), "its first line is a header row of one column"
+
+
+_FORMAT_NAMES = {"jsonl": "JSONL", "tsv": "TSV", "csv": "CSV", "parquet": "Parquet"}
+
+
 def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """The records of a corpus file by its extension: TSV for ``.tsv`` (optionally ``.gz``), else JSONL (``-``:
-    JSONL from standard input); see :func:`read_jsonl_records` and :func:`read_tsv_records`."""
-    if Path(path).name.lower().removesuffix(".gz").endswith(".tsv"):
-        return read_tsv_records(path)
-    return read_jsonl_records(path)
+    """The records of a corpus file (``.gz`` allowed; ``-``: standard input), its format told by its content:
+    JSONL when the first line is a JSON object, TSV or CSV when it is a header row naming the columns with tabs or
+    commas (``text``, and optionally ``id``, ``lang``, ``labels`` and extra fields), Parquet for ``.parquet``;
+    see :func:`read_jsonl_records`, :func:`read_tsv_records`, :func:`read_csv_records` and
+    :func:`read_parquet_records`. An error says which format the file was read as, and why.
+    """
+    if Path(str(path)).name.lower().endswith(PARQUET_SUFFIXES):
+        return read_parquet_records(path)
+    lines = list(_iter_lines(path))
+    first = next((line for _, line in lines if line.strip()), None)
+    fmt, why = sniff_format(path, first)
+    reader = {"jsonl": read_jsonl_records, "tsv": read_tsv_records, "csv": read_csv_records}[fmt]
+    try:
+        return reader(path, lines)
+    except CorpusFormatError as exc:
+        raise CorpusFormatError(f"{exc.reason} (read as {_FORMAT_NAMES[fmt]}: {why})", path=exc.path,
+                                line=exc.line, field=exc.field) from None
 
 
 def check_tsv_writable(corpus: Any, path: str | Path) -> None:

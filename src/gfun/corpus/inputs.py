@@ -129,9 +129,12 @@ def training_data(X: Any, y: Any = None, langs: Sequence[str] | None = None
                   ) -> tuple[list[str], np.ndarray, np.ndarray, list[str]]:
     """Texts, languages, label matrix and class names of what a ``fit(X, y, langs=...)`` received.
 
-    ``X`` is a labelled :class:`~gfun.corpus.multilingual.MultilingualCorpus` (then ``y`` may be omitted) or a list of
-    texts with ``langs``; ``y`` a binary matrix or lists of label names (see :func:`as_label_matrix`).
+    ``X`` is a labelled :class:`~gfun.corpus.multilingual.MultilingualCorpus` or a DataFrame with ``text``, ``lang``
+    and ``labels`` columns (then ``y`` may be omitted), or a list of texts with ``langs``; ``y`` a binary matrix or
+    lists of label names (see :func:`as_label_matrix`).
     """
+    if y is None and _is_frame(X) and "labels" in X.columns and langs is None:
+        X = MultilingualCorpus.from_frame(X)  # a DataFrame with its labels: text, lang, labels columns
     texts, lang_arr = unpack(X, langs)
     if y is None:
         if not getattr(X, "labelled", False):

@@ -11,6 +11,7 @@ shortcuts :func:`read_corpus`, :func:`read_jsonl` and :func:`read_tsv` return a 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,9 @@ import scipy.sparse as sp
 from gfun.corpus.files import (
     _REQUIRED,
     _is_missing,
+    _is_missing_cell,
     read_jsonl_records,
+    read_records,
     read_tsv_records,
     write_classes,
     write_jsonl_records,
@@ -53,27 +56,41 @@ class Document:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form C: a composed ``ô`` and an ``o`` followed by a combining circumflex are one
+    string (labels and language codes are compared in this form)."""
+    return unicodedata.normalize("NFC", text)
+
+
+def _label_key(label: str) -> str:
+    """What two spellings of one label share: NFC, surrounding spaces stripped, case folded."""
+    return nfc(nfc(label.strip()).casefold())
+
+
 def normalize_languages(langs: Sequence[Any]) -> list[str]:
-    """Language codes in lower case without surrounding spaces, so that ``EN`` and ``en`` are one language.
+    """Language codes in lower case without surrounding spaces, in Unicode normal form C, so that ``EN``, `` en``
+    and ``en`` are one language.
 
     Codes are compared case-insensitively everywhere (BCP 47 and ISO 639 codes are case-insensitive); a
     warning lists the codes that were changed (once per call).
     """
-    out = [str(lang).strip().lower() for lang in langs]
+    out = [nfc(str(lang).strip().lower()) for lang in langs]
     changed = Counter((str(a), b) for a, b in zip(langs, out, strict=True) if str(a) != b)
     if changed:
-        logger.warning("language codes normalised to lower case without spaces: %s",
+        logger.warning("language codes normalised to lower case without spaces (Unicode NFC): %s",
                        ", ".join(f"{a!r} -> {b!r} ({n} document(s))" for (a, b), n in sorted(changed.items())))
     return out
 
 
 def normalize_labels(labels: Sequence[Sequence[Any]], classes: Sequence[str] | None = None,
                      ) -> list[tuple[str, ...]]:
-    """Each document's labels as strings without surrounding spaces, case variants of one label merged, repeats
-    dropped: ``"Web "``, ``"WEB"`` and ``"web"`` are one class, not three.
+    """Each document's labels as strings without surrounding spaces, in Unicode normal form C, case variants of one
+    label merged, repeats dropped: ``"Web "``, ``"WEB"`` and ``"web"`` are one class, not three, and so are a
+    composed ``"rôle"`` and its decomposed spelling (NFD: ``o`` + a combining circumflex).
 
     A label that is exactly a class of ``classes`` is kept as it is. Otherwise its surrounding whitespace is
-    stripped, and a label that differs only by case (``str.casefold``) from one spelling is given that spelling:
+    stripped, it is put in normal form C, and a label that differs only by case (``str.casefold``) or normal
+    form from one spelling is given that spelling:
     with ``classes``, the class's (when exactly one class matches; otherwise the label stays as it is, unknown);
     without, the spelling carried by the most documents (ties: the first in sorted order). A warning lists every
     change (once per call).
@@ -86,19 +103,19 @@ def normalize_labels(labels: Sequence[Sequence[Any]], classes: Sequence[str] | N
     matching both only by case is then not matched).
     """
     cset = set() if classes is None else {str(c) for c in classes}
-    stripped = [[lab if lab in cset else lab.strip() for lab in map(str, ls)] for ls in labels]
+    stripped = [[lab if lab in cset else nfc(lab.strip()) for lab in map(str, ls)] for ls in labels]
     if classes is not None:
         by_fold: dict[str, list[str]] = {}
         for c in classes:
-            by_fold.setdefault(str(c).strip().casefold(), []).append(str(c))
-        spelling = {lab: (lab if lab in cset or len(by_fold.get(lab.casefold(), [])) != 1
-                          else by_fold[lab.casefold()][0])
+            by_fold.setdefault(_label_key(str(c)), []).append(str(c))
+        spelling = {lab: (lab if lab in cset or len(by_fold.get(_label_key(lab), [])) != 1
+                          else by_fold[_label_key(lab)][0])
                     for lab in {lab for ls in stripped for lab in ls}}
     else:
         counts = Counter(lab for ls in stripped for lab in set(ls))
         groups: dict[str, list[str]] = {}
         for lab in counts:
-            groups.setdefault(lab.casefold(), []).append(lab)
+            groups.setdefault(_label_key(lab), []).append(lab)
         spelling = {lab: min(group, key=lambda v: (-counts[v], v)) for group in groups.values() for lab in group}
     out = [tuple(dict.fromkeys(spelling[lab] for lab in ls)) for ls in stripped]
     changed = Counter(pair for ls, st in zip(labels, stripped, strict=True)
@@ -106,10 +123,12 @@ def normalize_labels(labels: Sequence[Sequence[Any]], classes: Sequence[str] | N
                       if pair[0] != pair[1])
     if changed:
         items = sorted(changed.items())
-        listed = ", ".join(f"{a!r} -> {b!r} ({n} document(s))" for (a, b), n in items[:10])
-        logger.warning("%d label spelling(s) normalised (surrounding spaces removed, case variants merged into %s): "
-                       "%s%s", len(items), "the most frequent spelling" if classes is None else "the class list's",
-                       listed, f", ... ({len(items) - 10} more)" if len(items) > 10 else "")
+        listed = ", ".join(f"{a!r} -> {b!r} ({n} document(s)" + (", another Unicode normal form)" if nfc(a) != a
+                                                                  else ")") for (a, b), n in items[:10])
+        logger.warning("%d label spelling(s) normalised (surrounding spaces removed, Unicode NFC, case variants "
+                       "merged into %s): %s%s", len(items),
+                       "the most frequent spelling" if classes is None else "the class list's", listed,
+                       f", ... ({len(items) - 10} more)" if len(items) > 10 else "")
     return out
 
 
@@ -139,8 +158,12 @@ class MultilingualCorpus:
         The labels of each document (``None`` for an unlabelled corpus, e.g. documents to classify).
     classes : sequence of str, optional
         The codeframe, in column order. By default the sorted union of the labels.
-    on_unknown_label : {"error", "ignore"}
-        What to do with a label that is not in ``classes``.
+    on_unknown_label : {"error", "ignore", "keep"}
+        What to do with a label that is not in ``classes`` (after :func:`normalize_labels` matched its spelling
+        to them): refuse it, drop it, or keep it as one more class, after those of ``classes`` (in sorted order).
+        ``"keep"`` reads test documents against a model's classes: a label is matched to the model's own
+        spelling (two classes that differ only by case stay two), and the labels the model does not know are
+        kept for :func:`gfun.metrics.evaluation.evaluate_model` to count.
     extra : dict of str to list, optional
         Further per-document fields (e.g. ``source``), kept through subsetting and I/O.
 
@@ -158,9 +181,11 @@ class MultilingualCorpus:
         labels: Sequence[Sequence[str]] | None = None,
         classes: Sequence[str] | None = None,
         *,
-        on_unknown_label: Literal["error", "ignore"] = "error",
+        on_unknown_label: Literal["error", "ignore", "keep"] = "error",
         extra: dict[str, Sequence[Any]] | None = None,
     ) -> None:
+        if on_unknown_label not in ("error", "ignore", "keep"):
+            raise ValueError(f"on_unknown_label must be 'error', 'ignore' or 'keep', got {on_unknown_label!r}")
         n = len(ids)
         lengths = {"ids": n, "langs": len(langs), "texts": len(texts)}
         if labels is not None:
@@ -202,6 +227,9 @@ class MultilingualCorpus:
         labs = normalize_labels(labels, classes) if labels is not None else [()] * n
         if classes is None:
             classes = sorted({lab for ls in labs for lab in ls})
+        elif on_unknown_label == "keep":
+            given = {str(c) for c in classes}
+            classes = [*classes, *sorted({lab for ls in labs for lab in ls} - given)]
         self.classes: tuple[str, ...] = tuple(str(c) for c in classes)
         if len(set(self.classes)) != len(self.classes):
             raise CorpusFormatError("the class list has duplicates")
@@ -363,7 +391,7 @@ class MultilingualCorpus:
     # ------------------------------------------------------------------ I/O
     @classmethod
     def from_records(cls, records: Iterable[dict[str, Any]], classes: Sequence[str] | None = None, *,
-                     on_unknown_label: Literal["error", "ignore"] = "error",
+                     on_unknown_label: Literal["error", "ignore", "keep"] = "error",
                      path: str | Path | None = None,
                      detect_language: bool | Sequence[str] = False,
                      on_missing_labels: MissingLabels = "warn") -> MultilingualCorpus:
@@ -373,7 +401,8 @@ class MultilingualCorpus:
         ----------
         records : iterable of dict
         classes : sequence of str, optional
-        on_unknown_label : {"error", "ignore"}
+        on_unknown_label : {"error", "ignore", "keep"}
+            See :class:`MultilingualCorpus`.
         path : path, optional
             The file the records come from, named in error messages.
         detect_language : bool or sequence of str
@@ -431,7 +460,7 @@ class MultilingualCorpus:
                     raise CorpusFormatError(f"empty label {blank[0]!r} (a label must be a non-empty string)",
                                             path=path, line=line, field="labels")
             ids.append(str(rec["id"]))
-            langs.append(str(rec["lang"]).strip())
+            langs.append(str(rec["lang"]))  # normalised (and the change named) by the constructor
             texts.append(rec["text"])
             labels.append(labs or [])
             for k in extra_keys:
@@ -458,7 +487,7 @@ class MultilingualCorpus:
 
     @classmethod
     def from_jsonl(cls, path: str | Path, classes: Sequence[str] | None = None, *,
-                   on_unknown_label: Literal["error", "ignore"] = "error",
+                   on_unknown_label: Literal["error", "ignore", "keep"] = "error",
                    detect_language: bool | Sequence[str] = False,
                    on_missing_labels: MissingLabels = "warn") -> MultilingualCorpus:
         """Read a JSONL file (``.gz`` allowed); errors name the file, line and field.
@@ -469,6 +498,34 @@ class MultilingualCorpus:
         records = read_jsonl_records(path)
         return cls.from_records(records, classes, on_unknown_label=on_unknown_label, path=path,
                                 detect_language=detect_language, on_missing_labels=on_missing_labels)
+
+    @classmethod
+    def from_frame(cls, frame: Any, classes: Sequence[str] | None = None, **kw: Any) -> MultilingualCorpus:
+        """Build a corpus from a pandas DataFrame with one row per document: a ``text`` column, and ``lang``,
+        optionally ``id`` (default: the row's position) and ``labels`` (a list of label names per row, or one
+        ``,``-separated string); other columns become extra fields. A missing cell (``None``, NaN) is an absent
+        field. ``kw`` goes to :meth:`from_records`.
+
+        Raises
+        ------
+        CorpusFormatError
+            A frame without a ``text`` column, and what :meth:`from_records` refuses (naming the row).
+        """
+        columns = [str(c) for c in frame.columns]
+        if "text" not in columns:
+            raise CorpusFormatError(f"a DataFrame of documents needs a 'text' column; it has {columns}")
+        records = []
+        for i, row in enumerate(frame.to_dict(orient="records")):
+            rec = {str(k): v for k, v in row.items() if not (np.isscalar(v) and _is_missing_cell(v)) and v is not None}
+            rec.setdefault("id", str(i))
+            labels = rec.get("labels")
+            if isinstance(labels, str):
+                rec["labels"] = labels.split(",") if labels else []
+            elif isinstance(labels, tuple | np.ndarray):
+                rec["labels"] = [str(x) for x in labels]
+            rec["__line__"] = i + 1
+            records.append(rec)
+        return cls.from_records(records, classes, **kw)
 
     def to_records(self) -> list[dict[str, Any]]:
         """The documents as dicts (the JSONL schema)."""
@@ -493,7 +550,7 @@ class MultilingualCorpus:
 
     @classmethod
     def from_tsv(cls, path: str | Path, classes: Sequence[str] | None = None, *,
-                 on_unknown_label: Literal["error", "ignore"] = "error",
+                 on_unknown_label: Literal["error", "ignore", "keep"] = "error",
                  detect_language: bool | Sequence[str] = False,
                  on_missing_labels: MissingLabels = "warn") -> MultilingualCorpus:
         """Read a TSV file with header ``id, lang, labels, text`` (other columns become extra fields).
@@ -532,9 +589,11 @@ def read_tsv(path: str | Path, classes: Sequence[str] | None = None, **kw: Any) 
     return MultilingualCorpus.from_tsv(path, classes, **kw)
 
 
-def read_corpus(path: str | Path, classes: Sequence[str] | None = None, **kw: Any) -> MultilingualCorpus:
-    """Read a corpus file by extension (``.jsonl``/``.json``/``.tsv``, optionally ``.gz``)."""
-    name = Path(path).name.lower().removesuffix(".gz")
-    if name.endswith(".tsv"):
-        return read_tsv(path, classes, **kw)
-    return read_jsonl(path, classes, **kw)
+def read_corpus(path: Any, classes: Sequence[str] | None = None, **kw: Any) -> MultilingualCorpus:
+    """Read a corpus file, JSONL, TSV or CSV (told apart by their first line, optionally ``.gz``; ``-``: standard
+    input) or Parquet (``.parquet``, with pyarrow: the ``experiments`` extra), see
+    :func:`gfun.corpus.files.read_records`; or a pandas DataFrame (:meth:`MultilingualCorpus.from_frame`). ``kw``
+    goes to :meth:`MultilingualCorpus.from_records`."""
+    if hasattr(path, "columns") and hasattr(path, "iloc"):
+        return MultilingualCorpus.from_frame(path, classes, **kw)
+    return MultilingualCorpus.from_records(read_records(path), classes, path=path, **kw)
