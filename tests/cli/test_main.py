@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -729,3 +730,139 @@ def test_meta_C_and_n_jobs_default_alike_in_train_and_experiment() -> None:
         assert Cs == [1.0, 1.0] if config == "x" else Cs == ["cv", "cv"]
         assert [est.n_jobs for est in ests] == [1, 1]
     assert parser.parse_args(["demo"]).n_jobs == 1
+
+
+# ------------------------------------------------------------------------------------------ a careless user
+def test_n_jobs_beyond_the_cpus_is_capped_with_a_log_line(files: dict[str, Path], tmp_path: Path, capsys) -> None:
+    """--n-jobs 100000 started 100,000 threads and ended in a traceback; 0 is refused as a usage error."""
+    code = main(["train", "--train", str(files["train"]), "--views", "x", "--meta-C", "1", "--n-jobs", "100000",
+                 "--model", str(tmp_path / "m")])
+    err = capsys.readouterr().err
+    assert code == 0 and "--n-jobs 100000: capped at" in err and "Traceback" not in err, err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["-q", "train", "--train", str(files["train"]), "--n-jobs", "0", "--model", str(tmp_path / "n")])
+    assert exit_info.value.code == 2 and "argument --n-jobs: must not be 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_predict_and_explain_write_an_empty_result_for_an_empty_input(files: dict[str, Path], gfun_model: Path,
+                                                                      tmp_path: Path, capsys, content: str) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(content, encoding="utf-8")
+    for command in ("predict", "explain"):
+        out = tmp_path / f"{command}.jsonl"
+        assert main(["-q", command, "--model", str(gfun_model), "--input", str(empty), "--output", str(out)]) == 0
+        assert out.read_text(encoding="utf-8") == "", command
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("value", ["-3", "0", "1"])
+def test_a_view_param_outside_its_domain_is_refused(files: dict[str, Path], tmp_path: Path, capsys,
+                                                    value: str) -> None:
+    code = main(["-q", "train", "--train", str(files["train"]), "--views", "x", "--view-param", f"x.cv={value}",
+                 "--model", str(tmp_path / "m")])
+    _one_line_error(capsys, code, f"--view-param 'x.cv={value}'", "an integer of 2 or more")
+    assert not (tmp_path / "m").exists()
+
+
+def test_info_escapes_terminal_escapes_of_the_data(tmp_path: Path, capsys) -> None:
+    """A training label holding escape sequences (clear the screen, retitle the window) is printed as text."""
+    hostile = "\x1b[2J\x1b]0;pwned\x07evil"
+    train, _ = load_demo()
+    records = _sample(train, 30, ("en", "de")).to_records()
+    for rec in records[::3]:
+        rec["labels"] = [*rec["labels"], hostile]
+    path = _write_jsonl(tmp_path / "train.jsonl", records)
+    assert main(["-q", "train", "--train", str(path), "--views", "x", "--meta-C", "1",
+                 "--model", str(tmp_path / "m")]) == 0
+    for extra in ([], ["--json"]):
+        assert main(["-q", "info", "--model", str(tmp_path / "m"), *extra]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\\u001b[2J\\u001b]0;pwned\\u0007evil" in out
+    assert hostile in json.loads(out)["classes"]  # the JSON is still the data
+
+
+def test_one_option_dialect(files: dict[str, Path], gfun_model: Path, capsys) -> None:
+    """evaluate takes --input (and --test, the earlier spelling, hidden); predict writes to standard output without
+    --output; every command takes --model (info's positional model is hidden); the help says what the options
+    take."""
+    assert main(["-q", "evaluate", "--model", str(gfun_model), "--input", str(files["test"]), "--json"]) == 0
+    by_input = json.loads(capsys.readouterr().out)
+    assert main(["-q", "evaluate", "--model", str(gfun_model), "--test", str(files["test"]), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == by_input
+    assert isinstance(by_input["average"]["n_docs"], int) and isinstance(by_input["de"]["unknown_labels"], int)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["-q", "evaluate", "--model", str(gfun_model)])
+    assert exit_info.value.code == 2 and "required: --input" in capsys.readouterr().err
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(files["test"])]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(MultilingualCorpus.from_jsonl(files["test"])) and json.loads(lines[0])["id"]
+    evaluate_help = _help(capsys, "evaluate")
+    assert "--input" in evaluate_help and "--test" not in evaluate_help
+    assert "standard output" in _help(capsys, "predict")
+    info_help = _help(capsys, "info")
+    assert "--model MODEL" in info_help and "positional" not in info_help
+    train_help = " ".join(_help(capsys, "train").split())
+    assert "a file holding the class names as a JSON list" in train_help
+    assert "(default: float32; float16 halves the model file)" in train_help
+    assert "Naive, Pooled, Fun and gFun" in " ".join(_help(capsys).split())
+
+
+def test_an_input_path_is_checked_before_the_model_is_loaded(tmp_path: Path, capsys) -> None:
+    """A mistyped --input is named at once, not after the model has loaded (here there is no model at all)."""
+    for command in ("predict", "explain", "evaluate"):
+        code = main(["-q", command, "--model", str(tmp_path / "no-model"), "--input", str(tmp_path / "typo.jsonl")])
+        _one_line_error(capsys, code, f"--input {tmp_path / 'typo.jsonl'}: no such file")
+
+
+def test_empty_views_are_refused(files: dict[str, Path], tmp_path: Path, capsys) -> None:
+    code = main(["-q", "train", "--train", str(files["train"]), "--views", "", "--model", str(tmp_path / "m")])
+    _one_line_error(capsys, code, "--views is empty")
+
+
+def test_training_into_a_saved_model_says_it_replaces_it(files: dict[str, Path], tmp_path: Path, capsys) -> None:
+    model = tmp_path / "m"
+    argv = ["train", "--train", str(files["train"]), "--views", "x", "--meta-C", "1", "--model", str(model)]
+    assert main(argv) == 0
+    assert "is replaced" not in capsys.readouterr().err
+    assert main(argv) == 0
+    assert f"{model} holds a saved model: it is replaced once the new one is fitted" in capsys.readouterr().err
+
+
+def test_unseen_languages_and_blank_texts_are_warned_about(folder: Path, model_dir: Path, tmp_path: Path,
+                                                          capsys) -> None:
+    """A language the model was not trained on, served by the views that can (P) and not by X, and a blank text,
+    are labelled with a warning each, not silently."""
+    path = _write_jsonl(tmp_path / "docs.jsonl", [
+        {"id": "g", "lang": "german", "text": "Ein Texteditor für die Konsole"},
+        {"id": "b", "lang": "en", "text": "   "}])
+    code, out, err = _cli(capsys, "predict", "--model", model_dir, "--input", path)
+    assert code == 0 and len(out.splitlines()) == 2
+    assert "1 document in language 'german', which the model was not trained on (de, en, it)" in err, err
+    assert re.search(r"not trained on \(de, en, it\): served by [A-Z, ]*P[A-Z, ]* alone", err), err
+    assert "1 document with a blank text (e.g. id 'b')" in err
+
+
+def test_a_tsv_with_only_a_text_column_and_a_tsv_on_standard_input_are_labelled(
+        files: dict[str, Path], gfun_model: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    import io
+
+    test = MultilingualCorpus.from_jsonl(files["test"]).select("en")
+    path = tmp_path / "only-text.tsv"
+    path.write_text("lang\ttext\n" + "".join(f"en\t{t.replace(chr(10), ' ')}\n" for t in test.texts[:3]),
+                    encoding="utf-8")
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", str(path)]) == 0
+    assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == ["0", "1", "2"]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+    assert main(["-q", "predict", "--model", str(gfun_model), "--input", "-"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 3
+
+
+def test_explain_counts_documents_in_words(files: dict[str, Path], gfun_model: Path, tmp_path: Path,
+                                          capsys) -> None:
+    path = _write_jsonl(tmp_path / "one.jsonl", [MultilingualCorpus.from_jsonl(files["test"]).to_records()[0]])
+    assert main(["explain", "--model", str(gfun_model), "--input", str(path), "--output",
+                 str(tmp_path / "e.jsonl")]) == 0
+    out = capsys.readouterr()
+    assert "explained 1 document in" in out.err and "wrote explanations of 1 document to" in out.out
+    assert "1 documents" not in out.err + out.out

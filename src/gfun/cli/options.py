@@ -215,9 +215,9 @@ def warn_about_documents(model: Any, docs: Any, detected: Sequence[bool] | None 
             if serving:
                 log.warning("%s: served by the zero-shot view(s) %s alone", head, ", ".join(serving))
             continue  # no view at all: the model refuses the language
-        if len(serving) < len(names):
-            log.warning("%s: served by %s alone (%s cannot represent it)", head, ", ".join(serving),
-                        ", ".join(v for v in names if v not in serving))
+        others = [v for v in names if v not in serving]
+        log.warning("%s: served by %s alone%s", head, ", ".join(serving),
+                    f" ({', '.join(others)} cannot represent it)" if others else "")
 
 
 def check_input(path: str | None, option: str = "--input") -> None:
