@@ -477,3 +477,51 @@ def test_an_array_of_the_wrong_dtype_is_refused_at_load(saved_xw: Path, tmp_path
     with pytest.raises(DamagedModelError, match=r"array 'mapper/w/support_' .*has dtype float64, expected integers"):
         load_model(path)
     assert load_model(saved_xw).predict_proba is not None  # the undamaged model loads
+
+
+# ------------------------------------------------------------------------------------------ hand edits that loaded
+def _edit_state(path: Path, edit) -> None:
+    state_path = _version(path) / "state.json"
+    state = json.loads(state_path.read_text(encoding="utf-8"))
+    edit(state)
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+    _reseal(path)
+
+
+def test_a_class_list_repeating_a_class_is_refused_at_load(saved: Path, tmp_path: Path) -> None:
+    path = _copy(saved, tmp_path)
+    classes = read_manifest(path)["classes"]
+    twice = [classes[0], *classes[:-1]]
+
+    def edit(state: dict) -> None:
+        state["classes_"] = twice
+
+    _edit_state(path, edit)
+    _edit_manifest(path, classes=twice)
+    with pytest.raises(DamagedModelError, match=rf"repeats the class\(es\) \['{classes[0]}'\]"):
+        load_model(path)
+
+
+def test_a_vocabulary_of_numbers_is_refused_at_load(saved: Path, tmp_path: Path) -> None:
+    path = _copy(saved, tmp_path)
+
+    def edit(state: dict) -> None:
+        vectorizer = state["views"][0]["state"]["vectorizers"]["de"]
+        vectorizer["vocabulary"] = list(range(len(vectorizer["vocabulary"])))
+
+    _edit_state(path, edit)
+    with pytest.raises(DamagedModelError, match=r"field 'views/0/state/vectorizers/de/vocabulary' holds int 0, not a "
+                                                r"word"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_a_non_finite_platt_parameter_of_the_meta_classifier_is_refused_at_load(saved: Path, tmp_path: Path,
+                                                                                value: float) -> None:
+    path = _copy(saved, tmp_path)
+    arrays = _arrays(path)
+    arrays["meta/platt_A_"] = arrays["meta/platt_A_"].copy()
+    arrays["meta/platt_A_"][0] = value
+    _write_arrays(path, arrays)
+    with pytest.raises(DamagedModelError, match=r"array 'meta/platt_A_' holds NaN or infinite Platt parameters"):
+        load_model(path)

@@ -370,6 +370,46 @@ def _rebuild(cls: type, meta: dict, arrays: dict[str, np.ndarray], where: Path, 
         raise DamagedModelError(f"{where / fname} is damaged or was edited by hand: {what} ({detail}); "
                                 "refusing to load it") from None
 
+def _vocabularies(doc: Any, trail: str = "") -> Iterator[tuple[str, Any]]:
+    """Every ``vocabulary`` field of a state, with its path (``views/0/state/vectorizers/de/vocabulary``)."""
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            path = f"{trail}/{key}" if trail else str(key)
+            if key == "vocabulary":
+                yield path, value
+            else:
+                yield from _vocabularies(value, path)
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            yield from _vocabularies(value, f"{trail}/{i}")
+
+
+def _check_values(meta: dict, arrays: dict[str, np.ndarray], where: Path, manifest: dict) -> None:
+    """Refuse hand edits that would load and fail later, or silently mislabel: a class list that repeats a class
+    (two columns for one name), a vocabulary holding something else than distinct strings (no text's word is a
+    number), a Platt parameter that is not a finite number (NaN probabilities for every document)."""
+    for field, classes in (("classes", manifest.get("classes")), ("classes_", meta.get("classes_"))):
+        if isinstance(classes, list):
+            repeated = sorted({str(c) for c in classes if classes.count(c) > 1})
+            if repeated:
+                shown = where / (MANIFEST if field == "classes" else STATE)
+                raise DamagedModelError(f"{shown} is damaged or was edited by hand: field {field!r} repeats the "
+                                        f"class(es) {repeated[:3]}; refusing to load it")
+    for path, vocabulary in _vocabularies(meta):
+        if isinstance(vocabulary, list):
+            bad = next((t for t in vocabulary if not isinstance(t, str)), None)
+            if bad is not None or len(set(vocabulary)) != len(vocabulary):
+                what = (f"holds {type(bad).__name__} {bad!r}, not a word" if bad is not None
+                        else "repeats a word")
+                raise DamagedModelError(f"{where / STATE} is damaged or was edited by hand: field {path!r} {what}; "
+                                        "refusing to load it")
+    for key, array in arrays.items():
+        name = key.rsplit("/", 1)[-1]
+        if name.startswith("platt_") and array.dtype.kind in "fc" and not np.isfinite(array).all():
+            raise DamagedModelError(f"{where / ARRAYS} is damaged or was edited by hand: array {key!r} holds NaN or "
+                                    "infinite Platt parameters; refusing to load it")
+
+
 def _probe(model: Any, where: Path, manifest: dict) -> None:
     """Refuse a state that loads but is inconsistent: the manifest must agree and one document per language work."""
     for attr, key in (("classes_", "classes"), ("languages_", "languages")):
@@ -425,6 +465,7 @@ def _load_once(root: Path) -> tuple[Any, dict, Path]:
             if version is None:
                 raise DamagedModelError(f"{root}: {name} is missing") from None
             raise _VersionVanished(version, name) from None
+    _check_values(meta, arrays, where, manifest)
     model = _rebuild(estimator_class(manifest["estimator"]), meta, arrays, where, manifest.get("libraries"))
     _probe(model, where, manifest)
     return model, manifest, where
