@@ -83,3 +83,31 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1 and "no directory for language" in err
     code, out, _ = _run(["datasets"], capsys)
     assert code == 2 and "list" in out
+
+
+def test_build_refuses_to_overwrite_an_earlier_build_or_write_into_a_model(tmp_path: Path, capsys) -> None:
+    """gfun datasets build replaced DIR/train.jsonl silently and wrote into a model directory."""
+    from gfun.cli.main import main
+    from gfun.persistence.directory import MARKER
+
+    out = tmp_path / "demo"
+    assert main(["-q", "datasets", "build", "demo", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("written to") == 1  # once, not also as a log line
+    (out / "train.jsonl").write_text("edited by hand\n", encoding="utf-8")
+    code = main(["-q", "datasets", "build", "demo", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1 and "refusing to overwrite (--force replaces them)" in err and "train.jsonl" in err, err
+    assert (out / "train.jsonl").read_text(encoding="utf-8") == "edited by hand\n"
+    assert main(["-q", "datasets", "build", "demo", "--out", str(out), "--force"]) == 0
+    assert (out / "train.jsonl").read_text(encoding="utf-8") != "edited by hand\n"
+    model = tmp_path / "model"
+    assert main(["-q", "train", "--train", str(out / "train.jsonl"), "--views", "x", "--meta-C", "1",
+                 "--model", str(model)]) == 0
+    assert (model / MARKER).exists()
+    before = sorted(p.name for p in model.iterdir())
+    capsys.readouterr()
+    for target in (model, model / "data"):
+        code = main(["-q", "datasets", "build", "demo", "--out", str(target), "--force"])
+        assert code == 1 and "lies inside the gfun model directory" in capsys.readouterr().err
+    assert sorted(p.name for p in model.iterdir()) == before
