@@ -28,9 +28,9 @@ from gfun.configuration import (
 from gfun.experiments.aggregation import aggregation_variants
 from gfun.experiments.keys import check_key_value
 from gfun.experiments.runner import CellStore, experiment_estimator, run_cells
-from gfun.funnelling.aggregation import make_aggregation
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.funnelling.meta import default_meta
+from gfun.funnelling.policies import make_aggregation
 from gfun.views.posteriors import PosteriorsView
 
 pytest.importorskip("matplotlib")

@@ -35,7 +35,7 @@ SCRIPT = textwrap.dedent('''
 
     from gfun.baselines.naive import NaiveClassifier
     from gfun.datasets.demo import load_demo
-    from gfun.funnelling.aggregation import Select
+    from gfun.funnelling.select import Select
     from gfun.funnelling.generalized import GeneralizedFunnelling
     from gfun.funnelling.meta import default_meta
 

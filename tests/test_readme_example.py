@@ -52,7 +52,7 @@ def test_write_your_own_view_example_runs(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_the_nested_estimators_example_runs() -> None:
-    from gfun.funnelling.aggregation import Select
+    from gfun.funnelling.select import Select
 
     ns = run_example(USER_GUIDE, "Nested estimators")
     model = ns["model"]

@@ -9,9 +9,11 @@ import pytest
 
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
-from gfun.funnelling.aggregation import Select, aggregate, fit_view_weights, make_aggregation
+from gfun.funnelling.aggregation import Mean, Stack, WMean, fit_view_weights
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.funnelling.meta import default_meta
+from gfun.funnelling.policies import make_aggregation
+from gfun.funnelling.select import Select
 from gfun.metrics.evaluation import evaluate
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.base import ViewGenerator
@@ -68,9 +70,9 @@ def _f1_macro(model: GeneralizedFunnelling, test: MultilingualCorpus) -> float:
 def test_stack_fills_a_missing_view_with_the_mean_of_the_others() -> None:
     a = np.array([[0.2, 0.4], [0.6, 0.8]])
     b = np.array([[0.0, 0.0], [0.2, 0.4]])
-    out = aggregate("stack", [a, b], [np.array([True, True]), np.array([False, True])])
+    out = Stack().combine([a, b], [np.array([True, True]), np.array([False, True])])
     np.testing.assert_allclose(out, [[0.2, 0.4, 0.2, 0.4], [0.6, 0.8, 0.2, 0.4]], rtol=1e-6)
-    np.testing.assert_allclose(aggregate("mean", [a, b], [np.ones(2, bool)] * 2), (a + b) / 2, rtol=1e-6)
+    np.testing.assert_allclose(Mean().combine([a, b], [np.ones(2, bool)] * 2), (a + b) / 2, rtol=1e-6)
 
 
 def test_view_weights_follow_the_informative_view() -> None:
@@ -83,7 +85,9 @@ def test_view_weights_follow_the_informative_view() -> None:
     np.testing.assert_allclose(W.sum(axis=0), 1.0)
     assert (W[0] > 0.9).all()
     # a document missing the noise view gets the good view's (standardised) posteriors
-    out = aggregate("wmean", [good, noise], [np.ones(500, bool), np.zeros(500, bool)], fitted)
+    wmean = WMean.from_state({}, {}, dict(zip(("view_weights/weights", "view_weights/mean", "view_weights/scale"),
+                                              fitted, strict=True)), kept=())
+    out = wmean.combine([good, noise], [np.ones(500, bool), np.zeros(500, bool)])
     np.testing.assert_allclose(out, (good - mean[0]) / scale[0], rtol=1e-5, atol=1e-6)
 
 
@@ -312,7 +316,7 @@ def test_meta_f1_threshold_raises_training_f1_of_its_own_out_of_fold_scores(demo
 def test_select_scores_each_training_language_then_averages(demo, monkeypatch) -> None:
     """``select_average="language"`` (the default) judges a candidate on each language's documents apart and
     averages over languages, as gFun is evaluated; ``"pooled"`` judges all documents at once."""
-    import gfun.funnelling.aggregation as meta_tier
+    import gfun.funnelling.select as meta_tier
 
     train, _ = demo
     sizes: dict[str, list[int]] = {}
@@ -362,7 +366,7 @@ def test_select_average_typo_is_refused_with_the_choices(demo) -> None:
 
 
 def test_one_standard_error_rule_uses_the_paired_fold_differences() -> None:
-    from gfun.funnelling.aggregation import one_standard_error_choice
+    from gfun.funnelling.select import one_standard_error_choice
 
     # folds differ a lot in difficulty, the same for both candidates: the smaller candidate is always .02
     # below the larger one, a real difference although it is smaller than either candidate's fold spread
@@ -392,7 +396,7 @@ def test_select_compares_many_candidates_coarsely_but_keeps_a_full_precision_mod
     """More than ``SELECT_DIRECT_UP_TO`` candidates are compared with libsvm's tolerance at ``SELECT_TOL``; the kept
     one is validated again and trained at libsvm's default, so that with the same choice the model is the one a
     full-precision comparison gives (same thresholds, sigmoids and predictions)."""
-    import gfun.funnelling.meta as meta_tier
+    import gfun.funnelling.select as meta_tier
     from gfun.configuration import build_estimator
 
     train, test = demo
@@ -422,7 +426,7 @@ def test_select_with_one_view_keeps_the_winners_validation(demo, monkeypatch) ->
     """One view has two candidates (normalised and raw): they are compared directly, at ``SELECT_DIRECT_TOL``, and
     the winner's validation is its model's: two validations instead of three (a coarse comparison, then the kept
     candidate's), for the model the second validation would give at that tolerance."""
-    import gfun.funnelling.meta as meta_tier
+    import gfun.funnelling.select as meta_tier
 
     train, test = demo
     meta = default_meta().set_params(C=1.0, tol=meta_tier.SELECT_DIRECT_TOL)
@@ -440,7 +444,7 @@ def test_select_with_one_view_keeps_the_winners_validation(demo, monkeypatch) ->
 def test_select_with_C_by_cv_compares_at_one_C_and_chooses_C_for_the_kept_candidate(demo, monkeypatch) -> None:
     """With ``C="cv"`` the candidates are compared at one C (the grid's value nearest 1); the kept candidate's C is
     chosen per class over the whole grid, the comparison's held-out decisions standing for C = 1."""
-    from gfun.funnelling.meta import comparison_C
+    from gfun.funnelling.select import comparison_C
 
     train, _ = demo
     grid = (0.1, 1.0, 10.0)

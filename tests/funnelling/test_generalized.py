@@ -14,9 +14,10 @@ from gfun.corpus.inputs import as_label_matrix
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
 from gfun.errors import UnseenLanguageError
-from gfun.funnelling.aggregation import Mean, Select
+from gfun.funnelling.aggregation import Mean
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.funnelling.meta import default_mapper, default_meta
+from gfun.funnelling.select import Select
 from gfun.metrics.evaluation import evaluate
 from gfun.svm.kernel import DEFAULT_C_GRID
 from gfun.views.posteriors import PosteriorsView

@@ -16,38 +16,33 @@ block per view and one boolean mask per view (the documents the view covers):
   class fitted on out-of-fold posteriors by non-negative least squares against the labels (Breiman's
   stacked regressions, 1996), so that a view that carries noise for a class gets little or no weight. A
   document missing a view is averaged over the weights of the views it has;
-* :class:`Select` (the default): the mean of the posteriors of the subset of views, normalised or raw, that the
-  meta-classifier validates best on out-of-fold inputs (:func:`select_views`).
+* :class:`~gfun.funnelling.select.Select` (the default, in its own module with its search): the mean of the
+  posteriors of the subset of views, normalised or raw, that the meta-classifier validates best on out-of-fold
+  inputs.
 
 A policy is fitted by :meth:`Aggregation.fit`, which also trains the meta-classifier through a
-:class:`~gfun.funnelling.meta.MetaTrainer` (:class:`Select` needs it to compare its candidates; the others train it
-once on their aggregated input).
+:class:`~gfun.funnelling.meta.MetaTrainer` (``select`` needs it to compare its candidates; the others train it
+once on their aggregated input), and saves and restores its own fitted state (:meth:`Aggregation.get_state`,
+:meth:`Aggregation.from_state`). :mod:`gfun.funnelling.policies` finds a policy by name.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 
-from gfun.funnelling import AGGREGATIONS
-from gfun.funnelling.meta import MetaTrainer, compares_directly, judged_documents
-from gfun.funnelling.view_spec import label
-from gfun.metrics.measures import f1_from_counts
+from gfun.funnelling.meta import MetaTrainer
 from gfun.views.normalization import ZScore, l2_normalize
 
 if TYPE_CHECKING:
     from gfun.svm.kernel import RBFSVMOvR
 
-__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_FORMS", "SELECT_SCORES", "Aggregation", "Concat",
-           "Mean", "Select", "Selection", "Stack", "ViewBlocks", "WMean", "aggregate", "fallback_input",
-           "fit_view_weights", "make_aggregation", "one_standard_error_choice", "select_views"]
-
-logger = logging.getLogger("gfun.funnelling.generalized")
+__all__ = ["Aggregation", "Concat", "Mean", "Stack", "ViewBlocks", "WMean", "fallback_input", "fit_view_weights",
+           "mean_input"]
 
 def _masked_mean(blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
     total = np.zeros_like(blocks[0], dtype=np.float64)
@@ -56,6 +51,11 @@ def _masked_mean(blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarra
         total[m] += Z[m]
         count[m, 0] += 1
     return total / np.maximum(count, 1)
+
+
+def mean_input(blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
+    """The average of the blocks that cover each document (float32): the input of ``mean`` and ``select``."""
+    return _masked_mean(blocks, masks).astype(np.float32)
 
 
 @dataclass
@@ -101,28 +101,6 @@ def fallback_input(blocks: list[np.ndarray], masks: list[np.ndarray], width: int
     return np.tile(fill, width // fill.shape[1])
 
 
-def aggregate(policy: str, blocks: list[np.ndarray], masks: list[np.ndarray],
-              weights: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-    """Combine per-view blocks into the meta-classifier's input (float32), as the policy named ``policy`` does.
-
-    Parameters
-    ----------
-    policy : {"mean", "concat", "stack", "wmean", "select"}
-    blocks : list of ndarray (n_docs, d_v)
-        One block per view; rows the view does not cover are ignored (any value).
-    masks : list of bool ndarray (n_docs,)
-        Which documents each view covers.
-    weights : (weights, mean, scale), optional
-        What ``wmean`` needs: the output of :func:`fit_view_weights`.
-    """
-    combiner = make_aggregation(policy)
-    if isinstance(combiner, WMean):
-        if weights is None:
-            raise ValueError("wmean needs fitted view weights (fit_view_weights)")
-        combiner.weights_ = weights
-    return combiner.combine(blocks, masks)
-
-
 def fit_view_weights(blocks: list[np.ndarray], Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-view, per-class weights of ``wmean``: non-negative least squares of the labels on the posteriors.
 
@@ -161,186 +139,6 @@ def fit_view_weights(blocks: list[np.ndarray], Y: np.ndarray) -> tuple[np.ndarra
     return W, mean, scale
 
 
-#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 sets; all views
-#: and single views both normalised and raw); beyond, all views and every set that leaves one out.
-SELECT_ALL_SUBSETS_UP_TO = 4
-#: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
-#: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
-SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
-#: How ``aggregation="select"`` averages its score: over all training documents at once (``"pooled"``), or per
-#: training language, then over languages (``"language"``: as gFun is evaluated,
-#: :func:`gfun.metrics.evaluation.evaluate`).
-SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
-#: ``select``'s forms of the sets of views between one view and all: the form all views validated better in, or both.
-SELECT_FORMS: tuple[str, ...] = ("preferred", "both")
-def _selection_score(name: str) -> Any:
-    """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
-    from gfun.metrics.measures import k_from_counts
-
-    if name not in SELECT_SCORES:
-        raise ValueError(f"select_score must be one of {SELECT_SCORES}, got {name!r}")
-
-    def score(pred: np.ndarray, y: np.ndarray) -> float:
-        tp, fp, fn, tn = (pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0), (~pred & ~y).sum(0)
-        parts = [float(np.mean(f1_from_counts(tp, fp, fn, tn)))]
-        if name != "macro-f1":
-            parts.append(float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())))
-        if name == "f1k":
-            parts += [float(np.mean(k_from_counts(tp, fp, fn, tn))),
-                      float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum()))]
-        return float(np.mean(parts))
-
-    return score
-
-
-def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequence[int]) -> int:
-    """The candidate ``select`` keeps: the one-standard-error rule (Breiman et al., 1984) on paired folds.
-
-    Among the candidates whose score is within one standard error of the best one's, the smallest (fewest
-    views), the best-scoring of those. The standard error is that of the difference between the candidate's
-    and the best one's per-fold scores (the candidates share the folds): the noise a fold puts into every
-    candidate cancels, and only a view that adds nothing beyond that noise is left out.
-
-    Parameters
-    ----------
-    scores : sequence of float
-        Each candidate's validated score.
-    per_fold : sequence of ndarray
-        Each candidate's score on each fold (same folds, same order, for every candidate).
-    sizes : sequence of int
-        Each candidate's number of views.
-
-    Returns
-    -------
-    int
-        The index of the kept candidate.
-    """
-    scores = np.asarray(scores, dtype=float)
-    top = int(np.argmax(scores))
-    near = []
-    best = np.asarray(per_fold[top], dtype=float)
-    for i, folds in enumerate(per_fold):
-        diff = best - np.asarray(folds, dtype=float)
-        se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
-        if scores[i] >= scores[top] - se:
-            near.append(i)
-    return min(near, key=lambda i: (sizes[i], -scores[i]))
-
-
-@dataclass
-class Selection:
-    """What :func:`select_views` keeps: the views (indices), their form, every candidate's score, the kept
-    candidate's training input and its fitted meta-classifier and input scaler."""
-
-    subset: list[int]
-    l2: bool
-    scores: dict[str, float]
-    Zmeta: np.ndarray
-    meta: RBFSVMOvR
-    scaler: ZScore | None
-
-
-def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, trainer: MetaTrainer, *, cv: int,
-                 score: str, average: str, normalize: bool, names: Sequence[str], langs: np.ndarray | None = None,
-                 judged_on: np.ndarray | None = None, forms: str = "preferred") -> Selection:
-    """``select``: choose the meta-level input by the meta-classifier's validated F1.
-
-    Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per view,
-    z-scored columns) or without any (Funnelling's raw posteriors; only this form with ``normalize=False``): all
-    views and each single view in both forms, then every other non-empty set of views when there are at most
-    :data:`SELECT_ALL_SUBSETS_UP_TO` views (every set that leaves one view out beyond that) in the form all views
-    validated better in (``forms="preferred"``) or in both (``"both"``). Single views are tried both ways because
-    their better form can differ from that of all views (a posteriors view may be better raw while the views
-    together are better normalised); so can a set's. Each candidate's meta-classifier is trained on the training
-    inputs (``train``: in-sample, as the paper's) and cross-validated with ``cv`` folds (one split shared by every
-    candidate) on the out-of-fold inputs (``val``); its per-class thresholds are chosen by the meta-classifier's
-    ``threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the others,
-    :func:`gfun.svm.thresholds.validated_thresholds`). A candidate is scored by ``score`` of those predictions, per
-    training language and averaged over the languages (``average="language"``, the way gFun is evaluated; ``langs``
-    gives each training document's language) or pooled over all documents (``"pooled"``), on the documents
-    ``judged_on`` (a boolean mask, :func:`judged_documents`) or all. The kept candidate follows the
-    one-standard-error rule (Breiman et al., 1984, :func:`one_standard_error_choice`): the fewest views whose score
-    is within one standard error of the best candidate's, the best of those, so that a view must earn its place by
-    more than the noise of the estimate. Candidates are compared at one C
-    (:func:`~gfun.funnelling.meta.comparison_C`) without sigmoids: a few (one view's two forms,
-    :func:`~gfun.funnelling.meta.compares_directly`) at :data:`~gfun.funnelling.meta.SELECT_DIRECT_TOL`, the
-    winner's validation being the kept one's; more at a coarse libsvm tolerance
-    (:data:`~gfun.funnelling.meta.SELECT_TOL`), the kept one being validated again at the meta-classifier's own.
-    With ``C="cv"``, C is chosen per class for the kept candidate only
-    (:meth:`~gfun.funnelling.meta.MetaTrainer.keep`). The final models are trained at the meta-classifier's own
-    tolerance.
-    """
-    from itertools import combinations
-
-    from gfun.svm.linear import make_folds
-
-    everyone = np.ones(train[0].shape[0], dtype=bool)
-    Yb = np.asarray(Y, dtype=bool)
-    folds = make_folds(len(Yb), cv, trainer.random_state, trainer.groups)  # the meta-classifier's
-    score_of = _selection_score(score)
-    if average not in SELECT_AVERAGES:
-        raise ValueError(f"select average must be one of {SELECT_AVERAGES}, got {average!r}")
-    if forms not in SELECT_FORMS:
-        raise ValueError(f"select forms must be one of {SELECT_FORMS}, got {forms!r}")
-    by_language = average == "language" and langs is not None
-    groups = [np.flatnonzero(langs == lang) for lang in np.unique(langs)] if by_language else None
-
-    def judged(pred: np.ndarray, idx: np.ndarray) -> float:
-        if judged_on is not None:
-            idx = idx[judged_on[idx]]
-        if groups is None:
-            return score_of(pred[idx], Yb[idx])
-        member = np.zeros(len(Yb), dtype=bool)
-        member[idx] = True
-        parts = [score_of(pred[g[member[g]]], Yb[g[member[g]]]) for g in groups if member[g].any()]
-        return float(np.mean(parts))
-
-    everything = np.arange(len(Yb)) if judged_on is None else np.flatnonzero(judged_on)
-    candidates: list[tuple] = []
-    tried: dict[str, float] = {}
-    full = tuple(range(len(names)))
-    if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
-        subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
-    else:
-        subsets = [tuple(i for i in full if i != drop) for drop in full]
-    form_list = (True, False) if normalize else (False,)
-
-    def both_forms(subset: tuple[int, ...]) -> bool:  # single views always; the other sets with forms="both"
-        return len(subset) == 1 or forms == "both"
-
-    direct = compares_directly(len(form_list) + sum(len(form_list) if both_forms(s) else 1 for s in subsets))
-
-    def attempt(subset: tuple[int, ...], l2: bool) -> None:
-        norm = l2_normalize if l2 else (lambda z: z)
-        tr = aggregate("mean", [norm(train[i]) for i in subset], [everyone] * len(subset))
-        va = aggregate("mean", [norm(val[i]) for i in subset], [everyone] * len(subset))
-        meta = trainer.compare(tr, va, Y, zscore=l2, cv=cv, direct=direct)
-        if meta.validated_decision_ is None:  # too few documents to cross-validate
-            value, per_fold = 0.0, np.zeros(len(folds))
-        else:
-            pred = meta.validated_decision_ > 0
-            per_fold = np.array([judged(pred, te) for _, te in folds])
-            value = judged(pred, everything)
-        tried[label([names[i] for i in subset]) + ("" if l2 else " (raw)")] = value
-        candidates.append((value, per_fold, subset, l2, tr, va, meta if direct else None))
-
-    for l2 in form_list:
-        attempt(full, l2)
-    preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
-    for subset in subsets:
-        for l2 in (form_list if both_forms(subset) else (preferred,)):
-            attempt(subset, l2)
-    best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
-                                                [len(c[2]) for c in candidates])]
-    _, _, subset, l2, Zmeta, Zval, compared = best
-    meta, scaler = trainer.keep(Zmeta, Zval, Y, zscore=l2, cv=cv, compared=compared)
-    kept = [names[i] for i in subset]
-    if trainer.verbose:
-        logger.info("select: validated %s %s; kept %s", score, {k: round(v, 4) for k, v in tried.items()},
-                    label(kept) + ("" if l2 else " (raw)"))
-    return Selection(list(subset), bool(l2), tried, Zmeta, meta, scaler)
-
-
 class Aggregation(BaseEstimator):
     """Base of the aggregation policies.
 
@@ -374,6 +172,9 @@ class Aggregation(BaseEstimator):
     paper: ClassVar[bool] = False
     #: ``train_posteriors="auto"``.
     default_train_posteriors: ClassVar[str] = "in-sample"
+    #: Whether the views' blocks stand side by side in the input (an absent view's block is then replaced, where the
+    #: averaging policies leave it out of the average).
+    side_by_side: ClassVar[bool] = False
 
     def __init__(self, train_posteriors: str = "auto", validation: str = "auto", zscore: bool | None = None,
                  block_l2: bool | None = None) -> None:
@@ -450,8 +251,21 @@ class Aggregation(BaseEstimator):
         """What the policy learns from the validation blocks before the meta-classifier is trained (nothing)."""
 
     def kept_views(self, names: Sequence[str]) -> list[str]:
-        """The names of the views the fitted policy reads (every view, except for :class:`Select`)."""
+        """The names of the views the fitted policy reads (every view, except for ``select``)."""
         return list(names)
+
+    # ------------------------------------------------------------------ saved state
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The fitted state beyond the parameters, as entries of the model's saved metadata and named arrays of the
+        model (nothing by default)."""
+        return {}, {}
+
+    @classmethod
+    def from_state(cls, params: dict, meta: dict, arrays: dict[str, np.ndarray], *, kept: Sequence[str]
+                   ) -> Aggregation:
+        """The fitted policy of parameters ``params`` from what :meth:`get_state` saved in the model's metadata
+        (``meta``) and arrays; ``kept``: the views the saved model's meta-classifier reads."""
+        return cls(**params)
 
     def block(self, Z: np.ndarray, normalize: bool) -> np.ndarray:
         """A view's block as the policy reads it when fitting (L2-normalised for the paper's policies with
@@ -477,7 +291,7 @@ class Mean(Aggregation):
     paper = True
 
     def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
-        return _masked_mean(blocks, masks).astype(np.float32)
+        return mean_input(blocks, masks)
 
 
 class Concat(Aggregation):
@@ -486,10 +300,11 @@ class Concat(Aggregation):
     name = "concat"
     reads_posteriors = False
     every_view = True
+    paper = True
+    side_by_side = True
 
     def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
         return np.hstack(blocks).astype(np.float32)
-    paper = True
 
 
 class Stack(Aggregation):
@@ -497,6 +312,7 @@ class Stack(Aggregation):
 
     name = "stack"
     default_train_posteriors = "cv"
+    side_by_side = True
 
     def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
         mean = _masked_mean(blocks, masks)
@@ -516,9 +332,19 @@ class WMean(Aggregation):
 
     name = "wmean"
     default_train_posteriors = "cv"
+    _STATE: ClassVar[tuple[str, ...]] = ("weights", "mean", "scale")
 
     def _fit_state(self, val: list[np.ndarray], Y: np.ndarray) -> None:
         self.weights_ = fit_view_weights(val, Y)
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        return {}, {f"view_weights/{k}": a for k, a in zip(self._STATE, self.weights_, strict=True)}
+
+    @classmethod
+    def from_state(cls, params: dict, meta: dict, arrays: dict[str, np.ndarray], *, kept: Sequence[str]) -> WMean:
+        policy = cls(**params)
+        policy.weights_ = tuple(arrays[f"view_weights/{k}"] for k in cls._STATE)
+        return policy
 
     def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
         W, mean, scale = self.weights_
@@ -529,89 +355,3 @@ class WMean(Aggregation):
             wsum[m] += w
         # a class whose available views all have zero weight for a document gets 0 (the training mean)
         return (total / np.where(wsum > 0, wsum, 1.0)).astype(np.float32)
-
-
-class Select(Aggregation):
-    """The mean of the posteriors of the views, normalised or raw, that validate best (the default policy).
-
-    The candidates, their validation and the one-standard-error rule that keeps one of them are those of
-    :func:`select_views`.
-
-    Parameters
-    ----------
-    cv : int
-        Folds of the validation of each candidate.
-    score : {"f1", "macro-f1", "f1k"}
-        What the candidates are compared by, on their validated predictions: the mean of macro-F1 and micro-F1
-        (``"f1"``: a candidate may not buy macro-F1 with micro-F1), macro-F1 alone, or the mean of F1M, F1µ, KM
-        and Kµ.
-    average : {"language", "pooled"}
-        How ``score`` is averaged over the training documents: per training language, then the mean over
-        languages (``"language"``: as gFun is evaluated, each language's F1 counted once), or over all documents
-        at once (``"pooled"``, which favours the views that do well on the languages with the most documents).
-    forms : {"preferred", "both"}
-        The forms (normalised, raw) that the sets of views between one view and all are tried in: the form all
-        views validated better in, or both (more candidates: 3 more for 3 views, 10 for 4).
-    train_posteriors, validation, zscore, block_l2
-        As for every policy (:class:`Aggregation`); ``zscore`` and ``block_l2`` apply to the candidates that are
-        not chosen raw.
-
-    Attributes
-    ----------
-    selected_ : list of str
-        The names of the kept views.
-    l2_ : bool
-        Whether the kept candidate is normalised (each block L2-normalised, the input z-scored) or raw.
-    scores_ : dict of str to float
-        The validated score of every candidate.
-    """
-
-    name = "select"
-
-    def __init__(self, cv: int = 3, score: str = "f1", average: str = "language", train_posteriors: str = "auto",
-                 validation: str = "auto", zscore: bool | None = None, block_l2: bool | None = None,
-                 forms: str = "preferred") -> None:
-        super().__init__(train_posteriors=train_posteriors, validation=validation, zscore=zscore, block_l2=block_l2)
-        self.cv = cv
-        self.score = score
-        self.average = average
-        self.forms = forms
-
-    def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
-            normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
-            heldout: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
-        judged_on = judged_documents(names, heldout, len(Y), self.cv)
-        chosen = select_views(train, val, Y, meta, cv=self.cv, score=self.score, average=self.average,
-                              normalize=normalize, names=names, langs=langs, judged_on=judged_on,
-                              forms=self.forms)
-        self.selected_ = [names[i] for i in chosen.subset]
-        self.l2_, self.scores_ = chosen.l2, chosen.scores
-        return chosen.Zmeta, chosen.meta, chosen.scaler
-
-    def kept_views(self, names: Sequence[str]) -> list[str]:
-        return [n for n in names if n in self.selected_]
-
-    def transform_block(self, Z: np.ndarray, normalize: bool) -> np.ndarray:
-        Z = self.block(Z, normalize)
-        return l2_normalize(Z) if self.l2_ else Z
-
-    def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
-        return _masked_mean(blocks, masks).astype(np.float32)
-
-
-_POLICIES: dict[str, type[Aggregation]] = {cls.name: cls for cls in (Mean, Concat, Stack, WMean, Select)}
-
-
-def make_aggregation(aggregation: str | Aggregation) -> Aggregation:
-    """An unfitted policy: a new one for a name, a clone of a policy object.
-
-    Raises
-    ------
-    ValueError
-        On an unknown name or object.
-    """
-    if isinstance(aggregation, Aggregation):
-        return clone(aggregation)
-    if isinstance(aggregation, str) and aggregation in _POLICIES:
-        return _POLICIES[aggregation]()
-    raise ValueError(f"aggregation must be one of {AGGREGATIONS} or an Aggregation object, got {aggregation!r}")

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from gfun.funnelling.aggregation import Concat, Stack, ViewBlocks, fallback_input
+from gfun.funnelling.aggregation import ViewBlocks, fallback_input
 
 __all__ = ["DocumentExplanation", "Explanations", "LabelExplanation", "ViewContribution", "WordEffect",
            "explain_model"]
@@ -297,7 +297,7 @@ def _coalition_inputs(model: Any, vb: ViewBlocks, rows: np.ndarray, fallback: bo
     policy = model.aggregation_
     blocks = [B[rows] for B in vb.blocks]
     masks = [m[rows] for m in vb.masks]
-    if isinstance(policy, Concat | Stack):  # an absent view's block: its training average
+    if policy.side_by_side:  # an absent view's block: its training average
         for v, ref in enumerate(_reference_blocks(vb, reference)):
             if v not in present:
                 blocks[v] = np.where(masks[v][:, None], ref.astype(np.float32), blocks[v])

@@ -40,14 +40,11 @@ from gfun.corpus.inputs import check_C, document_groups, training_data, unpack
 from gfun.errors import UnseenLanguageError
 from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.funnelling import DEFAULT_AGGREGATION
-from gfun.funnelling.aggregation import Aggregation, ViewBlocks, fallback_input, make_aggregation
+from gfun.funnelling.aggregation import Aggregation, ViewBlocks, fallback_input
 from gfun.funnelling.branch import Branch, branch_fit_line
-from gfun.funnelling.meta import (
-    MetaTrainer,
-    default_mapper,
-    default_meta,
-    unused_views,
-)
+from gfun.funnelling.meta import MetaTrainer, default_mapper, default_meta
+from gfun.funnelling.policies import make_aggregation
+from gfun.funnelling.select import unused_views
 from gfun.funnelling.state import FunnellingStateMixin
 from gfun.funnelling.view_spec import NamedViewsMixin, check_unique_names, label, parse_views, view_names
 from gfun.metrics.scoring import MacroF1ScoreMixin
@@ -160,7 +157,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
     dropped_views_ : list of str
         Names of the views ``select`` did not keep and that were dropped from :attr:`views_` (and
         :attr:`mappers_`) at the end of the fit, because no document can need them
-        (:func:`gfun.funnelling.meta.unused_views`); they are not saved either.
+        (:func:`gfun.funnelling.select.unused_views`); they are not saved either.
     """
 
     def __init__(self, views: str | Sequence[tuple[str, ViewGenerator] | ViewGenerator | str] = "x",
@@ -355,7 +352,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
 
     def _drop_unused_views(self) -> None:
         """Drop the views the policy did not keep (``select``) that no document can need (see
-        :func:`gfun.funnelling.meta.unused_views`)."""
+        :func:`gfun.funnelling.select.unused_views`)."""
         dropped = unused_views(self.branches_, self.selected_views_, self.languages_)
         if not dropped:
             return

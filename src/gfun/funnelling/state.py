@@ -14,9 +14,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from gfun.core.state import checked_array, load_state, put_state, put_states
 from gfun.funnelling import AGGREGATIONS
-from gfun.funnelling.aggregation import Aggregation, Select, WMean, make_aggregation
 from gfun.funnelling.branch import Branch
 from gfun.funnelling.meta import default_mapper, default_meta
+from gfun.funnelling.policies import make_aggregation
 from gfun.funnelling.view_spec import registered_view_name, saved_view_class, view_names
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views import BUILTIN_VIEWS, class_path
@@ -38,7 +38,7 @@ class FunnellingStateMixin:
         for name in ("meta", "mapper"):
             if params[name] is not None:
                 params[name] = {"params": _jsonable(params[name].get_params(deep=False))}
-        if isinstance(params["aggregation"], Aggregation):
+        if not isinstance(params["aggregation"], str):
             policy = params["aggregation"]
             params["aggregation"] = {"policy": policy.name, "params": _jsonable(policy.get_params(deep=False))}
         if not isinstance(self.views, str):
@@ -55,14 +55,13 @@ class FunnellingStateMixin:
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "meta_")
-        policy = self.aggregation_
+        policy_meta, arrays = self.aggregation_.get_state()
         meta: dict = {"params": self._config_state(), "classes_": self.classes_,
-                      "selected_views_": self.selected_views_,
-                      "selected_l2_": policy.l2_ if isinstance(policy, Select) else None,
+                      "selected_views_": self.selected_views_, **policy_meta,
                       "dropped_views_": list(self.dropped_views_),
                       "languages_": self.languages_, "n_meta_features_": self.n_meta_features_, "views": [],
                       "mappers": {}, "mapper_scalers": sorted(self.mapper_scalers_)}
-        arrays: dict[str, np.ndarray] = {}
+        arrays = dict(arrays)
         for key, branches in (("views", self.branches_), ("fallback_views", self.fallback_branches_)):
             prefix = "view" if key == "views" else "fallback"
             meta[key] = []
@@ -76,9 +75,6 @@ class FunnellingStateMixin:
         for name, sc in self.mapper_scalers_.items():
             arrays[f"mapper_scaler/{name}/mean"] = sc.mean
             arrays[f"mapper_scaler/{name}/scale"] = sc.scale
-        if isinstance(policy, WMean):
-            for name, arr in zip(("weights", "mean", "scale"), policy.weights_, strict=True):
-                arrays[f"view_weights/{name}"] = arr
         if self.scaler_ is not None:
             arrays["scaler/mean"] = self.scaler_.mean
             arrays["scaler/scale"] = self.scaler_.scale
@@ -141,15 +137,8 @@ class FunnellingStateMixin:
                                               what="one value per meta-feature") if "meta_input/mean" in arrays
                                 else None if obj.scaler_ is None else np.asarray(obj.scaler_.mean, dtype=np.float64))
         policy = obj._policy()
-        if isinstance(policy, Select):
-            policy.selected_ = [n for n in obj.selected_views_ if n in obj.view_names_]
-            l2 = meta.get("selected_l2_")
-            # a model saved with another policy's defaults read under select keeps the normalised form
-            policy.l2_ = bool(l2) if l2 is not None else False
-            policy.scores_ = {}
-        if isinstance(policy, WMean):
-            policy.weights_ = tuple(arrays[f"view_weights/{k}"] for k in ("weights", "mean", "scale"))
-        obj.aggregation_ = policy
+        obj.aggregation_ = type(policy).from_state(policy.get_params(deep=False), meta, arrays,
+                                                   kept=[n for n in obj.selected_views_ if n in obj.view_names_])
         # the meta-classifier: one decision (and Platt sigmoid) per class, support vectors in the meta-feature space
         checked_array(arrays, "meta/intercept_", (n_classes,), what="one value per class")
         checked_array(arrays, "meta/support_vectors_", (None, obj.n_meta_features_), what="one column per "

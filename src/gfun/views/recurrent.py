@@ -25,7 +25,7 @@ Presets (:data:`RECURRENT_PRESETS`; explicit parameters override them):
     learning rate make eight times as many updates an epoch. The measurements are in RESULTS.md.
 
 The held-out split is the one part of the training set the network never trains on (``heldout_idx_``); ``select``
-judges its candidates there (:func:`gfun.funnelling.meta.judged_documents`), since the GRU's outputs for the
+judges its candidates there (:func:`gfun.funnelling.select.judged_documents`), since the GRU's outputs for the
 documents it trained on are far better than for new ones.
 
 Training batches are cut to the average length of their documents (longer documents truncated, shorter padded:

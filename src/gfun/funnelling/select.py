@@ -1,0 +1,405 @@
+"""The ``select`` policy, whole: its parameters, its search over sets of views, the meta-classifiers it compares
+and keeps, the documents it judges on, the views it lets the model drop, and its saved state.
+
+:class:`Select` (the default policy) keeps the mean of the posteriors of the set of views, normalised or raw, whose
+meta-classifier validates best (:func:`select_views`): every candidate is cross-validated (:func:`compare`) on the
+documents the views did not train on (:func:`judged_documents`), the one-standard-error rule keeps one
+(:func:`one_standard_error_choice`), whose meta-classifier is trained at full precision (:func:`keep`). The views
+it did not keep that no document can need are dropped from the model (:func:`unused_views`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gfun.funnelling.aggregation import Aggregation, mean_input
+from gfun.funnelling.meta import MetaTrainer
+from gfun.funnelling.view_spec import label
+from gfun.metrics.measures import f1_from_counts
+from gfun.views.normalization import ZScore, l2_normalize
+
+if TYPE_CHECKING:
+    from gfun.funnelling.branch import Branch
+    from gfun.svm.kernel import RBFSVMOvR
+
+__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_DIRECT_TOL", "SELECT_DIRECT_UP_TO", "SELECT_FORMS",
+           "SELECT_MIN_JUDGED", "SELECT_SCORES", "SELECT_TOL", "Select", "Selection", "compare", "compares_directly",
+           "comparison_C", "judged_documents", "keep", "one_standard_error_choice", "select_views", "unused_views"]
+
+logger = logging.getLogger("gfun.funnelling.generalized")
+
+#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 sets; all views
+#: and single views both normalised and raw); beyond, all views and every set that leaves one out.
+SELECT_ALL_SUBSETS_UP_TO = 4
+#: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
+#: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
+SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
+#: How ``aggregation="select"`` averages its score: over all training documents at once (``"pooled"``), or per
+#: training language, then over languages (``"language"``: as gFun is evaluated,
+#: :func:`gfun.metrics.evaluation.evaluate`).
+SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
+#: ``select``'s forms of the sets of views between one view and all: the form all views validated better in, or both.
+SELECT_FORMS: tuple[str, ...] = ("preferred", "both")
+#: libsvm stopping tolerance of the cross-validation models with which ``aggregation="select"`` compares many
+#: candidates (more than :data:`SELECT_DIRECT_UP_TO`; libsvm's default is 1e-3); the kept one is validated again at
+#: the meta-classifier's own tolerance. A looser tolerance makes the comparison cheaper and moves the validated
+#: scores less than the folds differ from one another.
+SELECT_TOL = 0.1
+#: ``select`` compares up to this many candidates (a single view's two forms, normalised and raw) directly: at
+#: :data:`SELECT_DIRECT_TOL`, the winner's validation being the kept one's (its thresholds and sigmoids; with
+#: ``C="cv"``, its held-out decisions at the comparison's C), where a coarse comparison and a second validation would
+#: cost more.
+SELECT_DIRECT_UP_TO = 3
+#: libsvm tolerance of a direct comparison (:data:`SELECT_DIRECT_UP_TO`) and, with ``C="cv"``, of the kept
+#: candidate's search of C; the final models are trained at the meta-classifier's own ``tol`` (libsvm's 1e-3 by
+#: default).
+SELECT_DIRECT_TOL = 0.05
+#: ``select`` judges its candidates on the documents a neural view held out of its training only when there are at
+#: least this many per cross-validation fold (else on all training documents, with a warning).
+SELECT_MIN_JUDGED = 20
+
+
+class Select(Aggregation):
+    """The mean of the posteriors of the views, normalised or raw, that validate best (the default policy).
+
+    The candidates, their validation and the one-standard-error rule that keeps one of them are those of
+    :func:`select_views`.
+
+    Parameters
+    ----------
+    cv : int
+        Folds of the validation of each candidate.
+    score : {"f1", "macro-f1", "f1k"}
+        What the candidates are compared by, on their validated predictions: the mean of macro-F1 and micro-F1
+        (``"f1"``: a candidate may not buy macro-F1 with micro-F1), macro-F1 alone, or the mean of F1M, F1µ, KM
+        and Kµ.
+    average : {"language", "pooled"}
+        How ``score`` is averaged over the training documents: per training language, then the mean over
+        languages (``"language"``: as gFun is evaluated, each language's F1 counted once), or over all documents
+        at once (``"pooled"``, which favours the views that do well on the languages with the most documents).
+    forms : {"preferred", "both"}
+        The forms (normalised, raw) that the sets of views between one view and all are tried in: the form all
+        views validated better in, or both (more candidates: 3 more for 3 views, 10 for 4).
+    train_posteriors, validation, zscore, block_l2
+        As for every policy (:class:`Aggregation`); ``zscore`` and ``block_l2`` apply to the candidates that are
+        not chosen raw.
+
+    Attributes
+    ----------
+    selected_ : list of str
+        The names of the kept views.
+    l2_ : bool
+        Whether the kept candidate is normalised (each block L2-normalised, the input z-scored) or raw.
+    scores_ : dict of str to float
+        The validated score of every candidate.
+    """
+
+    name = "select"
+
+    def __init__(self, cv: int = 3, score: str = "f1", average: str = "language", train_posteriors: str = "auto",
+                 validation: str = "auto", zscore: bool | None = None, block_l2: bool | None = None,
+                 forms: str = "preferred") -> None:
+        super().__init__(train_posteriors=train_posteriors, validation=validation, zscore=zscore, block_l2=block_l2)
+        self.cv = cv
+        self.score = score
+        self.average = average
+        self.forms = forms
+
+    def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
+            normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
+            heldout: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
+        judged_on = judged_documents(names, heldout, len(Y), self.cv)
+        chosen = select_views(train, val, Y, meta, cv=self.cv, score=self.score, average=self.average,
+                              normalize=normalize, names=names, langs=langs, judged_on=judged_on,
+                              forms=self.forms)
+        self.selected_ = [names[i] for i in chosen.subset]
+        self.l2_, self.scores_ = chosen.l2, chosen.scores
+        return chosen.Zmeta, chosen.meta, chosen.scaler
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        return {"selected_l2_": self.l2_}, {}
+
+    @classmethod
+    def from_state(cls, params: dict, meta: dict, arrays: dict[str, np.ndarray], *, kept: Sequence[str]) -> Select:
+        policy = cls(**params)
+        policy.selected_ = list(kept)
+        l2 = meta.get("selected_l2_")
+        policy.l2_ = bool(l2) if l2 is not None else False
+        policy.scores_ = {}  # not saved
+        return policy
+
+    def kept_views(self, names: Sequence[str]) -> list[str]:
+        return [n for n in names if n in self.selected_]
+
+    def transform_block(self, Z: np.ndarray, normalize: bool) -> np.ndarray:
+        Z = self.block(Z, normalize)
+        return l2_normalize(Z) if self.l2_ else Z
+
+    def combine(self, blocks: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
+        return mean_input(blocks, masks)
+
+
+def comparison_C(template: RBFSVMOvR) -> float:
+    """The C at which ``select`` compares its candidates: the meta-classifier's own, or with ``C="cv"`` the value of
+    its grid nearest 1 (on a log scale; 1, gfun's default, in the paper's grid). C is then chosen by
+    cross-validation over the whole grid for the kept candidate only."""
+    if isinstance(template.C, str):
+        return min(sorted(float(c) for c in template.C_grid), key=lambda c: abs(np.log(c)))
+    return float(template.C)
+
+
+def compares_directly(n_candidates: int) -> bool:
+    """Whether ``select`` compares ``n_candidates`` directly, at :data:`SELECT_DIRECT_TOL` (at most
+    :data:`SELECT_DIRECT_UP_TO`), rather than at :data:`SELECT_TOL` with a second validation of the kept one."""
+    return n_candidates <= SELECT_DIRECT_UP_TO
+
+
+def _selection_score(name: str) -> Any:
+    """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
+    from gfun.metrics.measures import k_from_counts
+
+    if name not in SELECT_SCORES:
+        raise ValueError(f"select_score must be one of {SELECT_SCORES}, got {name!r}")
+
+    def score(pred: np.ndarray, y: np.ndarray) -> float:
+        tp, fp, fn, tn = (pred & y).sum(0), (pred & ~y).sum(0), (~pred & y).sum(0), (~pred & ~y).sum(0)
+        parts = [float(np.mean(f1_from_counts(tp, fp, fn, tn)))]
+        if name != "macro-f1":
+            parts.append(float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum())))
+        if name == "f1k":
+            parts += [float(np.mean(k_from_counts(tp, fp, fn, tn))),
+                      float(k_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum()))]
+        return float(np.mean(parts))
+
+    return score
+
+
+def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequence[int]) -> int:
+    """The candidate ``select`` keeps: the one-standard-error rule (Breiman et al., 1984) on paired folds.
+
+    Among the candidates whose score is within one standard error of the best one's, the smallest (fewest
+    views), the best-scoring of those. The standard error is that of the difference between the candidate's
+    and the best one's per-fold scores (the candidates share the folds): the noise a fold puts into every
+    candidate cancels, and only a view that adds nothing beyond that noise is left out.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        Each candidate's validated score.
+    per_fold : sequence of ndarray
+        Each candidate's score on each fold (same folds, same order, for every candidate).
+    sizes : sequence of int
+        Each candidate's number of views.
+
+    Returns
+    -------
+    int
+        The index of the kept candidate.
+    """
+    scores = np.asarray(scores, dtype=float)
+    top = int(np.argmax(scores))
+    near = []
+    best = np.asarray(per_fold[top], dtype=float)
+    for i, folds in enumerate(per_fold):
+        diff = best - np.asarray(folds, dtype=float)
+        se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if scores[i] >= scores[top] - se:
+            near.append(i)
+    return min(near, key=lambda i: (sizes[i], -scores[i]))
+
+
+@dataclass
+class Selection:
+    """What :func:`select_views` keeps: the views (indices), their form, every candidate's score, the kept
+    candidate's training input and its fitted meta-classifier and input scaler."""
+
+    subset: list[int]
+    l2: bool
+    scores: dict[str, float]
+    Zmeta: np.ndarray
+    meta: RBFSVMOvR
+    scaler: ZScore | None
+
+
+def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, trainer: MetaTrainer, *, cv: int,
+                 score: str, average: str, normalize: bool, names: Sequence[str], langs: np.ndarray | None = None,
+                 judged_on: np.ndarray | None = None, forms: str = "preferred") -> Selection:
+    """``select``: choose the meta-level input by the meta-classifier's validated F1.
+
+    Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per view,
+    z-scored columns) or without any (Funnelling's raw posteriors; only this form with ``normalize=False``): all
+    views and each single view in both forms, then every other non-empty set of views when there are at most
+    :data:`SELECT_ALL_SUBSETS_UP_TO` views (every set that leaves one view out beyond that) in the form all views
+    validated better in (``forms="preferred"``) or in both (``"both"``). Single views are tried both ways because
+    their better form can differ from that of all views (a posteriors view may be better raw while the views
+    together are better normalised); so can a set's. Each candidate's meta-classifier is trained on the training
+    inputs (``train``: in-sample, as the paper's) and cross-validated with ``cv`` folds (one split shared by every
+    candidate) on the out-of-fold inputs (``val``); its per-class thresholds are chosen by the meta-classifier's
+    ``threshold`` and validated cross-fitted (each fold judged with thresholds fitted on the others,
+    :func:`gfun.svm.thresholds.validated_thresholds`). A candidate is scored by ``score`` of those predictions, per
+    training language and averaged over the languages (``average="language"``, the way gFun is evaluated; ``langs``
+    gives each training document's language) or pooled over all documents (``"pooled"``), on the documents
+    ``judged_on`` (a boolean mask, :func:`judged_documents`) or all. The kept candidate follows the
+    one-standard-error rule (Breiman et al., 1984, :func:`one_standard_error_choice`): the fewest views whose score
+    is within one standard error of the best candidate's, the best of those, so that a view must earn its place by
+    more than the noise of the estimate. Candidates are compared at one C
+    (:func:`comparison_C`) without sigmoids: a few (one view's two forms,
+    :func:`compares_directly`) at :data:`SELECT_DIRECT_TOL`, the
+    winner's validation being the kept one's; more at a coarse libsvm tolerance
+    (:data:`SELECT_TOL`), the kept one being validated again at the meta-classifier's own.
+    With ``C="cv"``, C is chosen per class for the kept candidate only
+    (:func:`keep`). The final models are trained at the meta-classifier's own
+    tolerance.
+    """
+    from itertools import combinations
+
+    from gfun.svm.linear import make_folds
+
+    everyone = np.ones(train[0].shape[0], dtype=bool)
+    Yb = np.asarray(Y, dtype=bool)
+    folds = make_folds(len(Yb), cv, trainer.random_state, trainer.groups)  # the meta-classifier's
+    score_of = _selection_score(score)
+    if average not in SELECT_AVERAGES:
+        raise ValueError(f"select average must be one of {SELECT_AVERAGES}, got {average!r}")
+    if forms not in SELECT_FORMS:
+        raise ValueError(f"select forms must be one of {SELECT_FORMS}, got {forms!r}")
+    by_language = average == "language" and langs is not None
+    groups = [np.flatnonzero(langs == lang) for lang in np.unique(langs)] if by_language else None
+
+    def judged(pred: np.ndarray, idx: np.ndarray) -> float:
+        if judged_on is not None:
+            idx = idx[judged_on[idx]]
+        if groups is None:
+            return score_of(pred[idx], Yb[idx])
+        member = np.zeros(len(Yb), dtype=bool)
+        member[idx] = True
+        parts = [score_of(pred[g[member[g]]], Yb[g[member[g]]]) for g in groups if member[g].any()]
+        return float(np.mean(parts))
+
+    everything = np.arange(len(Yb)) if judged_on is None else np.flatnonzero(judged_on)
+    candidates: list[tuple] = []
+    tried: dict[str, float] = {}
+    full = tuple(range(len(names)))
+    if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
+        subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
+    else:
+        subsets = [tuple(i for i in full if i != drop) for drop in full]
+    form_list = (True, False) if normalize else (False,)
+
+    def both_forms(subset: tuple[int, ...]) -> bool:  # single views always; the other sets with forms="both"
+        return len(subset) == 1 or forms == "both"
+
+    direct = compares_directly(len(form_list) + sum(len(form_list) if both_forms(s) else 1 for s in subsets))
+
+    def attempt(subset: tuple[int, ...], l2: bool) -> None:
+        norm = l2_normalize if l2 else (lambda z: z)
+        tr = mean_input([norm(train[i]) for i in subset], [everyone] * len(subset))
+        va = mean_input([norm(val[i]) for i in subset], [everyone] * len(subset))
+        meta = compare(trainer, tr, va, Y, zscore=l2, cv=cv, direct=direct)
+        if meta.validated_decision_ is None:  # too few documents to cross-validate
+            value, per_fold = 0.0, np.zeros(len(folds))
+        else:
+            pred = meta.validated_decision_ > 0
+            per_fold = np.array([judged(pred, te) for _, te in folds])
+            value = judged(pred, everything)
+        tried[label([names[i] for i in subset]) + ("" if l2 else " (raw)")] = value
+        candidates.append((value, per_fold, subset, l2, tr, va, meta if direct else None))
+
+    for l2 in form_list:
+        attempt(full, l2)
+    preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
+    for subset in subsets:
+        for l2 in (form_list if both_forms(subset) else (preferred,)):
+            attempt(subset, l2)
+    best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
+                                                [len(c[2]) for c in candidates])]
+    _, _, subset, l2, Zmeta, Zval, compared = best
+    meta, scaler = keep(trainer, Zmeta, Zval, Y, zscore=l2, cv=cv, compared=compared)
+    kept = [names[i] for i in subset]
+    if trainer.verbose:
+        logger.info("select: validated %s %s; kept %s", score, {k: round(v, 4) for k, v in tried.items()},
+                    label(kept) + ("" if l2 else " (raw)"))
+    return Selection(list(subset), bool(l2), tried, Zmeta, meta, scaler)
+
+
+def judged_documents(names: Sequence[str], heldout: Sequence[np.ndarray | None], n: int, cv: int,
+                     ) -> np.ndarray | None:
+    """The training documents ``select`` judges its candidates on (a boolean mask), or ``None`` for all.
+
+    A view that trains a network on the training documents gives them outputs far better than a new document's
+    (a recurrent view's GRU can learn its training documents by heart), out-of-fold mappers or not; judged on
+    them, such a view wins every comparison. A view that keeps a part of the training set out of its training
+    (``heldout_idx_``, e.g. the early-stopping split of :class:`gfun.views.recurrent.RecurrentView`) is judged
+    there: the documents every such view held out. With fewer than :data:`SELECT_MIN_JUDGED` of them per fold, all.
+    """
+    mask = None
+    held = [(name, idx) for name, idx in zip(names, heldout, strict=False) if idx is not None]
+    for _, idx in held:
+        own = np.zeros(n, dtype=bool)
+        own[np.asarray(idx, dtype=np.int64)] = True
+        mask = own if mask is None else mask & own
+    if mask is None:
+        return None
+    names = label([name for name, _ in held]).upper()
+    if mask.sum() < SELECT_MIN_JUDGED * cv:
+        logger.warning("select: view(s) %s held out only %d training documents: the candidates are judged on all "
+                       "%d (optimistic for %s)", names, int(mask.sum()), n, names)
+        return None
+    logger.info("select: candidates judged on the %d training documents view(s) %s did not train on",
+                int(mask.sum()), names)
+    return mask
+
+
+def compare(trainer: MetaTrainer, Z: np.ndarray, Zval: np.ndarray | None, Y: np.ndarray, *, zscore: bool,
+            cv: int, direct: bool) -> RBFSVMOvR:
+    """The cross-validation of a candidate of ``select`` by a clone of ``trainer``'s template
+    (:meth:`gfun.svm.kernel.RBFSVMOvR.validate`: no final models, no sigmoids) at :func:`comparison_C`: at
+    :data:`SELECT_DIRECT_TOL` when ``direct`` (the kept candidate's validation is then this one: :func:`keep`),
+    else at :data:`SELECT_TOL`."""
+    _, Z, Zval = trainer.scaled(Z, Zval, zscore)
+    meta = trainer.clone(cv, C=comparison_C(trainer.template), probability=False,
+                       tol=SELECT_DIRECT_TOL if direct else SELECT_TOL)
+    return meta.validate(Z, Y, X_val=Zval, groups=trainer.groups)
+
+def keep(trainer: MetaTrainer, Z: np.ndarray, Zval: np.ndarray | None, Y: np.ndarray, *, zscore: bool, cv: int,
+     compared: RBFSVMOvR | None = None) -> tuple[RBFSVMOvR, ZScore | None]:
+    """The meta-classifier (and its input scaler) of the candidate ``select`` keeps, trained at the template's
+    ``tol``.
+
+    ``compared``: its :func:`compare` when the comparison was direct. Its validation is then the model's at a
+    fixed C; with ``C="cv"`` the kept candidate is validated over the template's grid at
+    :data:`SELECT_DIRECT_TOL`, ``compared``'s held-out decisions standing for :func:`comparison_C`. Without it
+    (a coarse comparison), the kept candidate is validated again at the template's ``tol`` (over its grid with
+    ``C="cv"``).
+    """
+    scaler, Z, Zval = trainer.scaled(Z, Zval, zscore)
+    reusable = compared is not None and compared.oof_decision_ is not None  # None: too few documents to validate
+    if reusable and not isinstance(trainer.template.C, str):
+        meta = compared.set_params(probability=trainer.template.probability).calibrate(Y)
+    else:
+        meta = trainer.clone(cv, tol=SELECT_DIRECT_TOL if compared is not None else trainer.template.tol)
+        meta.validate(Z, Y, X_val=Zval, groups=trainer.groups, known=compared if reusable else None)
+    meta.set_params(tol=trainer.template.tol)
+    return meta.finish(Z, Y), scaler
+
+
+def unused_views(branches: Sequence[Branch], selected: Sequence[str], languages: Sequence[str]) -> list[str]:
+    """The views ``select`` did not keep that no document can ever need (they are dropped with their mappers).
+
+    A view that ``select`` did not keep serves only the documents of languages no kept view covers. It can be
+    dropped when that cannot happen: when a kept view serves any language (B; M with an encoder's word vectors),
+    or when it serves only its training languages (X, W), which the kept views cover. An unselected M with word
+    vectors for languages without training documents is kept when only X (or W) was: it is then the only way to
+    serve them. Predictions are unchanged.
+    """
+    chosen = set(selected)
+    kept = [b.view for b in branches if b.name in chosen]
+    serves_any = any(v.language_reach() == "any" for v in kept)
+    return [b.name for b in branches if b.name not in chosen and (serves_any or (
+        b.view.language_reach() == "training"
+        and all(any(k.covers(lang) for k in kept) for lang in languages)))]
