@@ -53,7 +53,7 @@ from gfun.svm.nystroem import (
 from gfun.svm.rbf_kernel import rbf_kernel_inplace
 from gfun.svm.sklearn_private import libsvm as _libsvm  # None when unusable: SVC is the fallback
 from gfun.svm.sklearn_private import libsvm_binary
-from gfun.svm.thresholds import validated_thresholds
+from gfun.svm.thresholds import THRESHOLD_RULES, validated_thresholds
 
 __all__ = ["APPROXIMATIONS", "DEFAULT_C_GRID", "RBFSVMOvR"]
 
@@ -170,13 +170,15 @@ class RBFSVMOvR(BaseEstimator):
     probability : bool
         Fit Platt sigmoids on out-of-fold decision scores so that :meth:`predict_proba` works.
     class_weight : {None, "balanced"}
-    threshold : {"zero", "f1", "validated"}
+    threshold : {"zero", "f1", "validated", "k"}
         Decision threshold of each class. ``"zero"``: the SVM's own (a positive score predicts the class).
         ``"f1"``: the threshold that maximises the class's F1 on the out-of-fold decision scores of the
         cross-validation (free: those scores are computed anyway), folded into the intercept, so that
         :meth:`decision_function`, :meth:`predict` and the Platt posteriors all use it. ``"validated"``: per
         class, 0 or the F1-optimal threshold, whichever raises the mean of macro- and micro-F1 of cross-fitted
-        predictions (see :func:`gfun.svm.thresholds.validated_thresholds`). Meaningful only when the training vectors
+        predictions (see :func:`gfun.svm.thresholds.validated_thresholds`). ``"k"``: the threshold that maximises
+        the class's K (true minus false positive rate: recall-aware, for K rather than F1). Meaningful only when the
+        training vectors
         look like the test vectors (out-of-fold first-tier outputs).
     tol : float
         libsvm stopping tolerance.
@@ -261,8 +263,8 @@ class RBFSVMOvR(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _check_params(self) -> list[float]:
-        if self.threshold not in ("zero", "f1", "validated"):
-            raise ValueError(f"threshold must be 'zero', 'f1' or 'validated', got {self.threshold!r}")
+        if self.threshold not in THRESHOLD_RULES:
+            raise ValueError(f"threshold must be one of {THRESHOLD_RULES}, got {self.threshold!r}")
         if self.C_selection not in ("per-class", "global"):
             raise ValueError(f"C_selection must be 'per-class' or 'global', got {self.C_selection!r}")
         if self.approximation not in APPROXIMATIONS:
