@@ -866,3 +866,20 @@ def test_explain_counts_documents_in_words(files: dict[str, Path], gfun_model: P
     out = capsys.readouterr()
     assert "explained 1 document in" in out.err and "wrote explanations of 1 document to" in out.out
     assert "1 documents" not in out.err + out.out
+
+
+@pytest.mark.parametrize("views", ["xmw", "xr", "xm"])
+def test_build_estimator_has_the_word_vectors_of_gfun_train(views: str) -> None:
+    """In Python the M view's default word vectors (e5) differed from the command line's (e5-subword): the model of
+    build_estimator(views) was not the one gfun train --views fits."""
+    from gfun.cli.main import train_estimator
+    from gfun.configuration import DEFAULT_WORD_VECTORS, build_estimator
+
+    args = build_parser().parse_args(["train", "--train", "t.jsonl", "--model", "m", "--views", views])
+    cli = train_estimator(args).get_params(deep=False)["view_params"]
+    python = build_estimator(views, verbose=True).get_params(deep=False)["view_params"]
+    for letter in set(views) & {"m", "r"}:
+        assert cli[letter]["source"] == python[letter]["source"] == DEFAULT_WORD_VECTORS, (cli, python)
+    explicit = build_estimator(views, view_params={"m": {"source": "e5"}, "r": {"source": "e5"}})
+    assert all(explicit.get_params(deep=False)["view_params"][letter]["source"] == "e5"
+               for letter in set(views) & {"m", "r"})
