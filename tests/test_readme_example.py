@@ -167,3 +167,17 @@ def test_the_readme_installs_every_extra() -> None:
                         flags=re.MULTILINE | re.DOTALL).group(1)
     listed = set(re.findall(r'pip install -e "\.\[(\w+)\]"', install))
     assert set(extras) <= listed and set(EXTRA_OF.values()) <= set(extras), (sorted(extras), sorted(listed))
+
+
+def test_the_readme_quick_start_leaves_a_working_gfun_command() -> None:
+    """After `make demo`, gfun lives in .venv/bin: the quick start says how to reach it, and the install lines run
+    pip inside .venv (activated first), not in whatever Python is first on PATH."""
+    text = README.read_text(encoding="utf-8")
+    install = re.search(r"^## Install\n.*?```bash\n(.*?)```", text, flags=re.MULTILINE | re.DOTALL).group(1)
+    lines = [line for line in install.splitlines() if line.strip()]
+    assert lines[0].startswith("python3 -m venv .venv && source .venv/bin/activate"), lines[0]
+    assert all(line.startswith("pip install -e ") for line in lines[1:]), lines
+    quick = re.search(r"^## Quick start\n.*?```bash\n(.*?)```", text, flags=re.MULTILINE | re.DOTALL).group(1)
+    assert "source .venv/bin/activate" in quick and ".venv/bin/gfun" in quick
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^VENV \?= \.venv$", makefile, flags=re.MULTILINE)  # the folder make demo installs into

@@ -139,10 +139,13 @@ def evaluate_model(model: Any, test: Any, *, unknown_labels: UnknownLabels = "co
     model : fitted estimator
         Anything with ``classes_`` and ``predict(corpus)`` (gFun, Fun, Naive, the fine-tuned baseline).
     test : MultilingualCorpus
-        Labelled test documents, read with their own labels (``classes=None``): a corpus built with the
-        model's class list and ``on_unknown_label="ignore"`` has already lost the labels this counts. A label
-        that differs from a class of the model only by case or surrounding whitespace is that class (with a
-        warning; :func:`gfun.corpus.multilingual.normalize_labels`).
+        Labelled test documents, read against the model's classes with their unknown labels kept
+        (``read_corpus(path, model.classes_, on_unknown_label="keep")``, as ``gfun evaluate`` reads them): a label
+        is then matched to the model's own spelling, so two classes of the model that differ only by case stay
+        two. A corpus read with ``classes=None`` has had its case variants merged into their most frequent spelling
+        already, and one read with ``on_unknown_label="ignore"`` has lost the labels this counts. A label that
+        differs from a class of the model only by case, surrounding whitespace or Unicode normal form is that
+        class (with a warning; :func:`gfun.corpus.multilingual.normalize_labels`).
     unknown_labels : {"count", "ignore", "error"}
         Test labels outside ``model.classes_``:
 
