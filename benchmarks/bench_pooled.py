@@ -51,8 +51,11 @@ def build(spec: str, run: int, args: argparse.Namespace) -> Any:
 
     name, *overrides = spec.split(":")
     config = parse_config(name)
-    view_params = {"m": {"source": args.word_vectors}} if args.word_vectors else None
-    est = build_estimator(config, random_state=run, n_jobs=args.n_jobs, view_params=view_params,
+    view_params: dict[str, dict] = {"m": {"source": args.word_vectors}} if args.word_vectors else {}
+    if args.vector_cache:  # the frozen encoder's document vectors, shared by the E/F views and the encoder baselines
+        for key in ("e", "f", "encoder-tfidf", "encoder-lr"):
+            view_params[key] = {"cache_dir": args.vector_cache}
+    est = build_estimator(config, random_state=run, n_jobs=args.n_jobs, view_params=view_params or None,
                           meta_C=None if config.method in ("pooled", "naive") else 1.0)
     params = {k: _value(v) for k, v in (o.split("=", 1) for o in overrides)}
     return est.set_params(**params) if params else est
@@ -68,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--reference", help="configuration every other one is t-tested against")
     ap.add_argument("--out", help="CSV of the rows (resumable)")
+    ap.add_argument("--vector-cache", help="folder of the frozen encoder's document-vector cache (the E and F views, "
+                    "the encoder baselines): a document is embedded once for every configuration and run")
+    ap.add_argument("--zero-shot-langs", help="comma-separated languages removed from the training documents (their "
+                    "test documents stay): a zero-shot setting for any dataset, e.g. half of SIB-200's languages")
     ap.add_argument("--view-cache", help="folder where the views fitted in a run are kept for its other "
                     "configurations (GeneralizedFunnelling(memory=...)): configurations that differ only after the "
                     "views (e.g. by aggregation parameters) fit them once; default: none")
@@ -85,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         if not todo:
             continue
         train, test = load_run(ExperimentSettings(dataset=args.dataset, data_dir=args.data_dir, view_cache=""), run)
+        if args.zero_shot_langs:
+            held = set(args.zero_shot_langs.split(","))
+            train = train.select([lang for lang in train.languages if lang not in held])
         for spec in todo:
             est = build(spec, run, args)
             if args.view_cache and "memory" in est.get_params(deep=False):

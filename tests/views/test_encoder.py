@@ -147,3 +147,18 @@ def test_the_bundled_e5_vectors_carry_topics_across_languages(lang):
     P = view.transform(list(test.texts), np.asarray(test.langs, dtype=object))
     accuracy = float(np.mean(P.argmax(1) == test.Y.toarray().argmax(1)))
     assert accuracy > 0.5  # 7 topics: chance is about 0.14-0.27 (the largest class)
+
+
+def test_explanations_give_the_encoder_view_its_share_of_each_decision(tiny, demo):
+    train, test = demo
+    params = {"e": {"model": tiny, "prefix": "", "max_length": 64, "device": "cpu"}}
+    model = GeneralizedFunnelling(views="pe", view_params=params, aggregation="mean", random_state=0).fit(train)
+    docs = test.select(["de"]).subset(range(3))
+    result = model.explain(docs, top_words=2)
+    assert len(result.documents) == 3
+    for doc in result.documents:
+        for label in doc.explained:
+            assert {v.view for v in label.views} == {"p", "e"}
+            assert any(v.view == "e" and v.used and v.contribution != 0 for v in label.views)
+            total = label.base_value + sum(v.contribution for v in label.views if v.used)
+            assert abs(total - label.decision) < 1e-6  # the shares add up to the decision

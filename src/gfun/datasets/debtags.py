@@ -301,7 +301,7 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
                  max_train: int = 1000, max_test: int = 1000,
                  many_shot: Sequence[str] = DEBTAGS_MANY_SHOT,
                  zero_shot: Sequence[str] = DEBTAGS_ZERO_SHOT, split: str = "protocol",
-                 test_fraction: float = 0.05) -> DebtagsRun:
+                 test_fraction: float = 0.05, class_ranks: tuple[int, int] | None = None) -> DebtagsRun:
     """Build run ``run`` of the debtags protocol (see the module docstring).
 
     Parameters
@@ -323,6 +323,11 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
         (see the module docstring), for benchmarks at scale.
     test_fraction : float
         ``split="all"``: the fraction of source packages held out for testing.
+    class_ranks : (int, int), optional
+        The codeframe is the tags ranked ``first`` to ``last`` (1-based, inclusive) by their number of training
+        documents, instead of the ``n_classes`` most frequent: ``(74, 150)`` is a long tail of rarer tags (the
+        ``debtags-rare`` dataset). The documents are the same; those carrying none of these tags are kept, without
+        a label.
 
     Returns
     -------
@@ -344,6 +349,10 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
         raise ValueError(f"languages must be distinct; many_shot={many_shot}, zero_shot={zero_shot}")
     if not many_shot:
         raise ValueError("at least one many-shot language is needed")
+    if class_ranks is not None:
+        first, last = (int(r) for r in class_ranks)
+        if not 1 <= first <= last:
+            raise ValueError(f"class_ranks must be (first, last) with 1 <= first <= last, got {class_ranks!r}")
     if n_classes < 1 or max_train < 0 or max_test < 0:
         raise ValueError(f"invalid sizes: n_classes={n_classes}, max_train={max_train}, max_test={max_test}")
     if split not in ("protocol", "all"):
@@ -392,12 +401,17 @@ def load_debtags(run: int = 0, data_dir: str | os.PathLike[str] | None = None, *
     for lang in many_shot:
         for d in train[lang]:
             df.update(t for t in d.tags if "TODO" not in t)
-    classes = [t for t, _ in sorted(df.items(), key=lambda kv: (-kv[1], kv[0]))[:n_classes]]
+    ranked = [t for t, _ in sorted(df.items(), key=lambda kv: (-kv[1], kv[0]))]
+    classes = ranked[:n_classes] if class_ranks is None else ranked[class_ranks[0] - 1:class_ranks[1]]
 
     _check_invariants(train, test, zeroshot, parallel=split == "all")
     params = {"n_classes": n_classes, "max_train": max_train, "max_test": max_test,
               "many_shot": list(many_shot), "zero_shot": list(zero_shot)}
     is_default = all(params[k] == (list(v) if isinstance(v, tuple) else v) for k, v in _DEFAULTS.items())
+    if class_ranks is not None:
+        params["class_ranks"] = [int(r) for r in class_ranks]
+        del params["n_classes"]
+        is_default = False
     if split == "all":
         params.update(split="all", test_fraction=test_fraction)
         del params["max_train"], params["max_test"]

@@ -45,6 +45,19 @@ def _load_debtags(data_dir: PathLike | None = None, run: int = 0, **kw: Any) -> 
                          name="debtags", info={"run": run})
 
 
+#: The codeframe of ``debtags-rare``: the tags ranked 74 to 150 by frequency (a long tail after debtags' 73).
+DEBTAGS_RARE_RANKS: tuple[int, int] = (74, 150)
+
+
+def _load_debtags_rare(data_dir: PathLike | None = None, run: int = 0, **kw: Any) -> DatasetSplits:
+    from gfun.datasets.debtags import load_debtags
+
+    kw.setdefault("class_ranks", DEBTAGS_RARE_RANKS)
+    r = load_debtags(run=run, data_dir=data_dir, **kw)
+    return DatasetSplits(train=r.train, test=r.test, test_zeroshot=r.test_zeroshot, classes=tuple(r.classes),
+                         name="debtags-rare", info={"run": run, "class_ranks": list(kw["class_ranks"])})
+
+
 def _fixed_split(name: str, run: int) -> None:
     if run != 0:
         logger.info("%s has one official split; run %d is the same as run 0", name, run)
@@ -97,6 +110,7 @@ def _load_demo(data_dir: PathLike | None = None, run: int = 0, **kw: Any) -> Dat
 #: Dataset name -> loader ``(data_dir=None, run=0, **kw) -> DatasetSplits``.
 DATASETS: dict[str, Loader] = {
     "debtags": _load_debtags,
+    "debtags-rare": _load_debtags_rare,
     "exceptius": _load_exceptius,
     "sib200": _load_sib200,
     "jrc-acquis": _load_jrc,
@@ -107,6 +121,7 @@ DATASETS: dict[str, Loader] = {
 #: One-line description of each dataset.
 DESCRIPTIONS: dict[str, str] = {
     "debtags": "Debian package descriptions with debtags; 11 languages, multilabel, zero-shot languages",
+    "debtags-rare": "debtags' documents with a long tail of rarer tags (ranked 74-150); many documents have none",
     "exceptius": "EXCEPTIUS COVID-19 exceptional measures; 7 languages, 8 event types, multilabel",
     "sib200": "SIB-200 topic classification; 11 languages, 7 topics, single-label, parallel",
     "jrc-acquis": "JRC-Acquis EU legislation; 11 languages, 300 EuroVoc classes (Funnelling protocol)",
