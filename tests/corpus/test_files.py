@@ -154,3 +154,11 @@ def test_a_dataframe_is_a_corpus_and_a_training_set() -> None:
     assert corpus.Y.toarray().tolist() == [[1, 0], [1, 1], [0, 0]]
     texts, langs, Y, classes = training_data(frame)
     assert texts == ["one", "two", "three"] and classes == ["x", "y"] and Y.tolist() == [[1, 0], [1, 1], [0, 0]]
+
+
+def test_a_json_error_reads_as_english(tmp_path: Path) -> None:
+    """'Unterminated string starting at at column 29': the column is named once."""
+    (tmp_path / "bad.jsonl").write_text('{"id": "1", "lang": "en", "text": "unterminated\n', encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match="Unterminated string starting at column 35") as info:
+        read_corpus(tmp_path / "bad.jsonl")
+    assert "at at" not in str(info.value)

@@ -161,8 +161,8 @@ def read_jsonl_records(path: str | Path, lines: Iterable[tuple[int, str]] | None
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise CorpusFormatError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path,
-                                    line=lineno) from None
+            where = f"column {exc.colno}" if exc.msg.endswith(" at") else f"at column {exc.colno}"
+            raise CorpusFormatError(f"invalid JSON ({exc.msg} {where})", path=path, line=lineno) from None
         except RecursionError:
             raise CorpusFormatError(_TOO_DEEP, path=path, line=lineno) from None
         if not isinstance(rec, dict):

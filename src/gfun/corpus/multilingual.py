@@ -40,8 +40,9 @@ __all__ = ["CorpusFormatError", "Document", "MultilingualCorpus", "binarize_labe
 logger = logging.getLogger(__name__)
 
 #: Appended to the error about a document without a language.
-_DETECT_HINT = (" (detect_language=True detects the language from the text, as gfun predict and gfun serve do for "
-                "documents without one; needs gfun[langid])")
+_DETECT_HINT = (" (gfun predict, gfun explain and gfun serve detect the language of a document without one from its "
+                "text, with gfun[langid]; training and test documents need theirs: in Python, "
+                "detect_language=True detects them)")
 MissingLabels = Literal["warn", "error", "negative"]
 
 
@@ -242,7 +243,8 @@ class MultilingualCorpus:
                 if on_unknown_label == "error":
                     raise CorpusFormatError(
                         f"document {self.ids[i]!r} ({self.langs[i]}) has label(s) {unknown} outside the class "
-                        "list (on_unknown_label='ignore', on the command line --ignore-unknown-labels, drops them)",
+                        "list (on the command line --unknown-labels ignore, earlier --ignore-unknown-labels, in Python "
+                        "on_unknown_label='ignore', drops them)",
                         field="labels")
                 labs[i] = tuple(lab for lab in ls if lab in cset)
         self.labels: list[tuple[str, ...]] = labs
