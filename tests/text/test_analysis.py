@@ -158,12 +158,6 @@ def test_sentences_in_chinese_share_terms() -> None:
     assert (X[0] @ X[1].T).toarray()[0, 0] > 0  # "面": before, one token per sentence and no overlap
 
 
-def test_old_states_keep_whole_runs() -> None:
-    meta, arrays = TfidfVectorizer("zh").fit(["土耳其", "黑海"]).get_state()
-    del meta["params"]["segment"]  # a state saved before segmentation existed
-    assert TfidfVectorizer.from_state(meta, arrays).analyzer_("土耳其") == ["土耳其"]
-
-
 def test_m_view_with_an_encoder_source_keeps_whole_runs() -> None:
     assert WordEmbeddingView(source="e5-subword")._vectorizer_params()["segment"] is False
     assert WordEmbeddingView(source={"spec": "e5"})._vectorizer_params()["segment"] is False

@@ -297,5 +297,5 @@ class UpperBoundClassifier(NaiveClassifier):
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> UpperBoundClassifier:
         obj = super().from_state(meta, arrays)
-        obj.train_languages_ = list(meta.get("train_languages_", []))
+        obj.train_languages_ = list(meta["train_languages_"])
         return obj

@@ -128,8 +128,7 @@ class Select(Aggregation):
     def from_state(cls, params: dict, meta: dict, arrays: dict[str, np.ndarray], *, kept: Sequence[str]) -> Select:
         policy = cls(**params)
         policy.selected_ = list(kept)
-        l2 = meta.get("selected_l2_")
-        policy.l2_ = bool(l2) if l2 is not None else False
+        policy.l2_ = bool(meta["selected_l2_"])
         policy.scores_ = {}  # not saved
         return policy
 

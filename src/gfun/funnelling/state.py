@@ -13,7 +13,6 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from gfun.core.state import checked_array, load_state, put_state, put_states
-from gfun.funnelling import AGGREGATIONS
 from gfun.funnelling.branch import Branch
 from gfun.funnelling.meta import default_mapper, default_meta
 from gfun.funnelling.policies import make_aggregation
@@ -22,7 +21,7 @@ from gfun.svm.kernel import RBFSVMOvR
 from gfun.views import BUILTIN_VIEWS, class_path
 from gfun.views.normalization import ZScore
 
-__all__ = ["FunnellingStateMixin", "params_from_flat"]
+__all__ = ["FunnellingStateMixin"]
 
 
 class FunnellingStateMixin:
@@ -86,8 +85,6 @@ class FunnellingStateMixin:
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> Any:
         params = dict(meta["params"])
-        if "meta_C" in params:  # the flat parameters of the models saved before the nested estimators
-            params = params_from_flat(params)
         for name, factory in (("meta", default_meta), ("mapper", default_mapper)):
             if isinstance(params.get(name), dict):
                 saved = dict(params[name]["params"])
@@ -105,8 +102,8 @@ class FunnellingStateMixin:
         obj.classes_ = list(meta["classes_"])
         obj.languages_ = list(meta["languages_"])
         obj.n_meta_features_ = int(meta["n_meta_features_"])
-        obj.selected_views_ = meta.get("selected_views_") or [e["letter"] for e in meta["views"]]
-        obj.dropped_views_ = list(meta.get("dropped_views_") or [])
+        obj.selected_views_ = list(meta["selected_views_"])
+        obj.dropped_views_ = list(meta["dropped_views_"])
         obj.random_seed_ = params["random_state"]
         scalers = set(meta["mapper_scalers"])
         n_classes = len(obj.classes_)
@@ -127,15 +124,15 @@ class FunnellingStateMixin:
 
         obj.branches_ = [branch(e, "view") for e in meta["views"]]
         obj.views_ = [b.view for b in obj.branches_]
-        obj.fallback_branches_ = [branch(e, "fallback") for e in meta.get("fallback_views", [])]
+        obj.fallback_branches_ = [branch(e, "fallback") for e in meta["fallback_views"]]
         obj.scaler_ = (ZScore(*(checked_array(arrays, f"scaler/{k}", (obj.n_meta_features_,),
                                               what="one value per meta-feature") for k in ("mean", "scale")))
                        if "scaler/mean" in arrays else None)
-        # the meta-classifier's average training input: saved since explanations, else the z-scoring's mean (the
-        # same numbers); None for an older model without z-scoring
+        # the meta-classifier's average training input (explanations read it), unknown for some models without
+        # z-scoring (see gfun.persistence.legacy)
         obj.meta_input_mean_ = (checked_array(arrays, "meta_input/mean", (obj.n_meta_features_,),
                                               what="one value per meta-feature") if "meta_input/mean" in arrays
-                                else None if obj.scaler_ is None else np.asarray(obj.scaler_.mean, dtype=np.float64))
+                                else None)
         policy = obj._policy()
         obj.aggregation_ = type(policy).from_state(policy.get_params(deep=False), meta, arrays,
                                                    kept=[n for n in obj.selected_views_ if n in obj.view_names_])
@@ -146,60 +143,6 @@ class FunnellingStateMixin:
         obj.meta_ = load_state(RBFSVMOvR, meta["meta"], arrays, "meta/")
         obj.timings_ = {}
         return obj
-
-
-#: The flat parameters of the earlier constructor that went to the meta-classifier, the mappers or both.
-_META_FLAT = {"meta_C": "C", "meta_C_grid": "C_grid", "meta_C_selection": "C_selection", "meta_cv": "cv",
-              "meta_class_weight": "class_weight", "meta_threshold": "threshold", "probability": "probability"}
-_SHARED_FLAT = {"gamma": "gamma", "kernel_approximation": "approximation", "n_components": "n_components",
-                "max_memory": "max_memory"}
-_POLICY_FLAT = {"train_posteriors": "train_posteriors", "meta_validation": "validation", "meta_zscore": "zscore",
-                "block_l2": "block_l2"}
-_SELECT_FLAT = {"select_cv": "cv", "select_score": "score", "select_average": "average"}
-
-
-def params_from_flat(flat: dict[str, Any]) -> dict[str, Any]:
-    """The parameters of :class:`~gfun.funnelling.generalized.GeneralizedFunnelling` from the flat parameters of a
-    model saved before the meta-classifier, the mappers and the aggregation policy became nested estimators.
-
-    Every flat parameter becomes the parameter of the nested estimator it configured, so the loaded model predicts
-    exactly as it did.
-    """
-    flat = dict(flat)
-    meta = {new: flat.pop(old) for old, new in _META_FLAT.items() if old in flat}
-    mapper = {"C": flat.pop("mapper_C", 1.0)}
-    for old, new in _SHARED_FLAT.items():
-        if old in flat:
-            meta[new] = mapper[new] = flat[old]
-            flat.pop(old)
-    for key in ("C_grid", "C_selection"):
-        if key in meta:
-            mapper[key] = meta[key]
-    cv = flat.pop("cv", 5)
-    mapper["cv"] = cv
-    if "C_grid" in meta:
-        meta["C_grid"] = mapper["C_grid"] = tuple(meta["C_grid"])
-    policy_name = flat.pop("aggregation", "select")
-    policy = {new: flat.pop(old) for old, new in _POLICY_FLAT.items() if old in flat}
-    select = {new: flat.pop(old) for old, new in _SELECT_FLAT.items() if old in flat}
-    if policy_name not in AGGREGATIONS:
-        raise ValueError(f"unknown aggregation {policy_name!r}")
-    aggregation = make_aggregation(policy_name).set_params(**policy, **(select if policy_name == "select" else {}))
-    view_params = {k: dict(v) for k, v in (flat.pop("view_params", None) or {}).items()}
-    first_tier_C = flat.pop("first_tier_C", 1.0)
-    views = flat["views"]
-    letters = isinstance(views, str)
-    if letters and "x" in views.lower():
-        x = view_params.setdefault("x", {})
-        x.setdefault("C", first_tier_C)
-        x.setdefault("cv", cv)
-    if letters and "w" in views.lower():
-        view_params.setdefault("w", {}).setdefault("cv", cv)
-    out = {k: flat[k] for k in ("views", "normalize", "cv_groups", "zero_shot_views", "memory", "n_jobs",
-                                "random_state", "verbose") if k in flat}
-    out.update(view_params=view_params or None, aggregation=aggregation,
-               meta=default_meta().set_params(**meta), mapper=default_mapper().set_params(**mapper))
-    return out
 
 
 def _jsonable(params: dict) -> dict:

@@ -56,6 +56,7 @@ cannot prove that it wrote it): delete it or choose another directory.
 
 Modules: :mod:`gfun.persistence.directory` (file names, marker, pointer, the estimators' allow-list),
 :mod:`gfun.persistence.saving` (:func:`~gfun.persistence.saving.save_model`: destination checks, locking, versions,
-atomic writes) and :mod:`gfun.persistence.loading` (:func:`~gfun.persistence.loading.load_model`: manifest checks,
-safe opening, verification, rebuild). The fitted states themselves are flattened by :mod:`gfun.core.state`.
+atomic writes), :mod:`gfun.persistence.loading` (:func:`~gfun.persistence.loading.load_model`: manifest checks,
+safe opening, verification, rebuild) and :mod:`gfun.persistence.legacy` (every older shape of a saved state brought to
+today's before it is rebuilt). The fitted states themselves are flattened by :mod:`gfun.core.state`.
 """

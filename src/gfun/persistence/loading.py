@@ -51,6 +51,7 @@ from gfun.persistence.directory import (
     _read_marker,
     estimator_class,
 )
+from gfun.persistence.legacy import upgrade
 from gfun.persistence.libraries import LIBRARIES, library_versions, raising_library
 
 __all__ = ["load_model", "model_description", "read_manifest"]
@@ -465,6 +466,7 @@ def _load_once(root: Path) -> tuple[Any, dict, Path]:
             if version is None:
                 raise DamagedModelError(f"{root}: {name} is missing") from None
             raise _VersionVanished(version, name) from None
+    meta, arrays = upgrade(manifest["estimator"], meta, arrays, format_version=manifest["format_version"])
     _check_values(meta, arrays, where, manifest)
     model = _rebuild(estimator_class(manifest["estimator"]), meta, arrays, where, manifest.get("libraries"))
     _probe(model, where, manifest)

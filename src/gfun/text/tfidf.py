@@ -350,7 +350,7 @@ class TfidfVectorizer(BaseEstimator):
             raise ValueError(f"not a TfidfVectorizer state (format={meta.get('format')!r})")
         if meta.get("version") != STATE_VERSION:
             raise ValueError(f"unsupported TfidfVectorizer state version {meta.get('version')!r}")
-        params = {"segment": False, **meta["params"]}  # saved before segmentation existed: runs stay whole
+        params = dict(meta["params"])
         params["dtype"] = np.dtype(params["dtype"]).type
         lang = params.pop("lang")
         est = cls(lang, **params)

@@ -456,8 +456,7 @@ class RecurrentView(ViewGenerator):
         obj.vectorizers_ = {lang: load_state(TfidfVectorizer, meta["vectorizers"][lang], arrays, f"{lang}/vec/")
                             for lang in obj.languages_}
         obj.device_ = loading_device(obj.device, what="the R network")
-        # states saved without hidden_size_ (by a gfun whose presets did not set it): the parameter's value
-        obj.hidden_size_ = int(meta.get("hidden_size_", obj.hidden_size))
+        obj.hidden_size_ = int(meta["hidden_size_"])
         obj.heldout_idx_ = None  # only the fit needs it
         net = _net_class()(int(meta["n_rows"]), obj.embedding_dim_, obj.hidden_size_, int(meta["n_classes"]),
                            float(obj.dropout))
