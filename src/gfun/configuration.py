@@ -45,10 +45,10 @@ logger = logging.getLogger(__name__)
 #: View letters of the paper that gfun does not implement yet, with the reason shown to the user (none left).
 UNAVAILABLE_VIEWS: dict[str, str] = {}
 
-#: The views of ``gfun train`` without ``--views``: among the configurations that fit in at most a minute on debtags
-#: run 0 on 2 cores, the one with the best mean of F1M, F1µ, KM and Kµ over debtags, SIB-200 and EXCEPTIUS
-#: (``benchmarks/bench_pooled.py``, ``benchmarks/bench_debtags.py``, RESULTS.md), without the torch extra and with
-#: it (the M view's word vectors come from the offline encoder that extra installs).
+#: The views of ``gfun train`` without ``--views``: among the configurations quick to fit on a small machine, the one
+#: with the best mean of F1M, F1µ, KM and Kµ over debtags, SIB-200 and EXCEPTIUS (``benchmarks/bench_pooled.py``,
+#: ``benchmarks/bench_debtags.py``), without the torch extra and with it (the M view's word vectors come from the
+#: offline encoder that extra installs).
 DEFAULT_VIEWS_CORE = "xp"
 DEFAULT_VIEWS_TORCH = "xmp"
 #: The word vectors of the M and R views when ``gfun train`` is not told (sub-word means of the offline encoder).

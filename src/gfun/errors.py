@@ -138,7 +138,7 @@ class DamagedModelError(ModelFormatError):
 class LibraryVersionError(DamagedModelError):
     """Rebuilding a saved model failed inside a library (torch, transformers, scikit-learn ...) installed here in
     another version than the one recorded when it was saved: the message names both versions. A subclass of
-    :class:`DamagedModelError`, which the same failure was reported as before the versions were recorded."""
+    :class:`DamagedModelError`, so that callers catching a damaged model catch it too."""
 
 
 class ReferenceMismatchError(ModelFormatError):

@@ -11,7 +11,6 @@ network on imbalanced multilabel data: one decision threshold per class, the one
 out-of-fold scores of the training documents (:func:`gfun.svm.thresholds.f1_thresholds`). The scores come from
 output layers cross-fitted on the fine-tuned network's vectors of the training documents
 (:meth:`~gfun.neural.fine_tuning.TransformerFineTuner.cross_fitted_logits`): seconds, not another fine-tuning.
-On debtags most of gFun-B's margin over ``bert`` is this threshold (RESULTS.md).
 """
 
 from __future__ import annotations

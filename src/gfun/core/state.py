@@ -6,7 +6,7 @@ each component's arrays under a key prefix. The flattening is written here once:
 :func:`put_states` store a component's (or a dict of components') state under a prefix, :func:`load_state` /
 :func:`load_states` rebuild them, :func:`prefixed` and :func:`sub_arrays` are the two directions of the
 prefixing. This module imports nothing from gfun, so views and estimators use it without importing the file
-machinery of :mod:`gfun.persistence` (which re-exports these functions).
+machinery of :mod:`gfun.persistence`.
 """
 
 from __future__ import annotations

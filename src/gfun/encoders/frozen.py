@@ -112,7 +112,7 @@ def weights_fingerprint(tensors: Sequence[tuple[str, Any]]) -> str:
         arr = np.ascontiguousarray(t.detach().to("cpu").float().numpy())
         h.update(name.encode("utf-8"))
         h.update(str(arr.shape).encode("ascii"))
-        h.update(memoryview(arr).cast("B"))  # no copy of a (possibly 384 MB) embedding table
+        h.update(memoryview(arr).cast("B"))  # no copy of a (possibly large) embedding table
     return h.hexdigest()
 
 

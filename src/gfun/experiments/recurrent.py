@@ -4,7 +4,7 @@ Section 5.2 of the paper runs, many-shot, the configurations with the recurrent 
 vectors only (R_M) or over word vectors concatenated with word-class embeddings (R_MW), alone and with the other
 views (gFun-R_M, -R_MW, -BR_M, -BR_MW, -XR_MW, -XBR_M, -XBR_MW; :data:`RECURRENT_CONFIGS`), and tests each row
 against the best result of the many-shot tables (Tables 3-4). Here the *reference* configurations (by default
-``xm``, the best many-shot configuration in RESULTS.md) are run in the same experiment, on the same runs, and the
+``xm``, the best many-shot configuration) are run in the same experiment, on the same runs, and the
 daggers of the table compare every row with the best row, reference included.
 
 The R view is trained with the preset of its device unless ``view_params["r"]`` names another: ``cpu`` without

@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from gfun.core.atomic import write_bytes_atomic
-from gfun.experiments.keys import check_key_value  # noqa: F401 - also used by the configurations
+from gfun.experiments.keys import check_key_value
 from gfun.metrics.measures import CONTINGENCY_COLUMNS, MEASURES, measures_from_contingency
 
-__all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores", "check_key_value",
+__all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores",
            "drop_view_cache", "evaluate_cell", "experiment_estimator", "load_run", "open_experiment", "run_cells",
            "sample_corpus", "view_memory", "with_view_cache"]
 

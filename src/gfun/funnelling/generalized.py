@@ -458,7 +458,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         """Calibrated posterior of each class (n_docs, n_classes).
 
         Platt sigmoids of the decision scores fitted through 0.5 at score 0, so ``predict_proba(X) > 0.5``
-        is :meth:`predict` (for models saved by gfun 0.x before this rule, the two may differ near 0.5).
+        is :meth:`predict`.
         """
         check_is_fitted(self, "meta_")
         return self.meta_.predict_proba(self.transform(X, langs=langs))

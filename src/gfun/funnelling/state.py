@@ -67,7 +67,7 @@ class FunnellingStateMixin:
             for b in branches:
                 entry = {"letter": b.name, "state": put_state(b.view, f"{prefix}/{b.name}/", arrays)}
                 view = registered_view_name(b.view, b.name)
-                if view != b.name or view not in BUILTIN_VIEWS:  # built-in views keep the layout of gfun 0.1
+                if view != b.name or view not in BUILTIN_VIEWS:  # a built-in view under its letter: the letter
                     entry.update(view=view, **{"class": class_path(type(b.view))})
                 meta[key].append(entry)
         meta["mappers"] = put_states(self.mappers_, "mapper/{}/", arrays)

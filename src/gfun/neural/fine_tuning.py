@@ -243,7 +243,7 @@ class TransformerFineTuner:
                 self.net_.encoder.get_input_embeddings().weight.requires_grad_(False)
             self._setup_frozen(s.get("trainable_layers"))
             ids = self._tokenize(texts)
-            # a 250k-piece vocabulary holds ~290 MB that training does not use: built again when texts come
+            # a large vocabulary holds memory that training does not use: built again when texts come
             self.tokenizer_ = None
             release_free_memory()
             lengths = np.asarray([len(x) for x in ids])
@@ -365,7 +365,7 @@ class TransformerFineTuner:
         self.trainable_layers_ = k
         self.frozen_names_ = names
         # None: computed when first needed (saving): hashing reads every frozen weight, which brings the whole
-        # memory-mapped embedding table (384 MB, of which training reads the rows of the tokens seen) into memory
+        # memory-mapped embedding table (of which training reads the rows of the tokens seen) into memory
         self.base_fingerprint_ = fingerprint
         self.top_layers_ = layers[cut:]
         self.frozen_ = FrozenPass(encoder, cut, pad_id=self.pad_id_, device=self.device_,
@@ -379,7 +379,7 @@ class TransformerFineTuner:
         if backend is None:
             raise ValueError(f"the tokenizer of {self.model!r} is not a fast (tokenizers) tokenizer")
         self.tokenizer_json_ = backend.to_str()  # as loaded, before _tokenize sets truncation and padding
-        # the freshly loaded backend itself, not a copy: a 250k-piece vocabulary costs ~280 MB per copy
+        # the freshly loaded backend itself, not a copy: a large vocabulary is costly to copy
         self.tokenizer_ = backend
         pad = hf_tokenizer.pad_token_id
         self.pad_id_ = int(pad if pad is not None else getattr(config, "pad_token_id", 0) or 0)
@@ -497,7 +497,7 @@ class TransformerFineTuner:
         self.fit_seconds_ = float(meta["fit_seconds"])
         # the precision it was trained in (a state saved before gfun recorded it: "auto" read as CUDA only)
         self.amp_ = bool(meta["amp"]) if "amp" in meta else self._resolve_amp(cpu=False)
-        # the base's freshly loaded backend tokenizer itself (no ~280 MB copy), or the saved one
+        # the base's freshly loaded backend tokenizer itself (no copy), or the saved one
         self.tokenizer_ = backend if base is not None else tokenizers.Tokenizer.from_str(self.tokenizer_json_)
         known = base["sha256"] if base is not None and meta.get("trainable_layers") is not None else None
         self._setup_frozen(meta.get("trainable_layers"), known)  # the base was checked against that fingerprint
@@ -558,7 +558,7 @@ def cpu_has_bfloat16() -> bool:
 
 
 #: oneDNN primitives kept in its cache (its default is 1,024): bfloat16 matrix products of batches of every width
-#: fill a large cache with primitives of shapes that rarely come back, about 1 GB on debtags run 0.
+#: fill a large cache with primitives of shapes that rarely come back.
 ONEDNN_CACHE_CAPACITY = 16
 
 

@@ -96,7 +96,7 @@ def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomput
                              class_weight=_libsvm_weights(y, class_weight), cache_size=cache_size)
         if fast is not None:  # None: the private function changed (see gfun.svm.sklearn_private)
             return fast
-    from sklearn.svm import SVC  # the fallback only: its import costs 40 ms of every start
+    from sklearn.svm import SVC  # the fallback only: importing it would slow every start
 
     svm = SVC(C=C, kernel="precomputed" if precomputed else "rbf", gamma=gamma, class_weight=class_weight,
               tol=tol, cache_size=cache_size)
@@ -108,7 +108,7 @@ def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomput
 def _support_decisions(Xte: np.ndarray, Xtr: np.ndarray, models: list, gamma: float) -> np.ndarray:
     """Decision scores ``(n_te, len(models))`` of one class's models on ``Xte``, by the kernel of their support
     vectors (rows of ``Xtr``); a model repeated (the path's early exit) is not computed again."""
-    from sklearn.metrics.pairwise import rbf_kernel  # here: importing sklearn.metrics costs 0.1 s of every start
+    from sklearn.metrics.pairwise import rbf_kernel  # here: importing sklearn.metrics would slow every start
 
     out = np.empty((Xte.shape[0], len(models)))
     for g, (sup, dual, b) in enumerate(models):
@@ -205,11 +205,10 @@ class RBFSVMOvR(BaseEstimator):
     n_jobs : int, optional
         Threads training binary SVMs in parallel (libsvm releases the GIL; the Gram matrix is shared).
     support_dtype : {"float64", "float32"}
-        Precision in which the support vectors are kept (and saved) once fitted: ``"float32"`` halves the
-        largest array of a fitted model (a mapper over 6,500 training documents of 384 features: 19.9 MB
-        in float64). The cast happens at the end of :meth:`fit`, so the fitted model is the one saved and
-        loaded; decision scores are still computed in float64 (small calls keep the widened copy, see
-        :data:`KEEP_WIDE_SUPPORT_BELOW`).
+        Precision in which the support vectors are kept (and saved) once fitted: ``"float32"`` halves the largest array
+        of a fitted model (``n_support x n_features`` values). The cast happens at the end of :meth:`fit`, so the fitted
+        model is the one saved and loaded; decision scores are still computed in float64 (small calls keep the widened
+        copy, see :data:`KEEP_WIDE_SUPPORT_BELOW`).
     random_state : int, optional
         Seed of the cross-validation folds.
     verbose : bool
@@ -753,7 +752,7 @@ class RBFSVMOvR(BaseEstimator):
         """The support vectors in float64 (the kernel is computed in float64) and their squared norms.
 
         float32 support vectors are widened for the kernel; a call on fewer than :data:`KEEP_WIDE_SUPPORT_BELOW`
-        samples (a served request) keeps the widened copy for the next calls (20 MB for 6,500 x 384), where
+        samples (a served request) keeps the widened copy for the next calls, where
         widening at every call would cost more than the kernel itself; a larger call (training, a test set)
         widens once for all its samples and keeps nothing. Never saved, never pickled; the same bits either way.
         """

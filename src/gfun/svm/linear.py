@@ -176,8 +176,8 @@ def make_folds(n_samples: int, n_splits: int, random_state: int | None,
 def _shuffled_kfold(n_samples: int, k: int, random_state: object) -> list[tuple[np.ndarray, np.ndarray]]:
     """The splits of scikit-learn's ``KFold(k, shuffle=True, random_state=random_state)``, index for index: the
     samples shuffled by the seed's generator, the first ``n_samples % k`` folds one sample larger, each fold's
-    training and test indices in ascending order. (Importing ``sklearn.model_selection`` costs 0.12 s of every
-    start of gfun.)"""
+    training and test indices in ascending order, without importing ``sklearn.model_selection`` at every start of
+    gfun."""
     from sklearn.utils import check_random_state
 
     order = np.arange(n_samples)

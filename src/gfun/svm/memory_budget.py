@@ -11,8 +11,8 @@ import re
 
 __all__ = ["DEFAULT_MAX_MEMORY", "LIBSVM_CACHE_MB", "exact_memory", "parse_memory"]
 
-#: Default memory budget of one exact kernel SVM: what a 2-core, 8 GB machine can give the meta-classifier
-#: besides the rest of a fit (exact up to ~14,000 training vectors).
+#: Default memory budget of one exact kernel SVM: what a small machine can give the meta-classifier besides the rest
+#: of a fit (the exact path up to about 14,000 training vectors).
 DEFAULT_MAX_MEMORY = "2GB"
 #: Cache of libsvm per binary problem (MB) on a precomputed kernel.
 LIBSVM_CACHE_MB = 200.0

@@ -23,7 +23,7 @@ __all__ = ["CHUNKS_PER_JOB", "CHUNK_ROWS", "from_upper_triangle", "held_out_scor
 #: Rows whose Nystroem features are computed at once (two float64 arrays of ``CHUNK_ROWS x n_components``).
 CHUNK_ROWS = 8192
 #: Chunks per job of the passes over the training vectors. A job of the first pass returns the upper triangle of
-#: every fold's ``F'F`` (``4 cv (n_components + 1)^2`` bytes, 20 MB at 1,000 components and 5 folds): more rows per
+#: every fold's ``F'F`` (``4 cv (n_components + 1)^2`` bytes): more rows per
 #: job send less of it per row, fewer rows balance the jobs better over a few cores.
 CHUNKS_PER_JOB = 1
 

@@ -33,12 +33,11 @@ def rbf_kernel_inplace(X: np.ndarray, Y: np.ndarray | None, gamma: float, *,
     """``sklearn.metrics.pairwise.rbf_kernel(X, Y)`` (``Y=None``: of ``X`` with itself) for float64 arrays, bit for
     bit, computed inside the one ``(len(X), len(Y))`` array it returns.
 
-    scikit-learn's version holds two such arrays at its peak (``-2 * X @ Y.T`` is a second one): 340 MB more for
-    the Gram matrix of 6,500 documents. The same operations in the same order, done in place, give the same bits.
-    They run on blocks of rows (:data:`BLOCK_BYTES`), each kept in cache through all of them, shared among threads
-    for a large kernel computed from the main thread (:data:`THREADED_FROM`): element-wise operations, so the
-    bits are those of one pass over the whole matrix. ``Y_norms``: the squared row norms of ``Y``
-    (``row_norms(Y, squared=True)``) when already known.
+    scikit-learn's version holds two such arrays at its peak (``-2 * X @ Y.T`` is a second one). The same operations in
+    the same order, done in place, give the same bits. They run on blocks of rows (:data:`BLOCK_BYTES`), each kept in
+    cache through all of them, shared among threads for a large kernel computed from the main thread
+    (:data:`THREADED_FROM`): element-wise operations, so the bits are those of one pass over the whole matrix.
+    ``Y_norms``: the squared row norms of ``Y`` (``row_norms(Y, squared=True)``) when already known.
     """
     X = np.asarray(X, dtype=np.float64)
     XX = row_norms(X, squared=True)[:, None]

@@ -144,7 +144,7 @@ def checked(mod: Any, function: str, expected: tuple[str, ...], agrees: Any) -> 
 def import_extension(module: str) -> ModuleType:
     """``importlib.import_module(module)`` for a compiled module of a package, without running the package's
     ``__init__`` when it has not run yet: ``sklearn.svm``'s imports ``sklearn.linear_model``,
-    ``sklearn.model_selection`` and ``sklearn.metrics`` (0.1 s of every start of gfun) for the estimator classes gfun
+    ``sklearn.model_selection`` and ``sklearn.metrics`` (slowing every start of gfun) for the estimator classes gfun
     calls only as fallbacks. The module is registered under its own name, so the package, imported later, uses the
     same module (and the same liblinear generator). Any failure: the plain import."""
     package, _, name = module.rpartition(".")

@@ -4,7 +4,7 @@
 :class:`Analyzer` is ``text -> list[str]``: Unicode NFKC normalisation, case folding, tokenisation,
 stop-word removal (lists of the ``stop-words`` package) and Snowball stemming (``snowballstemmer``).
 Languages without a stemmer or a stop list are only tokenised. The TF-IDF built on it is in
-:mod:`gfun.text.tfidf`; :mod:`gfun.text` re-exports both.
+:mod:`gfun.text.tfidf`.
 
 Tokenisation rules (the same for every language)
 ------------------------------------------------

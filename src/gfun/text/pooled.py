@@ -48,7 +48,7 @@ class PooledTfidf:
         self.max_features = max_features
 
     def _counter(self, vocabulary: dict[str, int] | None = None) -> CountVectorizer:
-        # imported here: sklearn.feature_extraction costs 0.07 s of every start of gfun, P or not
+        # imported here: sklearn.feature_extraction would slow every start of gfun, P or not
         from sklearn.feature_extraction.text import CountVectorizer
 
         return CountVectorizer(ngram_range=self.ngram_range, min_df=1 if vocabulary is not None else self.min_df,

@@ -17,9 +17,9 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from gfun.errors import UnseenLanguageError  # re-exported: raised by every view
+from gfun.errors import UnseenLanguageError
 
-__all__ = ["LanguageCoverage", "LanguageReach", "UnseenLanguageError", "ViewGenerator"]
+__all__ = ["LanguageCoverage", "LanguageReach", "ViewGenerator"]
 
 #: Which languages a fitted view can represent: only those it was trained on, also some others (those a
 #: word-vector source has vectors for), or any language.

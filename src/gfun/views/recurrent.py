@@ -22,7 +22,7 @@ Presets (:data:`RECURRENT_PRESETS`; explicit parameters override them):
     GRU of 256 units, batches of 32 at learning rate 2e-3, up to 30 epochs, patience 5 (the rest as ``"paper"``).
     Why: a CPU affords only a few epochs, and at the paper's batch of 256 they make too few parameter updates for
     the GRU to learn (fewer units alone make epochs cheaper but learn as slowly); batches of 32 at a higher
-    learning rate make eight times as many updates an epoch. The measurements are in RESULTS.md.
+    learning rate make eight times as many updates an epoch.
 
 The held-out split is the one part of the training set the network never trains on (``heldout_idx_``); ``select``
 judges its candidates there (:func:`gfun.funnelling.select.judged_documents`), since the GRU's outputs for the

