@@ -59,8 +59,8 @@ class EncoderLinearClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifi
     min_df : int
         Minimum number of training documents a term occurs in.
     model, prefix, max_length, quantize, batch_size, cache_dir, device
-        The frozen encoder (see :class:`gfun.encoders.document_vectors.DocumentEncoder`); ``cache_dir`` is not
-        saved with the model.
+        The frozen encoder (see :class:`gfun.encoders.document_vectors.DocumentEncoder`; ``cache_dir="auto"``:
+        gfun's cache folder, ``None``: no cache). A cache folder is not saved with the model.
     n_jobs : int, optional
         Classes fitted in parallel.
     random_state : int, optional
@@ -82,7 +82,7 @@ class EncoderLinearClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifi
                  C_grid: Sequence[float] = ENCODER_C_GRID, cv: int = 3, class_weight: str | None = "balanced",
                  loss: str = "log", ngram_range: tuple[int, int] = (1, 2), min_df: int = 2,
                  model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
-                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = None,
+                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = "auto",
                  device: str = "auto", n_jobs: int | None = None, random_state: int | None = None) -> None:
         self.features = features
         self.C = C
@@ -182,7 +182,8 @@ class EncoderLinearClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifi
         params["C_grid"] = list(params["C_grid"])
         params["ngram_range"] = list(params["ngram_range"])
         params["model"] = str(params["model"])
-        params["cache_dir"] = None
+        # a cache folder belongs to the machine that fitted, not to the model: where it is loaded, gfun's own
+        params["cache_dir"] = None if params["cache_dir"] is None else "auto"
         meta = {"params": params, "classes_": self.classes_, "languages_": self.languages_, "C_": self.C_,
                 "cv_scores_": [[c, s] for c, s in self.cv_scores_.items()], "encoder_key_": self.encoder_key_,
                 "tfidf": None}

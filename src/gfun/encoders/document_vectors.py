@@ -63,8 +63,10 @@ class DocumentEncoder:
         int8 dynamic quantisation of the Linear layers; ``"auto"``: on a CPU.
     batch_size : int
         Documents per batch.
-    cache_dir : path-like, optional
-        Folder of the per-text disk cache (see the module docstring); ``None``: no cache.
+    cache_dir : path-like, "auto" or None
+        Folder of the per-text disk cache (see the module docstring); ``"auto"``: gfun's cache folder
+        (``$GFUN_CACHE``, else ``~/.cache/gfun``), where the word vectors are kept too; ``None``: no cache (every
+        call encodes).
     device : str
         ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``...
     progress : bool
@@ -188,7 +190,10 @@ class DocumentEncoder:
     def _cache_folder(self) -> Path | None:
         if not self.cache_dir:
             return None
-        return Path(self.cache_dir) / "document-vectors" / self.key()
+        from gfun.encoders._cache import gfun_cache_dir
+
+        root = gfun_cache_dir() if self.cache_dir == "auto" else Path(self.cache_dir)
+        return root / "document-vectors" / self.key()
 
     def _read_cache(self, digests: np.ndarray) -> dict[bytes, np.ndarray]:
         folder = self._cache_folder()

@@ -111,7 +111,8 @@ class _EncoderParams(ViewGenerator):
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         params = self.get_params()
         params["model"] = str(params["model"])
-        params["cache_dir"] = None  # a cache location belongs to the machine that fitted, not to the model
+        # a cache folder belongs to the machine that fitted, not to the model: where it is loaded, gfun's own
+        params["cache_dir"] = None if params["cache_dir"] is None else "auto"
         meta = {"params": params, "languages_": self.languages_, "n_classes_": self.n_classes_,
                 "encoder_key_": self.encoder_key_}
         arrays = {name.rstrip("_"): getattr(self, name) for name in self._ARRAYS}
@@ -138,9 +139,11 @@ _SHARED_DOC = """    model : str or path-like
         int8 dynamic quantisation of the encoder's Linear layers (``"auto"``: on a CPU).
     batch_size : int
         Documents per batch of the encoder.
-    cache_dir : str, optional
+    cache_dir : str, "auto" or None
         Folder of a disk cache of the document vectors, shared by every estimator with the same encoder (see
-        :class:`~gfun.encoders.document_vectors.DocumentEncoder`). Not saved with the model.
+        :class:`~gfun.encoders.document_vectors.DocumentEncoder`); ``"auto"``: gfun's cache folder (``$GFUN_CACHE``,
+        else ``~/.cache/gfun``); ``None``: none. A refit on documents met before reads their vectors. Not saved
+        with the model.
     device : str
         ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``...
     C : float
@@ -183,7 +186,7 @@ class EncoderPosteriorsView(_EncoderParams):
     description = "encoder posteriors"
 
     def __init__(self, model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
-                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = None,
+                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = "auto",
                  device: str = "auto", C: float = 0.1, class_weight: str | None = "balanced", cv: int = 5,
                  train_posteriors: Literal["cv", "in-sample"] = "cv", n_jobs: int | None = None,
                  random_state: int | None = None, progress: bool = False) -> None:
@@ -256,7 +259,7 @@ class FusedPosteriorsView(_EncoderParams):
 
     def __init__(self, weight: float = 1.0, ngram_range: tuple[int, int] = (1, 2), min_df: int = 2,
                  model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
-                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = None,
+                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = "auto",
                  device: str = "auto", C: float = 0.3, class_weight: str | None = "balanced", cv: int = 5,
                  train_posteriors: Literal["cv", "in-sample"] = "cv", n_jobs: int | None = None,
                  random_state: int | None = None, progress: bool = False) -> None:
