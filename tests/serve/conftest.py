@@ -1,20 +1,50 @@
-"""Fixtures of the `gfun serve` tests: a saved model that serves any language (SIB-200, views X and P)."""
+"""Fixtures of the `gfun serve` tests: saved models (SIB-200: German, Finnish and English) and a real server."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+LANGS = ["de", "fi", "en"]
+
 
 @pytest.fixture(scope="session")
-def any_language_model(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """gFun-XP on SIB-200's German, Finnish and English training sentences (a few seconds): ``select`` keeps X,
-    and P, whose one vocabulary for all languages serves documents of any language, stays for the others."""
+def sib(shared_data: Path):
     from gfun.datasets.sib200 import load_sib200
+
+    return load_sib200(shared_data / "sib200", LANGS)
+
+
+@pytest.fixture(scope="session")
+def model_dir(sib, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A gFun-X model on SIB-200's German, Finnish and English training sentences (a few seconds)."""
     from gfun.funnelling.generalized import GeneralizedFunnelling
 
-    sib = load_sib200(shared_data / "sib200", ["de", "fi", "en"])
+    path = tmp_path_factory.mktemp("serve") / "model"
+    GeneralizedFunnelling(views="x", random_state=0, n_jobs=1).fit(sib.train).save(str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def any_language_model(sib, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """gFun-XP on SIB-200's German, Finnish and English training sentences (a few seconds): ``select`` keeps X,
+    and P, whose one vocabulary for all languages serves documents of any language, stays for the others."""
+    from gfun.funnelling.generalized import GeneralizedFunnelling
+
     path = tmp_path_factory.mktemp("serve-xp") / "model"
     GeneralizedFunnelling(views="xp", random_state=0, n_jobs=1).fit(sib.train).save(str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def running_server() -> Callable:
+    """``running_server(model, args=(...))``: ``gfun serve`` in a child process on a free port of 127.0.0.1, as a
+    context manager yielding its base URL (benchmarks/serve_page.py); the server stops on exit."""
+    pytest.importorskip("fastapi", reason="gfun[serve] is not installed")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from serve_page import running_server
+
+    return running_server

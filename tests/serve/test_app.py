@@ -24,23 +24,6 @@ LANGS = ["de", "fi", "en"]
 
 
 @pytest.fixture(scope="module")
-def sib(shared_data: Path):
-    from gfun.datasets.sib200 import load_sib200
-
-    return load_sib200(shared_data / "sib200", LANGS)
-
-
-@pytest.fixture(scope="module")
-def model_dir(sib, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A gFun-X model on SIB-200's German, Finnish and English training sentences (a few seconds)."""
-    from gfun.funnelling.generalized import GeneralizedFunnelling
-
-    path = tmp_path_factory.mktemp("serve") / "model"
-    GeneralizedFunnelling(views="x", random_state=0, n_jobs=1).fit(sib.train).save(str(path))
-    return path
-
-
-@pytest.fixture(scope="module")
 def service(model_dir: Path) -> ModelService:
     return ModelService(model_dir, max_batch=16, max_body_bytes=20_000)
 
@@ -366,6 +349,40 @@ def test_malformed_bodies_are_400(client: TestClient, body: bytes, message: str)
     assert message in r.json()["detail"]
 
 
+def test_bodies_slow_to_check_do_not_hold_up_other_requests(model_dir: Path, running_server) -> None:
+    """A real server: while bodies built to be slow to check arrive (17 brackets, then a string of escaped quotes
+    never closed, of 60 KB and of 6 MiB; 300 documents in 4 MiB), /health keeps answering within a second, and each
+    body is refused with a 4xx naming why."""
+    import time
+
+    from tests.serve.raw_http import ask
+
+    bodies = [b"[" * 17 + b'"' + b'\\"' * 30_000, b"[" * 17 + b'"' + b'\\"' * (3 * 2**20),
+              json.dumps({"documents": [{"text": "Hallo Welt " * 1300, "lang": "de"}] * 300}).encode()]
+    answers: list[tuple[int, dict, float]] = []
+
+    def attack(port: int) -> None:
+        for body in bodies:
+            answers.append(ask(port, "POST", "/predict", body, timeout=60))
+
+    with running_server(model_dir) as url:
+        port = int(url.rsplit(":", 1)[1])
+        attacker = threading.Thread(target=attack, args=(port,), daemon=True)
+        attacker.start()
+        health = []
+        deadline = time.monotonic() + 60
+        while attacker.is_alive() and time.monotonic() < deadline:
+            health.append(ask(port, "GET", "/health", timeout=5))
+            time.sleep(0.05)
+        attacker.join(timeout=60)
+    assert [(status, "nested more than 16 deep" in a.get("detail", "")) for status, a, _ in answers] == [
+        (400, True), (400, True), (413, False)], answers
+    assert "300 documents in one request" in answers[2][1]["detail"]
+    assert len(health) >= 3 and all(status == 200 for status, _, _ in health), health
+    slowest = max(seconds for _, _, seconds in health)
+    assert slowest < 1.0, f"/health took {slowest:.2f} s while the bodies were checked"
+
+
 @pytest.mark.parametrize("content_type", [None, "text/plain", "text/plain; charset=utf-8",
                                           "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
                                           "application/json; charset=latin-1", "application/jsonx", "text/json"])
@@ -454,58 +471,6 @@ def test_a_model_retrained_under_the_server_is_not_picked_up(service: ModelServi
     assert client.get("/health").json()["created"] == health["created"]
     assert client.post("/predict", json=doc).json()["predictions"] == before
     assert client.post("/predict", json={"documents": [{"text": "Hello", "lang": "en"}]}).status_code == 200
-
-
-def test_gfun_serve_closes_slow_connections_and_caps_them(model_dir: Path) -> None:
-    """A real server (uvicorn on 127.0.0.1) with short limits: silent and slow-header connections are closed after
-    --header-timeout, stalled uploads get 408 after --body-timeout, requests beyond --max-connections get 503."""
-    import socket
-    import time
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from serve_page import running_server
-
-    def connect(port: int) -> socket.socket:
-        s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        return s
-
-    def answer(s: socket.socket) -> bytes:
-        """What the server sends until it closes the connection (bounded by the socket's timeout)."""
-        data = b""
-        while chunk := s.recv(65536):
-            data += chunk
-        return data
-
-    body = json.dumps({"documents": [{"text": "Das Spiel endete mit einem Sieg.", "lang": "de"}]}).encode()
-    request = (b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-               b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body))
-    args = ("--header-timeout", "1", "--body-timeout", "1.5", "--max-connections", "2", "--keep-alive-timeout", "1")
-    with running_server(model_dir, args=args) as url:
-        port = int(url.rsplit(":", 1)[1])
-        silent, slow = connect(port), connect(port)
-        slow.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # the rest of the headers never comes
-        t0 = time.monotonic()
-        assert answer(silent) == b"" and answer(slow) == b""  # closed, not kept open
-        assert 0.5 < time.monotonic() - t0 < 5
-        stalled = [connect(port) for _ in range(2)]
-        for s in stalled:
-            s.sendall(request + body[:10])  # headers whole, the body stalls
-        time.sleep(0.3)
-        extra = connect(port)
-        extra.sendall(request + body)
-        assert answer(extra).startswith(b"HTTP/1.1 503")  # over --max-connections
-        t0 = time.monotonic()
-        for s in stalled:
-            got = answer(s)
-            assert got.startswith(b"HTTP/1.1 408") and b"--body-timeout" in got, got
-        assert time.monotonic() - t0 < 5
-        for s in [silent, slow, *stalled, extra]:
-            s.close()
-        ok = connect(port)  # the connections are freed: the server answers again
-        ok.sendall(request + body)
-        got = answer(ok)
-        ok.close()
-        assert got.startswith(b"HTTP/1.1 200") and b'"labels"' in got, got
 
 
 # ---------------------------------------------------------------------------------------------- fuzz

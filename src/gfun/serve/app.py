@@ -42,11 +42,14 @@ another origin can send without a preflight are refused), a body over ``max_body
 and a body that does not arrive whole within ``body_timeout`` seconds of its headers (408; ``--body-timeout``).
 :meth:`ModelService.parse <gfun.serve.service.ModelService.parse>` refuses with 400 a body that is not UTF-8 JSON,
 JSON nested deeper than :data:`~gfun.serve.json_body.MAX_JSON_DEPTH`, numbers longer than
-:data:`~gfun.serve.json_body.MAX_NUMBER_CHARS` characters or not finite, and strings with lone surrogates. Uvicorn
-(its pure-Python h11 protocol) closes a connection whose request line and headers do not arrive within
+:data:`~gfun.serve.json_body.MAX_NUMBER_CHARS` characters or not finite, and strings with lone surrogates; the
+nesting is measured in one linear pass before decoding, and a body is checked, and its documents labelled, in a
+worker thread, so that the event loop stays free to answer other requests (``/health`` runs on it). Uvicorn (its
+pure-Python h11 protocol) closes a connection whose request line and headers do not arrive within
 ``header_timeout`` seconds (``--header-timeout``; idle keep-alive connections after ``keep_alive_timeout``,
-``--keep-alive-timeout``), answers 400 to headers over 16 KiB, and 503 to requests on connections beyond
-``max_connections`` (``--max-connections``).
+``--keep-alive-timeout``) and answers 400 to headers over 16 KiB. At most ``max_connections`` connections are
+served at once (``--max-connections``; :mod:`gfun.serve.connections`): a new one at the cap closes the connection
+idle the longest, and when every one is busy, its request is answered 503 (``GET /health`` is still answered).
 Responses name the model by its directory's name, never its path.
 
 The model is loaded once, at start: a model retrained into the same directory while the server runs is not picked
@@ -65,6 +68,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
@@ -89,6 +93,9 @@ __all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_HEADER_TIMEOUT", "DEFAULT_KEEP_ALIVE
 
 logger = logging.getLogger(__name__)
 
+#: Request bodies checked at once, each in a worker thread (more wait their turn; few, so that the event loop,
+#: which answers ``/health``, does not queue behind many threads for the interpreter).
+BODY_CHECK_THREADS = 2
 #: Files of the page, served under ``/static/`` (and ``/`` for ``index.html``).
 STATIC_FILES = {"index.html": "text/html", "page.js": "text/javascript", "page.css": "text/css",
                 "docs.html": "text/html"}
@@ -108,9 +115,9 @@ def create_app(service: ModelService, *, allowed_hosts: frozenset[str] | None = 
     from gfun.core.optional import import_optional
 
     fastapi = import_optional("fastapi", extra="serve", purpose="gfun serve")
+    from anyio import to_thread
     from fastapi.openapi.utils import get_openapi
     from fastapi.responses import JSONResponse, Response
-    from starlette.concurrency import run_in_threadpool
 
     from gfun import __version__
 
@@ -144,7 +151,7 @@ def create_app(service: ModelService, *, allowed_hosts: frozenset[str] | None = 
         return page(name)
 
     @app.get("/health", summary="Liveness: the model is loaded and the service answers")
-    def health() -> dict[str, Any]:
+    async def health() -> dict[str, Any]:  # on the event loop: never waits for a worker thread
         return service.health()
 
     @app.get("/model", summary="The served model: classes, languages, views, training settings, versions")
@@ -152,10 +159,21 @@ def create_app(service: ModelService, *, allowed_hosts: frozenset[str] | None = 
         return service.info()
 
     error = {"model": schemas["Error"]}
+    checking = threading.BoundedSemaphore(BODY_CHECK_THREADS)  # a thread's, not a loop's: test clients run many
+
+    def check(parse: Any, body: bytes) -> Any:
+        with checking:
+            return parse(body)
+
+    async def answer(request: Any, parse: Any, work: Any) -> Any:
+        """The answer to a POST: its body (read whole, in time and within limits by the guard) checked, the work
+        done and the answer encoded, each in a worker thread, so that the event loop stays free for other requests."""
+        body = await request.body()
+        parsed = await to_thread.run_sync(check, parse, body)
+        return await to_thread.run_sync(lambda: JSONResponse(work(*parsed)))
 
     async def predict(request):  # type: ignore[no-untyped-def]  # annotated below: FastAPI injects the request
-        records, top_k = service.parse(await request.body())  # read whole, in time and within limits by the guard
-        return await run_in_threadpool(service.predict, records, top_k)
+        return await answer(request, service.parse, service.predict)
 
     predict.__annotations__ = {"request": fastapi.Request, "return": Any}
     app.post("/predict", summary="Label a batch of documents",
@@ -165,8 +183,7 @@ def create_app(service: ModelService, *, allowed_hosts: frozenset[str] | None = 
                  "schema": {"$ref": "#/components/schemas/PredictRequest"}}}}})(predict)
 
     async def explain(request):  # type: ignore[no-untyped-def]  # annotated below, as predict
-        records, options = service.parse_explain(await request.body())
-        return await run_in_threadpool(service.explain, records, options)
+        return await answer(request, service.parse_explain, service.explain)
 
     explain.__annotations__ = {"request": fastapi.Request, "return": Any}
     app.post("/explain", summary="Explain the labels of a few documents: each view's contribution and the words",
@@ -225,6 +242,5 @@ def serve(model_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8000, m
     if hosts is not None and host in ("0.0.0.0", "::"):
         logger.warning("listening on every interface, but answering only requests addressed to %s "
                        "(add the names clients use with --allow-host)", ", ".join(sorted(hosts)))
-    # limit_concurrency counts the connection asking too: max_connections + 1 lets that many hold a request each
-    uvicorn.run(app, host=host, port=port, log_level=log_level, workers=1, http=http_protocol(header_timeout),
-                limit_concurrency=int(max_connections) + 1, timeout_keep_alive=keep_alive_timeout)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, workers=1,
+                http=http_protocol(header_timeout, int(max_connections)), timeout_keep_alive=keep_alive_timeout)
