@@ -883,3 +883,29 @@ def test_build_estimator_has_the_word_vectors_of_gfun_train(views: str) -> None:
     explicit = build_estimator(views, view_params={"m": {"source": "e5"}, "r": {"source": "e5"}})
     assert all(explicit.get_params(deep=False)["view_params"][letter]["source"] == "e5"
                for letter in set(views) & {"m", "r"})
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["train", "--train", "t.jsonl", "--model", "m", "--seed", "99999999999999999999"],
+     "argument --seed: must be an integer from 0 to 4294967295"),
+    (["train", "--train", "t.jsonl", "--model", "m", "--seed", "-1"], "argument --seed: must be an integer from 0"),
+    (["train", "--train", "t.jsonl", "--model", "m", "--trainable-layers", "-5"],
+     "argument --trainable-layers: must be an integer of 0 or more"),
+    (["train", "--train", "t.jsonl", "--model", "m", "--n-jobs", "many"], "argument --n-jobs: must be an integer"),
+    (["demo", "--seed", "-2"], "argument --seed: must be an integer from 0"),
+    (["explain", "--model", "m", "--input", "x", "--top-k", "0"], "argument --top-k: must be a positive integer"),
+    (["explain", "--model", "m", "--input", "x", "--top-words", "-1"], "argument --top-words: must be an integer of 0"),
+    (["plot", "wce", "--train", "t", "--out", "p.png", "--dpi", "100000"],
+     "argument --dpi: must be an integer from 1 to 1200"),
+    (["plot", "wce", "--train", "t", "--out", "p.png", "--top", "0"], "argument --top: must be a positive integer"),
+    (["datasets", "stats", "demo", "--run", "-1"], "argument --run: must be an integer of 0 or more"),
+    (["experiment", "many-shot", "--runs", "0"], "argument --runs: must be a positive integer"),
+])
+def test_numbers_outside_their_range_are_usage_errors_naming_the_option(argv: list[str], message: str,
+                                                                         capsys) -> None:
+    """A seed numpy cannot take, a resolution that asks for gigabytes, a negative run: one usage line naming the
+    option, before anything runs (they were a traceback, an error naming no option, or silently accepted)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["-q", *argv])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err and "Traceback" not in err, err

@@ -31,6 +31,13 @@ __all__ = ["add_datasets_parser", "build_dataset", "check_build_destination", "c
 logger = logging.getLogger(__name__)
 
 
+def _run_index(value: str) -> int:
+    """argparse ``type`` of ``--run``: a run index, 0 or more."""
+    from gfun.cli.options import int_type
+
+    return int_type(0)(value)
+
+
 def _error(message: str, status: int = 1) -> int:
     sys.stderr.write(f"gfun datasets: error: {message}\n")
     return status
@@ -225,7 +232,7 @@ def add_datasets_parser(subparsers: Any) -> argparse.ArgumentParser:
     p_stats = sub.add_parser("stats", help="Table-1-style statistics of one run of a dataset")
     p_stats.add_argument("name", help="dataset name (see 'gfun datasets list')")
     p_stats.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/NAME)")
-    p_stats.add_argument("--run", type=int, default=0, help="run index (default 0)")
+    p_stats.add_argument("--run", type=_run_index, default=0, help="run index (default 0)")
     p_stats.add_argument("--langs", default=None, help=_LANGS_HELP)
     p_stats.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p_stats.add_argument("--no-features", action="store_true", help="skip the (slower) feature counts")
@@ -237,7 +244,7 @@ def add_datasets_parser(subparsers: Any) -> argparse.ArgumentParser:
                          "refused unless --force)")
     p_build.add_argument("--force", action="store_true", help="replace the files of an earlier build in --out")
     p_build.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/NAME)")
-    p_build.add_argument("--run", type=int, default=0, help="run index (default 0)")
+    p_build.add_argument("--run", type=_run_index, default=0, help="run index (default 0)")
     p_build.add_argument("--langs", default=None, help=_LANGS_HELP)
     p_build.add_argument("--english", action="store_true",
                          help="debtags: also write each record's English original (text_en), which gfun train --method "

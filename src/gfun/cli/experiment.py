@@ -15,7 +15,10 @@ from gfun.cli.options import (  # shared with the main CLI
     add_neural_arguments,
     add_view_param_argument,
     check_modules,
+    int_type,
+    n_jobs_type,
     parse_view_params,
+    seed_type,
     word_vectors_type,
 )
 from gfun.metrics.columns import columns_help
@@ -164,7 +167,7 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
                                                "what its tables show"))
         p.add_argument("--dataset", default=None, help="dataset name (see `gfun datasets list`); --quick: demo")
         p.add_argument("--data-dir", default=None, help="the dataset's folder (default: $GFUN_DATA/<dataset>)")
-        p.add_argument("--runs", type=int, default=None, help="number of runs (default 10; --quick: 2)")
+        p.add_argument("--runs", type=int_type(1), default=None, help="number of runs (default 10; --quick: 2)")
         p.add_argument("--configs", default=None,
                        help=f"comma-separated configurations: naive, fun, pooled, bert, bert-tuned (bert with "
                        f"per-class thresholds tuned on out-of-fold scores), upper (UpperBound: debtags, sib200), "
@@ -187,8 +190,8 @@ def add_experiment_parser(subparsers: Any) -> argparse.ArgumentParser:
                             "encoder-subword:SPEC, vec:DIR (default: e5-subword, as gfun train)")
         add_neural_arguments(p)
         add_view_param_argument(p)
-        p.add_argument("--seed", type=int, default=0, help="base seed (run r uses seed + r)")
-        p.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
+        p.add_argument("--seed", type=seed_type, default=0, help="base seed (run r uses seed + r)")
+        p.add_argument("--n-jobs", type=n_jobs_type, default=1, help=N_JOBS_HELP)
         p.add_argument("--no-plots", action="store_true",
                        help="skip the PNG figures (skipped anyway, with a warning, without matplotlib)")
         p.add_argument("--no-view-cache", action="store_true",

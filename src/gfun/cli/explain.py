@@ -19,6 +19,7 @@ from gfun.cli.options import (
     _out,
     check_input,
     check_modules,
+    int_type,
     plural,
     warn_about_documents,
 )
@@ -88,7 +89,8 @@ def add_explain_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--labels", nargs="+", default=None, metavar="LABEL",
                    help="explain these labels for every document (default: the predicted labels, or the "
                    "best-scoring one when none is predicted)")
-    p.add_argument("--top-k", type=int, default=None, help="explain each document's K best-scoring labels instead")
-    p.add_argument("--top-words", type=int, default=10, help="most words shown per view, up and down (0: none)")
+    p.add_argument("--top-k", type=int_type(1), default=None,
+                   help="explain each document's K best-scoring labels instead")
+    p.add_argument("--top-words", type=int_type(0), default=10, help="most words shown per view, up and down (0: none)")
     p.add_argument("--detect-language", action="store_true", help=argparse.SUPPRESS)  # detection is the default
     p.set_defaults(func=cmd_explain)

@@ -43,6 +43,7 @@ from gfun.cli.options import (
     n_jobs_type,
     parse_view_params,
     plural,
+    seed_type,
     terminal_safe,
     warn_about_documents,
     word_vectors_type,
@@ -103,7 +104,7 @@ def train_estimator(args: argparse.Namespace, setup: tuple[Any, dict | None] | N
     return build_estimator(config, meta_C=args.meta_C, first_tier_C=args.first_tier_C,
                            train_posteriors=args.train_posteriors, normalize=not args.no_normalize,
                            zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
-                           view_params=view_params, n_jobs=args.n_jobs, random_state=args.seed, verbose=True)
+                           meta_threshold=args.meta_threshold, view_params=view_params, n_jobs=args.n_jobs, random_state=args.seed, verbose=True)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -325,6 +326,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--meta-C", type=_parse_C, default=None, help=META_C_HELP)
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
+    p.add_argument("--meta-threshold", choices=("auto", "zero", "validated", "f1", "k"), default="auto",
+                   help="decision threshold rule of the meta-classifier per class: auto (validated with select, "
+                   "stack and wmean, else zero), zero (the SVM's own), validated (0 or F1-optimal, whichever "
+                   "validates better), f1 (F1-optimal), k (K-optimal: recall-aware, favours K and rare classes); "
+                   "default: %(default)s")
     p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
                    help="C of the first-tier linear SVMs")
     p.add_argument("--train-posteriors", choices=("auto", "in-sample", "cv"), default="auto",
@@ -332,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "stack and wmean, in-sample for mean and concat)")
     p.add_argument("--no-normalize", action="store_true", help="disable L2 and z-score normalisation")
     p.add_argument("--n-jobs", type=n_jobs_type, default=1, help=N_JOBS_HELP)
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=seed_type, default=0, help="random seed (0 to 2^32 - 1)")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="label new documents with a saved model", formatter_class=fmt,
@@ -373,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Train Naive, Pooled, Fun, gFun-X and gFun-XP (--full: also gFun-XW, gFun-XMW "
                                    "and gFun-XMP) on the bundled demo data (Debian package descriptions in 5 "
                                    "languages, 30 debtags) and print their test scores averaged over languages.")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=seed_type, default=0, help="random seed (0 to 2^32 - 1)")
     p.add_argument("--n-jobs", type=n_jobs_type, default=1,
                    help=N_JOBS_HELP + "; any number gives the same table")
     p.add_argument("--full", action="store_true",
@@ -533,8 +539,13 @@ def _main(argv: list[str] | None) -> int:
                 return int(args.func(args))
         except BrokenPipeError:
             raise
-        except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError) as exc:
+        except (CorpusFormatError, ModelFormatError, UnseenLanguageError, ValueError, OSError, OverflowError) as exc:
             sys.stderr.write(terminal_safe(f"gfun {args.command}: error: {exc}").replace("\n", " ") + "\n")
+            return 1
+        except MemoryError as exc:  # a size asked for (a resolution, a batch) beyond this machine: one line
+            detail = f" ({exc})" if str(exc) else ""
+            sys.stderr.write(terminal_safe(f"gfun {args.command}: error: out of memory{detail}; ask for less (a "
+                                           "smaller value of the option that sets the size)") + "\n")
             return 1
         except ImportError as exc:
             missing = missing_extra(exc)

@@ -18,8 +18,8 @@ from typing import Any
 
 __all__ = ["GLOBAL_OPTIONS", "INPUT_FORMATS_HELP", "META_C_HELP", "N_JOBS_HELP", "NEURAL_PRESETS", "HelpFormatter",
            "add_global_options", "add_neural_arguments", "add_view_param_argument", "cap_n_jobs", "check_input",
-           "check_modules", "iter_parsers", "n_jobs_type", "parse_view_params", "plural", "terminal_safe",
-           "warn_about_documents", "word_vectors_type"]
+           "check_modules", "int_type", "iter_parsers", "n_jobs_type", "parse_view_params", "plural", "terminal_safe",
+           "seed_type", "warn_about_documents", "word_vectors_type"]
 
 NEURAL_PRESETS = ("paper", "gpu", "cpu")
 #: ``--meta-C`` of ``gfun train`` and ``gfun experiment``: one default, C = 1 for gFun and Fun (docs/benchmarks.md:
@@ -156,6 +156,30 @@ def n_jobs_type(value: str) -> int:
     if n == 0:
         raise argparse.ArgumentTypeError("must not be 0: a positive number of jobs, or -1 for every CPU")
     return n
+
+
+def int_type(minimum: int, maximum: int | None = None) -> Any:
+    """argparse ``type`` of an integer option from ``minimum`` to ``maximum`` (inclusive; ``None``: no upper bound):
+    argparse names the option, ``argument --seed: must be an integer from 0 to 4294967295, got '-1'``."""
+    if maximum is None:
+        what = "a positive integer" if minimum == 1 else f"an integer of {minimum} or more"
+    else:
+        what = f"an integer from {minimum} to {maximum}"
+
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {value!r}") from None
+        if n < minimum or (maximum is not None and n > maximum):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {value!r}")
+        return n
+
+    return parse
+
+
+#: ``--seed``: what numpy's random generators take.
+seed_type = int_type(0, 2**32 - 1)
 
 
 def cap_n_jobs(n_jobs: int | None, logger: Any) -> int | None:
@@ -386,7 +410,7 @@ def add_neural_arguments(p: argparse.ArgumentParser, *, saving: bool = False) ->
                    "paper (section 4.3/5 settings: batch 4, length 512, up to 50 epochs), gpu (10 epochs, length "
                    "256, head lr 1e-3), cpu (b: only the top layer fine-tuned on a frozen pass computed once per "
                    "document, int8 frozen layers, length 256, 6 epochs)")
-    p.add_argument("--trainable-layers", type=int, default=None,
+    p.add_argument("--trainable-layers", type=int_type(0), default=None,
                    help="b view: fine-tune only the top K transformer layers (and the output layer) on a frozen pass "
                    "computed once per document; 0: the frozen encoder's vector (default: the preset's)")
     if saving:

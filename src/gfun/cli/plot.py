@@ -13,6 +13,9 @@ __all__ = ["add_plot_parser", "cmd_plot_wce", "parse_words"]
 
 logger = logging.getLogger(__name__)
 
+#: The highest ``--dpi``: a print resolution (higher ones ask for gigabytes of pixels).
+MAX_DPI = 1200
+
 
 def parse_words(text: str | None) -> list[tuple[str, str]] | None:
     """``"en:editor,de:Editor"`` -> ``[("en", "editor"), ("de", "Editor")]`` (``None`` for no text).
@@ -88,7 +91,7 @@ def save_exactly(fig: Any, path: str, *, dpi: int) -> str:
 
 def add_plot_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``plot`` and its sub-command ``wce`` on the main parser's ``subparsers``."""
-    from gfun.cli.options import HelpFormatter
+    from gfun.cli.options import HelpFormatter, int_type
 
     parser = subparsers.add_parser("plot", help="the paper's figures that are not experiment outputs (Figure 2)",
                                    formatter_class=HelpFormatter)
@@ -106,10 +109,10 @@ def add_plot_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "association times the log of their document frequency, one class per term first: no "
                         "term of a single document)")
     p.add_argument("--languages", default=None, help="languages of the default rows (default: the first 3)")
-    p.add_argument("--top", type=int, default=4, help="default rows per language")
+    p.add_argument("--top", type=int_type(1), default=4, help="default rows per language")
     p.add_argument("--show-classes", default=None, help="comma-separated classes to show (default: every class)")
     p.add_argument("--title", default=None, help="figure title")
-    p.add_argument("--dpi", type=int, default=150, help="resolution of the PNG")
+    p.add_argument("--dpi", type=int_type(1, MAX_DPI), default=150, help="resolution of the PNG (dots per inch)")
     p.add_argument("--out", required=True,
                    help="output image, written at exactly this path: PNG, or the format its suffix names (.pdf, "
                    ".svg...)")
