@@ -104,7 +104,7 @@ def train_estimator(args: argparse.Namespace, setup: tuple[Any, dict | None] | N
     return build_estimator(config, meta_C=args.meta_C, first_tier_C=args.first_tier_C,
                            train_posteriors=args.train_posteriors, normalize=not args.no_normalize,
                            zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
-                           meta_threshold=args.meta_threshold, view_params=view_params, n_jobs=args.n_jobs, random_state=args.seed, verbose=True)
+                           view_params=view_params, n_jobs=args.n_jobs, random_state=args.seed, verbose=True)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -326,11 +326,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--meta-C", type=_parse_C, default=None, help=META_C_HELP)
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
-    p.add_argument("--meta-threshold", choices=("auto", "zero", "validated", "f1", "k"), default="auto",
-                   help="decision threshold rule of the meta-classifier per class: auto (validated with select, "
-                   "stack and wmean, else zero), zero (the SVM's own), validated (0 or F1-optimal, whichever "
-                   "validates better), f1 (F1-optimal), k (K-optimal: recall-aware, favours K and rare classes); "
-                   "default: %(default)s")
     p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
                    help="C of the first-tier linear SVMs")
     p.add_argument("--train-posteriors", choices=("auto", "in-sample", "cv"), default="auto",
