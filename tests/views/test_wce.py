@@ -108,7 +108,7 @@ def test_views_compose_tfidf_wce_sif_l2(full_view: WordClassEmbeddingView, demo)
 def test_in_sample_training_views_equal_transform_and_cv_differs(demo) -> None:
     train = _sample(demo[0], 60, 0)
     texts, langs = _arrays(train)
-    view = WordClassEmbeddingView()
+    view = WordClassEmbeddingView(train_views="in-sample")
     Z = view.fit_transform(texts, langs, train.Y)
     np.testing.assert_allclose(Z, view.transform(texts, langs), rtol=1e-5, atol=1e-6)
     cv = WordClassEmbeddingView(train_views="cv", cv=3, random_state=0)

@@ -213,16 +213,10 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         setattr(self, name, value)
         return value
 
-    def _view_defaults(self, name: str) -> dict[str, Any]:
-        """What a letters configuration hands the view ``name`` (given only to views that take it)."""
-        defaults: dict[str, Any] = {"n_jobs": self.n_jobs, "random_state": self._seed()}
-        if name == "x":
-            defaults.update(train_posteriors=self._train_posteriors())
-        elif name == "w":
-            # out-of-fold training views: WCEs estimated on the same documents they represent make the training
-            # views over-optimistic
-            defaults.update(train_views="cv")
-        return defaults
+    def _view_defaults(self) -> dict[str, Any]:
+        """What the estimator hands every view that takes it (see
+        :meth:`~gfun.funnelling.view_spec.NamedViewsMixin._named_views`)."""
+        return {"n_jobs": self.n_jobs, "random_state": self._seed(), "train_posteriors": self._train_posteriors()}
 
     def _train_posteriors(self) -> str:
         """How tier 1 produces the training posteriors (the policy's resolved ``train_posteriors``)."""

@@ -150,11 +150,28 @@ def saved_view_class(name: str, path: str | None) -> type[ViewGenerator]:
 
 
 
+def _set_by_constructor(view: ViewGenerator) -> set[str]:
+    """The parameters of ``view`` that differ from its class's defaults."""
+    import inspect
+
+    defaults = inspect.signature(type(view).__init__).parameters
+    out = set()
+    for key, value in view.get_params(deep=False).items():
+        default = defaults[key].default if key in defaults else inspect.Parameter.empty
+        try:
+            same = bool(value is default or value == default)
+        except (TypeError, ValueError):  # arrays and other values without a plain truth
+            same = False
+        if not same:
+            out.add(key)
+    return out
+
+
 class NamedViewsMixin:
     """The named views of a ``views`` configuration as nested parameters (as :class:`sklearn.pipeline.Pipeline`).
 
     Mixed into :class:`~gfun.funnelling.generalized.GeneralizedFunnelling`, which provides ``views``, ``view_params``
-    and ``_view_defaults(name)`` (what a letters configuration hands each view) and ``_train_posteriors()``.
+    and ``_view_defaults()`` (what the estimator hands every view: see :meth:`_named_views`).
     """
 
     views: Any
@@ -180,22 +197,31 @@ class NamedViewsMixin:
         return extra
 
     def _named_views(self, spec: Any = None) -> list[tuple[str, ViewGenerator]]:
-        """The configured views, unfitted, with their names (new objects: ``views`` is not modified)."""
+        """The configured views, unfitted, with their names (new objects: ``views`` is not modified).
+
+        One rule for every view, named by letter or given as an object: the view's parameters are its own (an
+        object's), then ``view_params``; the estimator then sets the parameters the view takes from it
+        (:attr:`~gfun.views.base.ViewGenerator.from_estimator`: ``n_jobs``, ``random_state``, and for X the
+        policy's ``train_posteriors``) wherever neither gave one (an object's parameter left at its default).
+        """
         from sklearn.base import clone
 
         spec = self.views if spec is None else spec
         extra = self._check_view_params()
         entries = parse_views(spec) if isinstance(spec, str) else list(spec)
+        handed = self._view_defaults()
         out = []
         for name, entry in zip(view_names(spec), entries, strict=True):
+            given = set(extra.get(name) or {})
             if isinstance(entry, str):
-                view = make_view(name, defaults=self._view_defaults(name), **extra.get(name, {}))
+                view = make_view(name, **extra.get(name, {}))
             else:
                 view = clone(entry[1] if isinstance(entry, tuple) else entry)
+                given |= _set_by_constructor(view)
                 if extra.get(name):
                     view.set_params(**extra[name])
-                if self._train_posteriors() == "cv" and "train_posteriors" in view.get_params():
-                    view.set_params(train_posteriors="cv")  # out-of-fold training posteriors for stack, wmean
+            takes = set(getattr(view, "from_estimator", ())) & set(view.get_params(deep=False)) - given
+            view.set_params(**{k: v for k, v in handed.items() if k in takes})
             out.append((name, view))
         return out
 

@@ -77,6 +77,10 @@ class ViewGenerator(BaseEstimator, ABC):
     output: ClassVar[Literal["posteriors", "features"]] = "features"
     #: What the view is, in words, as the log of a fit names it (``"X view (posteriors): fitted in 0.2 s"``).
     description: ClassVar[str] = ""
+    #: The parameters of the view that the estimator sets, among those it has, unless the view is given them
+    #: (``view_params``, ``<name>__<parameter>``, or a view object built with another value than the default):
+    #: ``n_jobs`` and ``random_state`` (the estimator's), ``train_posteriors`` (the aggregation policy's).
+    from_estimator: ClassVar[tuple[str, ...]] = ("n_jobs", "random_state")
 
     @abstractmethod
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:

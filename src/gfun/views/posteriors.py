@@ -110,6 +110,7 @@ class PosteriorsView(ViewGenerator):
 
     letter = "x"
     output = "posteriors"
+    from_estimator = ("n_jobs", "random_state", "train_posteriors")
     description = "posteriors"
 
     def __init__(self, C: float = 1.0, loss: str = "squared_hinge", class_weight: str | None = None,

@@ -27,7 +27,7 @@ without training documents has no WCEs: it is not covered.
 Training views. The paper computes the views of the training documents with the WCEs estimated on
 those same documents (``train_views="in-sample"``). A word seen in one training document then
 carries exactly that document's labels, so training views are cleaner than test views, in the way
-in-sample posteriors are over-confident. ``train_views="cv"`` computes each training document's
+in-sample posteriors are over-confident. ``train_views="cv"`` (the default) computes each training document's
 view with WCEs estimated on the other folds of its language (test views still use the WCEs of all
 the training documents).
 """
@@ -117,7 +117,7 @@ class WordClassEmbeddingView(_TfidfProjectionView):
     description = "word-class embeddings"
 
     def __init__(self, min_df: int = 1, stopwords: bool = True, stem: bool = True, sif: SIFMode = "language",
-                 train_views: Literal["in-sample", "cv"] = "in-sample", cv: int = 5,
+                 train_views: Literal["in-sample", "cv"] = "cv", cv: int = 5,
                  random_state: int | None = None) -> None:
         self.min_df = min_df
         self.stopwords = stopwords
