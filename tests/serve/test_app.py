@@ -321,6 +321,34 @@ def test_serve_without_the_extra_names_it(model_dir: Path, monkeypatch: pytest.M
     assert "gfun serve: error:" in err and "pip install 'gfun[serve]'" in err
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (("--max-body-mb", "inf"), "--max-body-mb must be a positive finite number, got inf"),
+    (("--max-body-mb", "nan"), "--max-body-mb must be a positive finite number, got nan"),
+    (("--max-body-mb", "1e308"), "--max-body-mb is too large to count in bytes, got 1e+308"),
+    (("--max-body-mb", "0"), "--max-body-mb must be a positive finite number, got 0"),
+    (("--port", "70000"), "--port must be a TCP port, an integer from 1 to 65535, got 70000"),
+    (("--port", "-1"), "--port must be a TCP port, an integer from 1 to 65535, got -1"),
+    (("--max-connections", "0"), "--max-connections must be a positive integer, got 0"),
+    (("--max-batch", "-3"), "--max-batch must be a positive integer, got -3"),
+    (("--header-timeout", "inf"), "--header-timeout must be a positive finite number, got inf"),
+    (("--body-timeout", "-1"), "--body-timeout must be a positive finite number, got -1"),
+    (("--keep-alive-timeout", "nan"), "--keep-alive-timeout must be a positive finite number, got nan"),
+])
+def test_serve_options_out_of_range_are_one_line_naming_them(model_dir: Path, capsys: pytest.CaptureFixture,
+                                                             args: tuple[str, ...], message: str) -> None:
+    assert main(["serve", "--model", str(model_dir), *args]) == 1
+    err = capsys.readouterr().err
+    assert err == f"gfun serve: error: {message}\n"
+
+
+def test_serve_refuses_a_port_out_of_range(model_dir: Path) -> None:
+    from gfun.serve.app import serve
+
+    for port in (70000, -1, 8000.5, True):
+        with pytest.raises(ValueError, match="port must be an integer from 0 to 65535"):
+            serve(model_dir, port=port)
+
+
 def test_importing_gfun_does_not_import_the_web_stack() -> None:
     code = ("import sys, gfun, gfun.serve.app, gfun.cli.main; gfun.cli.main.build_parser(); "
             "print(sorted(m for m in ('fastapi', 'starlette', 'uvicorn', 'pydantic') if m in sys.modules))")

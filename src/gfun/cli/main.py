@@ -259,12 +259,29 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_serve_options(args: argparse.Namespace) -> None:
+    """Refuse a ``gfun serve`` option out of its range with a ``ValueError`` naming it (one line, before the model
+    is loaded)."""
+    import math
+
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be a TCP port, an integer from 1 to 65535, got {args.port}")
+    for option, count in (("--max-batch", args.max_batch), ("--max-connections", args.max_connections)):
+        if count < 1:
+            raise ValueError(f"{option} must be a positive integer, got {count}")
+    for option, value in (("--max-body-mb", args.max_body_mb), ("--header-timeout", args.header_timeout),
+                          ("--body-timeout", args.body_timeout), ("--keep-alive-timeout", args.keep_alive_timeout)):
+        if not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"{option} must be a positive finite number, got {value:g}")
+    if not math.isfinite(args.max_body_mb * 2**20):
+        raise ValueError(f"--max-body-mb is too large to count in bytes, got {args.max_body_mb:g}")
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from gfun.serve.app import serve
 
+    _check_serve_options(args)
     check_modules({"fastapi": "gfun serve", "uvicorn": "gfun serve"})  # before the model is loaded
-    if args.max_batch < 1 or args.max_body_mb <= 0:
-        raise ValueError(f"--max-batch and --max-body-mb must be positive, got {args.max_batch} and {args.max_body_mb}")
     serve(args.model, host=args.host, port=args.port, max_batch=args.max_batch,
           max_body_bytes=int(args.max_body_mb * 2**20), max_connections=args.max_connections,
           header_timeout=args.header_timeout, body_timeout=args.body_timeout,

@@ -222,6 +222,8 @@ def serve(model_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8000, m
                         ("body_timeout", body_timeout), ("keep_alive_timeout", keep_alive_timeout)):
         if not value > 0 or not math.isfinite(value):
             raise ValueError(f"{name} must be a positive number, got {value}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be an integer from 0 to 65535 (0: any free port), got {port!r}")
     import_optional("fastapi", extra="serve", purpose="gfun serve")
     uvicorn = import_optional("uvicorn", extra="serve", purpose="gfun serve")
     service = ModelService(model_dir, max_batch=max_batch, max_body_bytes=max_body_bytes)
