@@ -339,7 +339,8 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
                     n_jobs: int | None = None, view_params: dict | None = None, memory: Any = None,
                     zero_shot: bool = False, zero_shot_views: str | None = None, first_tier_C: float | None = None,
                     train_posteriors: str | None = None, normalize: bool | None = None,
-                    meta_class_weight: str | None = None, verbose: bool | None = None) -> Any:
+                    meta_class_weight: str | None = None, meta_threshold: str | None = None,
+                    verbose: bool | None = None) -> Any:
     """The unfitted estimator of a configuration, with overrides: its method's entry in :data:`METHOD_REGISTRY`
     builds it.
 
@@ -366,9 +367,10 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
         (other configurations are unchanged).
     zero_shot_views : str, optional
         Fallback view letters of gFun or Fun (``gfun train --zero-shot-views``); ``zero_shot`` sets ``"m"``.
-    first_tier_C, train_posteriors, normalize, meta_class_weight, verbose : optional
+    first_tier_C, train_posteriors, normalize, meta_class_weight, meta_threshold, verbose : optional
         Parameters of :class:`~gfun.funnelling.generalized.GeneralizedFunnelling` (``normalize`` of gFun only: Fun never
-        normalises); ``None`` keeps the estimator's default.
+        normalises; ``meta_threshold``: the meta-classifier's ``threshold`` rule, e.g. ``"k"``); ``None`` keeps the
+        estimator's default.
 
     Raises
     ------
@@ -384,7 +386,7 @@ def build_estimator(config: Config | str, *, meta_C: float | str | None = None, 
                            n_jobs=n_jobs, view_params=view_params, memory=memory, zero_shot=zero_shot,
                            zero_shot_views=zero_shot_views, first_tier_C=first_tier_C,
                            train_posteriors=train_posteriors, normalize=normalize,
-                           meta_class_weight=meta_class_weight, verbose=verbose)
+                           meta_class_weight=meta_class_weight, meta_threshold=meta_threshold, verbose=verbose)
     return method.build(config, options)
 
 
@@ -416,6 +418,7 @@ class BuildOptions:
     train_posteriors: str | None
     normalize: bool | None
     meta_class_weight: str | None
+    meta_threshold: str | None
     verbose: bool | None
 
     @property
@@ -429,8 +432,9 @@ class BuildOptions:
         ``meta`` (only when C or the class weight differ from the default), ``zero_shot_views``, ``verbose``."""
         from gfun.funnelling.meta import default_meta
 
-        meta = None if self.meta_C == 1.0 and self.meta_class_weight is None else default_meta().set_params(
-            C=self.meta_C, class_weight=self.meta_class_weight)
+        default = self.meta_C == 1.0 and self.meta_class_weight is None and self.meta_threshold in (None, "auto")
+        meta = None if default else default_meta().set_params(
+            C=self.meta_C, class_weight=self.meta_class_weight, threshold=self.meta_threshold or "auto")
         return {k: v for k, v in {"meta": meta, "zero_shot_views": self.zero_shot_views,
                                   "verbose": self.verbose}.items() if v is not None}
 

@@ -47,3 +47,13 @@ def test_k_rule_is_cross_fitted_and_accepted_by_the_meta_classifier():
     assert k_model.predict(X)[:, 0].sum() >= f1_model.predict(X)[:, 0].sum()
     with pytest.raises(ValueError, match="threshold must be one of"):
         RBFSVMOvR(threshold="recall").fit(X, Y)
+
+
+def test_gfun_train_meta_threshold_reaches_the_meta_classifier():
+    from gfun.cli.main import build_parser, train_estimator
+
+    args = build_parser().parse_args(["train", "--train", "t.jsonl", "--model", "m", "--views", "xp",
+                                      "--meta-threshold", "k"])
+    assert train_estimator(args).meta.threshold == "k"
+    args = build_parser().parse_args(["train", "--train", "t.jsonl", "--model", "m", "--views", "xp"])
+    assert train_estimator(args).meta is None  # the default meta-classifier (threshold "auto")

@@ -39,6 +39,7 @@ from gfun.cli.options import (
     cap_n_jobs,
     check_input,
     check_modules,
+    complete_for_model,
     iter_parsers,
     n_jobs_type,
     parse_view_params,
@@ -104,7 +105,8 @@ def train_estimator(args: argparse.Namespace, setup: tuple[Any, dict | None] | N
     return build_estimator(config, meta_C=args.meta_C, first_tier_C=args.first_tier_C,
                            train_posteriors=args.train_posteriors, normalize=not args.no_normalize,
                            zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
-                           view_params=view_params, n_jobs=args.n_jobs, random_state=args.seed, verbose=True)
+                           meta_threshold=args.meta_threshold, view_params=view_params, n_jobs=args.n_jobs,
+                           random_state=args.seed, verbose=True)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -142,7 +144,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from gfun.corpus.files import read_records
     from gfun.corpus.multilingual import MultilingualCorpus
     from gfun.persistence.loading import load_model
-    from gfun.predictions import complete_records, prediction_records
+    from gfun.predictions import prediction_records
 
     if args.detect_language:  # asked for explicitly: the extra is checked before anything is read
         check_modules({"py3langid": "--detect-language"})
@@ -150,8 +152,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     check_prediction_output(args.output, args.input)
     model = load_model(args.model)
     # what gfun serve accepts: documents without an id are numbered, languages detected where missing
-    records, detected = complete_records(read_records(args.input), languages=list(getattr(model, "languages_", [])),
-                                         path=args.input)
+    records, detected = complete_for_model(read_records(args.input), model, path=args.input)
     docs = MultilingualCorpus.from_records(records, list(model.classes_), on_unknown_label="ignore",
                                            path=args.input, on_missing_labels="negative")
     warn_about_documents(model, docs, detected)
@@ -259,28 +260,21 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_serve_options(args: argparse.Namespace) -> None:
-    """Refuse a ``gfun serve`` option out of its range with a ``ValueError`` naming it (one line, before the model
-    is loaded)."""
-    import math
-
-    if not 1 <= args.port <= 65535:
-        raise ValueError(f"--port must be a TCP port, an integer from 1 to 65535, got {args.port}")
-    for option, count in (("--max-batch", args.max_batch), ("--max-connections", args.max_connections)):
-        if count < 1:
-            raise ValueError(f"{option} must be a positive integer, got {count}")
-    for option, value in (("--max-body-mb", args.max_body_mb), ("--header-timeout", args.header_timeout),
-                          ("--body-timeout", args.body_timeout), ("--keep-alive-timeout", args.keep_alive_timeout)):
-        if not (value > 0 and math.isfinite(value)):
-            raise ValueError(f"{option} must be a positive finite number, got {value:g}")
-    if not math.isfinite(args.max_body_mb * 2**20):
-        raise ValueError(f"--max-body-mb is too large to count in bytes, got {args.max_body_mb:g}")
+def _serve_amount(value: str) -> float:
+    """argparse ``type`` of the sizes and timeouts of ``gfun serve``: a positive number below 1e300 (so that a size
+    in MiB counts in bytes); argparse names the option, ``argument --max-body-mb: must be ..., got 'inf'``."""
+    try:
+        amount = float(value)
+    except ValueError:
+        amount = float("nan")
+    if not 0 < amount < 1e300:
+        raise argparse.ArgumentTypeError(f"must be a positive number below 1e300, got {value!r}")
+    return amount
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from gfun.serve.app import serve
 
-    _check_serve_options(args)
     check_modules({"fastapi": "gfun serve", "uvicorn": "gfun serve"})  # before the model is loaded
     serve(args.model, host=args.host, port=args.port, max_batch=args.max_batch,
           max_body_bytes=int(args.max_body_mb * 2**20), max_connections=args.max_connections,
@@ -343,6 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--meta-C", type=_parse_C, default=None, help=META_C_HELP)
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
+    p.add_argument("--meta-threshold", choices=("auto", "zero", "validated", "f1", "k"), default="auto",
+                   help="decision threshold rule of the meta-classifier per class: auto (validated with select, "
+                   "stack and wmean, else zero), zero (the SVM's own), validated (0 or F1-optimal, whichever "
+                   "validates better), f1 (F1-optimal), k (K-optimal: recall-aware, favours K and rare classes); "
+                   "default: %(default)s")
     p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
                    help="C of the first-tier linear SVMs")
     p.add_argument("--train-posteriors", choices=("auto", "in-sample", "cv"), default="auto",
@@ -411,16 +410,22 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(needs gfun[serve]).")
     p.add_argument("--model", required=True, help="directory of a saved model")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
-    p.add_argument("--port", type=int, default=8000, help="TCP port")
-    p.add_argument("--max-batch", type=int, default=256, help="most documents in one request (more: status 413)")
-    p.add_argument("--max-body-mb", type=float, default=8.0, help="largest request body in MiB (larger: status 413)")
-    p.add_argument("--max-connections", type=int, default=32,
-                   help="most connections open at once (requests on more: status 503)")
-    p.add_argument("--header-timeout", type=float, default=10.0,
+    from gfun.cli.options import int_type
+
+    p.add_argument("--port", type=int_type(1, 65535), default=8000, help="TCP port")
+    p.add_argument("--max-batch", type=int_type(1), default=256,
+                   help="most documents in one request (more: status 413)")
+    p.add_argument("--max-body-mb", type=_serve_amount, default=8.0,
+                   help="largest request body in MiB (larger: status 413)")
+    p.add_argument("--max-connections", type=int_type(1), default=32,
+                   help="most connections open at once (a new one closes the one idle longest; when every one "
+                   "is in a request, the new one's request gets status 503, but for GET /health)")
+    p.add_argument("--header-timeout", type=_serve_amount, default=10.0,
                    help="seconds for a request line and headers to arrive (later: the connection is closed)")
-    p.add_argument("--body-timeout", type=float, default=30.0,
+    p.add_argument("--body-timeout", type=_serve_amount, default=30.0,
                    help="seconds for a request body to arrive whole after its headers (later: status 408)")
-    p.add_argument("--keep-alive-timeout", type=float, default=5.0, help="seconds an idle connection stays open")
+    p.add_argument("--keep-alive-timeout", type=_serve_amount, default=5.0,
+                   help="seconds an idle connection stays open")
     p.add_argument("--allow-host", action="append", metavar="NAME",
                    help="also answer requests whose Host header names NAME (repeatable; '*': any host); by default "
                    "only localhost, 127.0.0.1, [::1] and --host (against DNS rebinding; status 400)")
