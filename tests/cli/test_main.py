@@ -909,3 +909,22 @@ def test_numbers_outside_their_range_are_usage_errors_naming_the_option(argv: li
         main(["-q", *argv])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and message in err and "Traceback" not in err, err
+
+
+def test_language_detection_prefers_the_model_languages(tmp_path: Path, capsys) -> None:
+    """A short Danish text is 'no' (0.27) for the detector over every language, so it had no language, or P alone
+    served it: detection among the model's languages names its Danish, and a log line says so."""
+    pytest.importorskip("py3langid")
+    train, _ = load_demo()
+    path = tmp_path / "train.jsonl"
+    _sample(train, 40, ("da", "de", "en")).to_jsonl(path)
+    model = tmp_path / "m"
+    assert main(["-q", "train", "--train", str(path), "--views", "x", "--meta-C", "1", "--model", str(model)]) == 0
+    docs = _write_jsonl(tmp_path / "docs.jsonl", [{"text": "En teksteditor til terminalen"},
+                                                  {"text": "A text editor for the terminal"}])
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), "--input", str(docs)]) == 0
+    out = capsys.readouterr()
+    written = [json.loads(line) for line in out.out.splitlines()]
+    assert [(r["lang"], r["lang_detected"]) for r in written] == [("da", True), ("en", True)]
+    assert "language detection preferred the model's languages: 1 document detected as 'none' -> 'da'" in out.err

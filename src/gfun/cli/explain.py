@@ -19,6 +19,7 @@ from gfun.cli.options import (
     _out,
     check_input,
     check_modules,
+    complete_for_model,
     int_type,
     plural,
     warn_about_documents,
@@ -34,7 +35,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from gfun.corpus.files import read_records
     from gfun.corpus.multilingual import MultilingualCorpus
     from gfun.persistence.loading import load_model
-    from gfun.predictions import complete_records
 
     if args.detect_language:  # asked for explicitly: the extra is checked before anything is read
         check_modules({"py3langid": "--detect-language"})
@@ -50,8 +50,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.model}: a {type(model).__name__} model has no views to explain (gfun explain "
                          "explains gFun and Fun models)")
     # read as gfun predict reads: documents without an id are numbered, languages detected where missing
-    records, _ = complete_records(read_records(args.input), languages=list(getattr(model, "languages_", [])),
-                                  path=args.input)
+    records, _ = complete_for_model(read_records(args.input), model, path=args.input)
     docs = MultilingualCorpus.from_records(records, list(model.classes_), on_unknown_label="ignore", path=args.input,
                                            on_missing_labels="negative")
     t0 = time.perf_counter()

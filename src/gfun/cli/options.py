@@ -18,8 +18,8 @@ from typing import Any
 
 __all__ = ["GLOBAL_OPTIONS", "INPUT_FORMATS_HELP", "META_C_HELP", "N_JOBS_HELP", "NEURAL_PRESETS", "HelpFormatter",
            "add_global_options", "add_neural_arguments", "add_view_param_argument", "cap_n_jobs", "check_input",
-           "check_modules", "int_type", "iter_parsers", "n_jobs_type", "parse_view_params", "plural", "terminal_safe",
-           "seed_type", "warn_about_documents", "word_vectors_type"]
+           "check_modules", "complete_for_model", "int_type", "iter_parsers", "n_jobs_type", "parse_view_params",
+           "plural", "seed_type", "terminal_safe", "warn_about_documents", "word_vectors_type"]
 
 NEURAL_PRESETS = ("paper", "gpu", "cpu")
 #: ``--meta-C`` of ``gfun train`` and ``gfun experiment``: one default, C = 1 for gFun and Fun (docs/benchmarks.md:
@@ -242,6 +242,54 @@ def warn_about_documents(model: Any, docs: Any, detected: Sequence[bool] | None 
         others = [v for v in names if v not in serving]
         log.warning("%s: served by %s alone%s", head, ", ".join(serving),
                     f" ({', '.join(others)} cannot represent it)" if others else "")
+
+
+#: How sure language detection restricted to a model's languages must be to replace what detection among every
+#: language found (a language the model was not trained on, or none at all).
+PREFER_CONFIDENCE = 0.9
+
+
+def complete_for_model(records: list[dict[str, Any]], model: Any, path: str | None = None,
+                       logger: logging.Logger | None = None) -> tuple[list[dict[str, Any]], list[bool]]:
+    """:func:`gfun.predictions.complete_records` (ids numbered, missing languages detected) for documents that
+    ``model`` is to label, with detection preferring the model's languages: a text whose language, detected among
+    every language, is one the model was not trained on (Danish detected as ``no`` for a model trained on ``da``)
+    or none (no language confident enough), is given the model's language it is in when detection among those
+    alone is at least :data:`PREFER_CONFIDENCE` sure; a log line says how many. Returns the records and whether
+    each one's language was detected."""
+    from gfun.core.optional import has_optional
+    from gfun.predictions import complete_records
+
+    log = logger or logging.getLogger("gfun.cli.main")
+    languages = [str(lang) for lang in getattr(model, "languages_", None) or ()]
+    missing = [isinstance(r, dict) and (r.get("lang") is None or not str(r.get("lang")).strip())
+               and isinstance(r.get("text"), str) for r in records]
+    if any(missing) and languages and has_optional("py3langid"):
+        from gfun.errors import LanguageDetectionError
+        from gfun.text.langid import detect_languages
+
+        known = {lang.strip().lower() for lang in languages}
+        records = list(records)
+        changed: dict[tuple[str, str], int] = {}
+        for i in (i for i, m in enumerate(missing) if m):
+            text = records[i]["text"]
+            try:
+                found: str | None = detect_languages([text])[0]
+            except LanguageDetectionError:
+                found = None
+            if found is not None and found.lower() in known:
+                continue
+            try:
+                preferred = detect_languages([text], candidates=languages, min_confidence=PREFER_CONFIDENCE)[0]
+            except (LanguageDetectionError, ValueError):  # not sure enough, or a code the detector does not know
+                continue
+            records[i] = {**records[i], "lang": preferred}
+            changed[(found or "none", preferred)] = changed.get((found or "none", preferred), 0) + 1
+        if changed:
+            log.info("language detection preferred the model's languages: %s", ", ".join(
+                f"{plural(n, 'document')} detected as {a!r} -> {b!r}" for (a, b), n in sorted(changed.items())))
+    out, _ = complete_records(records, languages=languages, path=path)
+    return out, missing
 
 
 def check_input(path: str | None, option: str = "--input") -> None:
