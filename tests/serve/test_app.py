@@ -322,23 +322,26 @@ def test_serve_without_the_extra_names_it(model_dir: Path, monkeypatch: pytest.M
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--max-body-mb", "inf"), "--max-body-mb must be a positive finite number, got inf"),
-    (("--max-body-mb", "nan"), "--max-body-mb must be a positive finite number, got nan"),
-    (("--max-body-mb", "1e308"), "--max-body-mb is too large to count in bytes, got 1e+308"),
-    (("--max-body-mb", "0"), "--max-body-mb must be a positive finite number, got 0"),
-    (("--port", "70000"), "--port must be a TCP port, an integer from 1 to 65535, got 70000"),
-    (("--port", "-1"), "--port must be a TCP port, an integer from 1 to 65535, got -1"),
-    (("--max-connections", "0"), "--max-connections must be a positive integer, got 0"),
-    (("--max-batch", "-3"), "--max-batch must be a positive integer, got -3"),
-    (("--header-timeout", "inf"), "--header-timeout must be a positive finite number, got inf"),
-    (("--body-timeout", "-1"), "--body-timeout must be a positive finite number, got -1"),
-    (("--keep-alive-timeout", "nan"), "--keep-alive-timeout must be a positive finite number, got nan"),
+    (("--max-body-mb", "inf"), "argument --max-body-mb: must be a positive number below 1e300, got 'inf'"),
+    (("--max-body-mb", "nan"), "argument --max-body-mb: must be a positive number below 1e300, got 'nan'"),
+    (("--max-body-mb", "1e308"), "argument --max-body-mb: must be a positive number below 1e300, got '1e308'"),
+    (("--max-body-mb", "0"), "argument --max-body-mb: must be a positive number below 1e300, got '0'"),
+    (("--port", "70000"), "argument --port: must be an integer from 1 to 65535, got '70000'"),
+    (("--port", "-1"), "argument --port: must be an integer from 1 to 65535, got '-1'"),
+    (("--max-connections", "0"), "argument --max-connections: must be a positive integer, got '0'"),
+    (("--max-batch", "-3"), "argument --max-batch: must be a positive integer, got '-3'"),
+    (("--header-timeout", "inf"), "argument --header-timeout: must be a positive number below 1e300, got 'inf'"),
+    (("--body-timeout", "-1"), "argument --body-timeout: must be a positive number below 1e300, got '-1'"),
+    (("--keep-alive-timeout", "x"), "argument --keep-alive-timeout: must be a positive number below 1e300, got 'x'"),
 ])
-def test_serve_options_out_of_range_are_one_line_naming_them(model_dir: Path, capsys: pytest.CaptureFixture,
-                                                             args: tuple[str, ...], message: str) -> None:
-    assert main(["serve", "--model", str(model_dir), *args]) == 1
+def test_serve_options_out_of_range_are_usage_errors_naming_them(model_dir: Path, capsys: pytest.CaptureFixture,
+                                                                 args: tuple[str, ...], message: str) -> None:
+    """Before anything runs: the usage and one line naming the option, never a traceback."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--model", str(model_dir), *args])
     err = capsys.readouterr().err
-    assert err == f"gfun serve: error: {message}\n"
+    assert exit_info.value.code == 2 and "Traceback" not in err, err
+    assert err.splitlines()[-1] == f"gfun serve: error: {message}"
 
 
 def test_serve_refuses_a_port_out_of_range(model_dir: Path) -> None:
