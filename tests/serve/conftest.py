@@ -39,6 +39,26 @@ def any_language_model(sib, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def service(model_dir: Path):
+    """The model of ``model_dir`` served with small limits (16 documents, 20,000 bytes)."""
+    from gfun.serve.service import ModelService
+
+    return ModelService(model_dir, max_batch=16, max_body_bytes=20_000)
+
+
+@pytest.fixture(scope="module")
+def client(service):
+    """An in-process client of the app (starlette's TestClient), as a local browser."""
+    pytest.importorskip("fastapi", reason="gfun[serve] is not installed")
+    pytest.importorskip("httpx", reason="httpx (starlette's TestClient) is not installed")
+    from starlette.testclient import TestClient
+
+    from gfun.serve.app import create_app
+
+    return TestClient(create_app(service), base_url="http://localhost")  # Host: localhost, as a local browser
+
+
 @pytest.fixture(scope="session")
 def running_server() -> Callable:
     """``running_server(model, args=(...))``: ``gfun serve`` in a child process on a free port of 127.0.0.1, as a

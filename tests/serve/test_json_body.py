@@ -82,3 +82,23 @@ def test_the_issue_body_is_refused_as_too_deep() -> None:
     with pytest.raises(RequestError, match="nested more than 16 deep") as exc:
         loads(body)
     assert exc.value.status == 400
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b"[" * 19_000, "nested more than 16 deep"),
+    (b'{"documents": ' + b"[" * 17 + b"]" * 17 + b"}", "nested more than 16 deep"),
+    (b'{"documents": [{"text": "a", "lang": "de", "id": ' + b"[" * 14 + b"]" * 14 + b"}]}", "nested more than 16"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de"}], "top_k": ' + b"9" * 5000 + b"}", "5000 characters"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de", "id": ' + b"1" * 65 + b"}]}", "more than the limit of 64"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de", "id": 1e999}]}', "too large for a 64-bit float"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de", "id": NaN}]}', "NaN is not JSON"),
+    (b'{"documents": [{"text": "Hallo \\ud800", "lang": "de"}]}', "lone surrogate \\ud800"),
+    (b'{"documents": [{"text": "Hallo", "lang": "de", "\\udfff": 1}]}', "lone surrogate \\udfff"),
+    (b'\xef\xbb\xbf{"documents": []}', "not valid JSON"),
+    (b'{"documents": [{"text": "\xff"}]}', "not valid UTF-8 (byte 25)"),
+])
+def test_malformed_bodies_are_400(client, body: bytes, message: str) -> None:
+    """Deep nesting, long numbers, NaN, lone surrogates, a byte-order mark: 400 naming why, never a 500."""
+    r = client.post("/predict", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert message in r.json()["detail"]
