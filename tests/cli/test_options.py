@@ -55,3 +55,27 @@ def test_every_option_with_a_default_states_it_in_its_help() -> None:
     bare = argparse.ArgumentParser(prog="bare")  # the plain formatter states no default: caught
     bare.add_argument("--jobs", type=int, default=2, help="parallel jobs")
     assert unstated_defaults([bare]) == ["bare --jobs (default 2)"]
+
+
+def test_an_undetectable_language_is_one_line_naming_the_lang_field(tmp_path, capsys) -> None:
+    """The detector's hint named Python parameters (min_confidence, candidates) that no option sets: the command
+    line's says to give the document its 'lang', after detection preferred the model's languages."""
+    import json
+
+    import numpy as np
+
+    from gfun.cli.main import main
+    from gfun.datasets.demo import load_demo
+
+    pytest.importorskip("py3langid")
+    train, _ = load_demo()
+    idx = np.concatenate([ix[:30] for lang, ix in train.by_language().items() if lang in ("de", "en")])
+    train.subset(np.sort(idx)).to_jsonl(tmp_path / "train.jsonl")
+    model = tmp_path / "m"
+    assert main(["-q", "train", "--train", str(tmp_path / "train.jsonl"), "--views", "x", "--model", str(model)]) == 0
+    (tmp_path / "docs.jsonl").write_text(json.dumps({"id": "n", "text": "12345 !!! 678"}) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["-q", "predict", "--model", str(model), "--input", str(tmp_path / "docs.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "the text has no letters" in err, err
+    assert "Give the document its 'lang' field" in err and "min_confidence" not in err and "candidate" not in err

@@ -258,6 +258,7 @@ def complete_for_model(records: list[dict[str, Any]], model: Any, path: str | No
     alone is at least :data:`PREFER_CONFIDENCE` sure; a log line says how many. Returns the records and whether
     each one's language was detected."""
     from gfun.core.optional import has_optional
+    from gfun.errors import LanguageDetectionError
     from gfun.predictions import complete_records
 
     log = logger or logging.getLogger("gfun.cli.main")
@@ -265,7 +266,6 @@ def complete_for_model(records: list[dict[str, Any]], model: Any, path: str | No
     missing = [isinstance(r, dict) and (r.get("lang") is None or not str(r.get("lang")).strip())
                and isinstance(r.get("text"), str) for r in records]
     if any(missing) and languages and has_optional("py3langid"):
-        from gfun.errors import LanguageDetectionError
         from gfun.text.langid import detect_languages
 
         known = {lang.strip().lower() for lang in languages}
@@ -288,7 +288,14 @@ def complete_for_model(records: list[dict[str, Any]], model: Any, path: str | No
         if changed:
             log.info("language detection preferred the model's languages: %s", ", ".join(
                 f"{plural(n, 'document')} detected as {a!r} -> {b!r}" for (a, b), n in sorted(changed.items())))
-    out, _ = complete_records(records, languages=languages, path=path)
+    try:
+        out, _ = complete_records(records, languages=languages, path=path)
+    except LanguageDetectionError as exc:  # the library's hint names Python parameters: give the command's
+        reason = exc.reason.split(". Give its language", 1)[0]
+        raise LanguageDetectionError(
+            f"{reason}. Give the document its 'lang' field (detection chose among every language, then among the "
+            f"model's: {', '.join(languages) or 'none'})", index=exc.index, guesses=exc.guesses,
+            n_failed=exc.n_failed, path=exc.path, line=exc.line) from None
     return out, missing
 
 
