@@ -95,9 +95,10 @@ class DocumentEncoder:
         if self._loaded is None:
             from gfun.encoders.frozen import FrozenPass, encoder_layers
             from gfun.encoders.resolver import load_encoder
-            from gfun.neural.training import resolve_device
 
-            device = resolve_device(self.device)
+            torch = import_optional("torch", purpose="encoding documents with a transformer")
+            auto = self.device in (None, "auto")
+            device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if auto else self.device)
             encoder, tokenizer = load_encoder(self.model, device=device)
             quantize = self.quantize
             if quantize == "auto":
@@ -111,7 +112,7 @@ class DocumentEncoder:
 
     def resolved_pooling(self) -> str:
         """The pooling ``"auto"`` stands for with this encoder."""
-        from gfun.views.transformer import default_pooling
+        from gfun.encoders.pooling import default_pooling
 
         if self.pooling not in ("auto", "mean", "cls"):
             raise ValueError(f"pooling must be 'auto', 'mean' or 'cls', got {self.pooling!r}")

