@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gfun.baselines.naive import NaiveClassifier, make_fun
+from gfun.baselines.parts import LinearSVMs
 from gfun.datasets.registry import load_dataset
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.metrics.evaluation import evaluate
@@ -50,7 +51,7 @@ def main() -> int:
         if zero_shot:
             return [("fun+zero-shot-fallback(m)", make_fun(zero_shot_views="m", view_params=vp, **common)),
                     ("gfun-xmw", GeneralizedFunnelling(views="xmw", view_params=vp, **common))]
-        return [("naive", NaiveClassifier(C="cv", random_state=0, n_jobs=args.n_jobs)),
+        return [("naive", NaiveClassifier(classifier=LinearSVMs(C="cv"), random_state=0, n_jobs=args.n_jobs)),
                 ("fun", make_fun(**common)),
                 ("gfun-xmw", GeneralizedFunnelling(views="xmw", view_params=vp, **common))]
 

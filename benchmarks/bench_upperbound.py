@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from gfun.baselines.naive import UpperBoundClassifier, english_versions
+from gfun.baselines.parts import LinearSVMs
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.registry import load_dataset
 from gfun.funnelling.generalized import GeneralizedFunnelling
@@ -62,7 +63,7 @@ def main() -> int:
     for name in args.rows.split(","):
         fit_on, predict_on = train, test
         if name in ("upper", "upper-cv", "upper-dedup"):
-            est = UpperBoundClassifier(C="cv" if name == "upper-cv" else 1.0, **rs)
+            est = UpperBoundClassifier(classifier=LinearSVMs(C="cv" if name == "upper-cv" else 1.0), **rs)
             if name == "upper-dedup":
                 fit_on = as_english(train, dedup=True)
         elif name == "gfun-x":

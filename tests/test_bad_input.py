@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from gfun.baselines.naive import NaiveClassifier
+from gfun.baselines.parts import LinearSVMs
 from gfun.cli.main import main
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
@@ -111,7 +112,7 @@ def test_empty_and_whitespace_documents_in_training(demo, folder: Path, capsys) 
                                                   strict=True))]
     data = _add(demo["train"], extra)
     for est in (GeneralizedFunnelling(random_state=0, meta=default_meta().set_params(C=1.0)),
-                NaiveClassifier(C=1.0, random_state=0)):
+                NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0)):
         est.fit(data)
         _assert_finite_outputs(est, demo["test"].texts, demo["test"].langs)
     data.to_jsonl(folder / "train-blank.jsonl")
@@ -123,7 +124,8 @@ def test_empty_and_whitespace_documents_in_training(demo, folder: Path, capsys) 
 def test_language_whose_training_documents_are_all_empty_is_refused_naming_it(demo, folder: Path, capsys) -> None:
     c0 = demo["train"].classes[0]
     data = _add(demo["train"], [("f1", "fr", "", (c0,)), ("f2", "fr", "  \n", ()), ("f3", "fr", "123 !!", ())])
-    for est in (GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)), NaiveClassifier(C=1.0)):
+    for est in (GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)),
+                NaiveClassifier(classifier=LinearSVMs(C=1.0))):
         with pytest.raises(ValueError, match="language 'fr'.*no terms"):
             est.fit(data)
     data.to_jsonl(folder / "train-empty-fr.jsonl")
@@ -138,7 +140,8 @@ def test_empty_and_whitespace_documents_at_prediction(demo, model: GeneralizedFu
     texts = BLANK + NO_TERMS
     langs = [LANGS[i % 3] for i in range(len(texts))]
     _assert_finite_outputs(model, texts, langs)
-    _assert_finite_outputs(NaiveClassifier(C=1.0, random_state=0).fit(demo["train"]), texts, langs)
+    naive = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0)
+    _assert_finite_outputs(naive.fit(demo["train"]), texts, langs)
     docs = _write_jsonl(folder / "blank.jsonl", [{"id": f"b{i}", "lang": lang, "text": t}
                                                  for i, (t, lang) in enumerate(zip(texts, langs, strict=True))])
     code, err, rows = _predict_cli(capsys, cli_model, docs)
@@ -230,7 +233,8 @@ def test_labels_given_as_a_string_instead_of_a_list() -> None:
 
 def test_labels_that_name_no_class_at_all(demo, folder: Path, capsys) -> None:
     train = demo["train"]
-    for est in (GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)), NaiveClassifier(C=1.0)):
+    for est in (GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)),
+                NaiveClassifier(classifier=LinearSVMs(C=1.0))):
         with pytest.raises(ValueError, match="no class"):
             est.fit(train.texts, [[] for _ in train.texts], langs=train.langs)
     path = _write_jsonl(folder / "no-labels.jsonl", [{**r, "labels": []} for r in train.to_records()])
@@ -248,7 +252,7 @@ def test_class_without_positives_anywhere_or_in_one_language(demo, folder: Path,
     labels = [tuple(c for c in ls if c != gone and not (c == partial and lang == "it"))
               for ls, lang in zip(train.labels, train.langs, strict=True)]
     data = MultilingualCorpus(train.ids, train.langs, train.texts, labels, train.classes)
-    naive = NaiveClassifier(C=1.0, random_state=0).fit(data)
+    naive = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(data)
     assert not naive.predict(test)[:, 0].any()
     _assert_finite_outputs(naive, test.texts, test.langs)
     data.to_jsonl(folder / "no-positive.jsonl")
@@ -278,7 +282,7 @@ def test_language_with_a_single_training_document_cli(demo, folder: Path, capsys
 def test_training_on_one_language_only(demo, folder: Path, capsys) -> None:
     en_train, en_test = demo["train"].select("en"), demo["test"].select("en")
     for est in (GeneralizedFunnelling(random_state=0, meta=default_meta().set_params(C=1.0)),
-                NaiveClassifier(C=1.0, random_state=0)):
+                NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0)):
         est.fit(en_train)
         assert est.languages_ == ["en"]
         _assert_finite_outputs(est, en_test.texts, en_test.langs)
@@ -375,7 +379,8 @@ def test_mismatched_lengths_of_texts_languages_and_labels(demo, model: Generaliz
     """(The corpus container: tests/corpus/test_multilingual.py::test_mismatched_lengths.)"""
     train = demo["train"]
     texts, langs, Y = train.texts[:6], train.langs[:6], train.Y.toarray()[:6]
-    for est in (GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)), NaiveClassifier(C=1.0)):
+    for est in (GeneralizedFunnelling(meta=default_meta().set_params(C=1.0)),
+                NaiveClassifier(classifier=LinearSVMs(C=1.0))):
         with pytest.raises(ValueError, match="6 texts but 5 languages"):
             est.fit(texts, Y, langs=langs[:5])
         with pytest.raises(ValueError, match="6 documents but 5 rows"):

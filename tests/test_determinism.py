@@ -48,7 +48,7 @@ SCRIPT = textwrap.dedent('''
                                           view_params={"x": {"cv": 3}},
                                           meta=default_meta().set_params(C="cv", C_grid=(1.0, 10.0), cv=3),
                                           random_state=7),
-            "naive": NaiveClassifier(C="cv", C_grid=(0.1, 1.0, 10.0), cv=3, random_state=7),
+            "naive": NaiveClassifier(classifier=LinearSVMs(C="cv", C_grid=(0.1, 1.0, 10.0), cv=3), random_state=7),
         }
         for name, est in models.items():
             est.fit(train)

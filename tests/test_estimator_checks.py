@@ -26,6 +26,7 @@ from sklearn.utils import estimator_checks
 from sklearn.utils.validation import check_is_fitted
 
 from gfun import GeneralizedFunnelling, NaiveClassifier
+from gfun.baselines.parts import LinearSVMs
 from gfun.datasets.demo import load_demo
 from gfun.persistence.directory import ESTIMATOR_MODULES, _estimators
 from gfun.views.posteriors import PosteriorsView
@@ -167,14 +168,16 @@ def _gfun() -> GeneralizedFunnelling:
 
 @pytest.fixture(scope="module")
 def fitted(demo):
-    return {"gfun": _gfun().fit(demo[0]), "naive": NaiveClassifier(C=1.0, random_state=0).fit(demo[0])}
+    naive = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0)
+    return {"gfun": _gfun().fit(demo[0]), "naive": naive.fit(demo[0])}
 
 
 def _params(est) -> dict:
     return {k: pickle.dumps(v) for k, v in est.get_params(deep=True).items()}
 
 
-@pytest.mark.parametrize("make", [_gfun, lambda: NaiveClassifier(C=1.0, random_state=0)], ids=["gfun", "naive"])
+@pytest.mark.parametrize("make", [_gfun, lambda: NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0)],
+                         ids=["gfun", "naive"])
 def test_fit_returns_self_and_leaves_the_parameters_alone(demo, make) -> None:
     est = make()
     before = _params(est)

@@ -472,8 +472,9 @@ class Method:
 
 def _naive(config: Config, o: BuildOptions) -> Any:
     from gfun.baselines.naive import NaiveClassifier
+    from gfun.baselines.parts import LinearSVMs
 
-    return NaiveClassifier(C=o.meta_C, n_jobs=o.n_jobs, random_state=o.random_state)
+    return NaiveClassifier(classifier=LinearSVMs(C=o.meta_C), n_jobs=o.n_jobs, random_state=o.random_state)
 
 
 def _pooled(config: Config, o: BuildOptions) -> Any:
@@ -485,15 +486,17 @@ def _pooled(config: Config, o: BuildOptions) -> Any:
 
 def _upper(config: Config, o: BuildOptions) -> Any:
     from gfun.baselines.naive import UpperBoundClassifier
+    from gfun.baselines.parts import LinearSVMs
 
-    return UpperBoundClassifier(C=o.meta_C, n_jobs=o.n_jobs, random_state=o.random_state)
+    return UpperBoundClassifier(classifier=LinearSVMs(C=o.meta_C), n_jobs=o.n_jobs, random_state=o.random_state)
 
 
 def _crosslingual(config: Config, o: BuildOptions) -> Any:
     from gfun.baselines.crosslingual import make_crosslingual
+    from gfun.baselines.parts import LinearSVMs
 
-    return make_crosslingual(config.method, C=o.meta_C, n_jobs=o.n_jobs, random_state=o.random_state,
-                             **o.view_params.get(config.method, {}))
+    return make_crosslingual(config.method, classifier=LinearSVMs(C=o.meta_C), n_jobs=o.n_jobs,
+                             random_state=o.random_state, **o.view_params.get(config.method, {}))
 
 
 def _transformer(config: Config, o: BuildOptions) -> Any:

@@ -9,17 +9,19 @@ import lz4.frame
 import numpy as np
 import pytest
 
-from gfun.baselines.crosslingual import CROSSLINGUAL
+from gfun.baselines.crosslingual import CROSSLINGUAL, make_crosslingual
 from gfun.baselines.crosslingual.clesa import CLESAClassifier
 from gfun.baselines.crosslingual.dci import DCIClassifier
 from gfun.baselines.crosslingual.kcca import KCCAClassifier, fit_kcca
 from gfun.baselines.crosslingual.lri import LRIClassifier, random_index_vectors
 from gfun.baselines.crosslingual.resources import ParallelCollection, debtags_parallel, resolve_parallel
+from gfun.baselines.parts import LinearSVMs
 from gfun.configuration import build_estimator, parse_config
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.errors import UnseenLanguageError
 from gfun.metrics.measures import f1_score
 from gfun.persistence.loading import load_model
+from gfun.text.tfidf import MultilingualTfidf
 
 LANGS = ("en", "it")
 CLASSES = ["c0", "c1", "c2", "c3"]
@@ -60,7 +62,7 @@ def _parallel(n_items: int, seed: int, langs: tuple[str, ...] = LANGS) -> Parall
                                             for lang in langs})
 
 
-COMMON = {"C": 1.0, "stopwords": False, "stem": False, "random_state": 0}
+COMMON = {"classifier": LinearSVMs(C=1.0), "tfidf": MultilingualTfidf(stopwords=False, stem=False), "random_state": 0}
 
 
 def _make(name: str, **kw: object):
@@ -68,7 +70,7 @@ def _make(name: str, **kw: object):
     if name in ("clesa", "kcca"):
         params["parallel"] = _parallel(150, 3)
     if name == "kcca":
-        params.update(n_components=20, rank=40, min_df=1)
+        params.update(n_components=20, rank=40, tfidf=MultilingualTfidf(min_df=1, stopwords=False, stem=False))
     params.update(kw)
     return CROSSLINGUAL[name](**params)
 
@@ -124,7 +126,8 @@ def test_save_load_round_trip(name: str, data, fitted, tmp_path: Path) -> None:
 
 
 def test_cross_validated_C(data) -> None:
-    model = DCIClassifier(C="cv", C_grid=(0.1, 10.0), cv=3, stopwords=False, stem=False, random_state=0)
+    model = DCIClassifier(tfidf=MultilingualTfidf(stopwords=False, stem=False),
+                          classifier=LinearSVMs(C="cv", C_grid=(0.1, 10.0), cv=3), random_state=0)
     model.fit(data[0])
     assert model.C_.shape == (4,) and set(model.C_) <= {0.1, 10.0}
 
@@ -140,8 +143,9 @@ def test_collection_languages_are_served_zero_shot(data) -> None:
     """CLESA and KCCA place a language known only from the parallel collection (no training documents)."""
     coll = _parallel(150, 3, ("en", "it", "fr"))
     fr = _corpus(40, 9, ("fr",))
-    for cls, kw in ((CLESAClassifier, {}), (KCCAClassifier, {"n_components": 20, "rank": 40, "min_df": 1})):
-        model = cls(parallel=coll, **COMMON, **kw).fit(data[0])
+    tfidf = MultilingualTfidf(min_df=1, stopwords=False, stem=False)
+    for cls, kw in ((CLESAClassifier, {}), (KCCAClassifier, {"n_components": 20, "rank": 40, "tfidf": tfidf})):
+        model = cls(parallel=coll, **{**COMMON, **kw}).fit(data[0])
         assert model.languages_ == ["en", "fr", "it"]
         assert f1_score(fr.Y.toarray(), model.predict(fr), "micro") > 0.6, cls.__name__
 
@@ -158,7 +162,8 @@ def test_a_collection_language_with_too_few_texts_is_left_out_with_a_warning(
              "same text": ["hua hub huc"] * 3}[small]
     coll.texts["hu"] = texts + [None] * (len(coll) - 3)
     kw = {"n_components": 20, "rank": 40} if name == "kcca" else {}
-    model = CROSSLINGUAL[name](parallel=coll, **{**COMMON, "min_df": 2}, **kw)
+    model = CROSSLINGUAL[name](parallel=coll, **{**COMMON, "tfidf": MultilingualTfidf(min_df=2, stopwords=False,
+                                                                                       stem=False)}, **kw)
     with caplog.at_level("WARNING"):
         model.fit(data[0])
     if name == "clesa" and small == "same text":  # terms in min_df texts: CLESA places it (KCCA needs 2 distinct)
@@ -322,8 +327,8 @@ def test_config_names() -> None:
     for name, cls in CROSSLINGUAL.items():
         cfg = parse_config(name.upper())
         assert (cfg.name, cfg.method, cfg.group) == (name, name, "baselines")
-        est = build_estimator(cfg, meta_C=2.0, random_state=3, view_params={name: {"min_df": 3}})
-        assert isinstance(est, cls) and est.C == 2.0 and est.random_state == 3 and est.min_df == 3
+        est = build_estimator(cfg, meta_C=2.0, random_state=3, view_params={name: {"tfidf__min_df": 3}})
+        assert isinstance(est, cls) and est.classifier.C == 2.0 and est.random_state == 3 and est.tfidf.min_df == 3
     assert parse_config("kcca").display == "KCCA"
     assert parse_config("clesa").serves_unseen and not parse_config("dci").serves_unseen
 
@@ -398,8 +403,8 @@ def test_sib200_auto_serves_zero_shot_languages(name: str, sib200: Path) -> None
     from gfun.datasets.sib200 import load_sib200
 
     s = load_sib200(sib200, ["en", "it", "fr"], train_langs=["en", "it"])
-    kw = {"n_components": 20, "rank": 40, "min_df": 1} if name == "kcca" else {}
-    model = CROSSLINGUAL[name](C=1.0, random_state=0, **kw).fit(s.train)  # parallel="auto"
+    kw = {"n_components": 20, "rank": 40, "tfidf__min_df": 1} if name == "kcca" else {}
+    model = make_crosslingual(name, classifier=LinearSVMs(C=1.0), random_state=0, **kw).fit(s.train)  # "auto"
     assert "fr" in model.languages_
     fr = s.test.subset(s.test.by_language()["fr"])
     assert f1_score(fr.Y.toarray(), model.predict(fr), "micro") > 0.6
@@ -446,7 +451,7 @@ def test_auto_collection_reads_the_given_data_folder(tmp_path: Path, monkeypatch
     s = load_sib200(folder, ["en", "it", "fr"], train_langs=["en", "it"])
     assert resolve_parallel("auto", s.train).languages == ["en", "it"]  # fallback: the training sentences
     assert resolve_parallel("auto", s.train, folder).languages == sorted(SIB200_LANGS)
-    model = CROSSLINGUAL["clesa"](C=1.0, random_state=0, data_dir=str(folder)).fit(s.train)
+    model = CROSSLINGUAL["clesa"](classifier=LinearSVMs(C=1.0), random_state=0, data_dir=str(folder)).fit(s.train)
     assert "fr" in model.languages_  # the collection's languages: served without training documents
     settings = ExperimentSettings(dataset="sib200", data_dir=str(folder), runs=1, meta_C=1.0, view_cache="")
     assert experiment_estimator(settings, "kcca", 0).data_dir == str(folder)

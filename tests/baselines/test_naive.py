@@ -16,6 +16,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier, english_versions, make_fun
+from gfun.baselines.parts import LinearSVMs
 from gfun.cli.main import main
 from gfun.configuration import build_estimator, check_configs_for_dataset, parse_config, parse_configs
 from gfun.corpus.multilingual import MultilingualCorpus
@@ -47,7 +48,7 @@ def demo() -> tuple[MultilingualCorpus, MultilingualCorpus, MultilingualCorpus]:
 
 @pytest.fixture(scope="module")
 def naive(demo) -> NaiveClassifier:
-    return NaiveClassifier(C=1.0, random_state=0).fit(demo[0])
+    return NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(demo[0])
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +58,13 @@ def fun(demo) -> GeneralizedFunnelling:
 
 # ----------------------------------------------------------------------------------------------- Naive
 def test_naive_sklearn_contract(demo, naive: NaiveClassifier) -> None:
-    est = NaiveClassifier(C=0.5, cv=3)
-    params = est.get_params()
+    est = NaiveClassifier(classifier=LinearSVMs(C=0.5, cv=3))
+    params = est.get_params(deep=False)
     assert set(params) == set(inspect.signature(NaiveClassifier.__init__).parameters) - {"self"}
-    assert est.set_params(C=2.0) is est and est.C == 2.0
-    assert clone(est).get_params() == est.get_params()
+    assert est.set_params(classifier__C=2.0) is est and est.classifier.C == 2.0
+    assert est.get_params()["classifier__cv"] == 3 and clone(est).get_params()["classifier__C"] == 2.0
+    default = NaiveClassifier().set_params(classifier__C=3.0, tfidf__min_df=2)  # the default parts made explicit
+    assert (default.classifier.C, default.classifier.cv, default.tfidf.min_df) == (3.0, 5, 2)
     assert not hasattr(clone(naive), "models_")
     for method in (est.predict, est.decision_function, est.predict_labels):
         with pytest.raises(NotFittedError):
@@ -85,7 +88,7 @@ def test_naive_predictions(demo, naive: NaiveClassifier) -> None:
 def test_naive_is_one_independent_classifier_per_language(demo, naive: NaiveClassifier) -> None:
     train, test, _ = demo
     en_train, en_test = train.select("en"), test.select("en")
-    alone = NaiveClassifier(C=1.0, random_state=0).fit(en_train)
+    alone = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(en_train)
     assert alone.languages_ == ["en"]
     np.testing.assert_array_equal(alone.decision_function(en_test), naive.decision_function(en_test))
     # and it is exactly TF-IDF of that language followed by one linear SVM per class
@@ -98,17 +101,18 @@ def test_naive_is_one_independent_classifier_per_language(demo, naive: NaiveClas
 def test_naive_C_by_cross_validation(demo) -> None:
     train, _, _ = demo
     grid = (10.0, 0.1, 1.0)
-    est = NaiveClassifier(C="cv", C_grid=grid, cv=3, random_state=0).fit(train.select(["en", "it"]))
+    est = NaiveClassifier(classifier=LinearSVMs(C="cv", C_grid=grid, cv=3), random_state=0)
+    est.fit(train.select(["en", "it"]))
     assert sorted(est.C_) == ["en", "it"]
     for Cs in est.C_.values():
         assert Cs.shape == (len(train.classes),) and set(Cs.tolist()) <= set(grid)
     assert len({c for Cs in est.C_.values() for c in Cs.tolist()}) > 1
     with pytest.raises(ValueError, match="C must be"):
-        NaiveClassifier(C="auto").fit(train)
+        NaiveClassifier(classifier=LinearSVMs(C="auto")).fit(train)
 
 
 def test_naive_deterministic(demo, naive: NaiveClassifier) -> None:
-    again = NaiveClassifier(C=1.0, random_state=0)
+    again = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0)
     assert again.fit(demo[0]) is again
     np.testing.assert_array_equal(again.decision_function(demo[1]), naive.decision_function(demo[1]))
 
@@ -125,7 +129,7 @@ def test_naive_label_lists_and_single_document_language(demo) -> None:
     texts = train.texts + ["ein einziges dänisches Dokument"]
     langs = train.langs + ["da"]
     labels = [list(ls) for ls in train.labels] + [[train.classes[0]]]
-    est = NaiveClassifier(C=1.0, random_state=0).fit(texts, labels, langs=langs)
+    est = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(texts, labels, langs=langs)
     assert est.classes_ == sorted(train.classes) and est.languages_ == ["da", *LANGS]
     pred = est.predict(["et andet dokument", "noch ein Text"], langs=["da", "de"])
     assert pred.shape == (2, len(train.classes))
@@ -198,14 +202,14 @@ def data() -> tuple[MultilingualCorpus, MultilingualCorpus]:
 
 @pytest.fixture(scope="module")
 def upper(data) -> UpperBoundClassifier:
-    return UpperBoundClassifier(C=1.0, random_state=0).fit(data[0])
+    return UpperBoundClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(data[0])
 
 
 def test_upperbound_is_the_english_classifier_of_the_english_versions(data, upper) -> None:
     train, test = data
     # known answer: the Naive English classifier fitted on the English versions labelled as English documents
     as_english = MultilingualCorpus(train.ids, ["en"] * len(train), train.extra["text_en"], train.labels, CLASSES)
-    naive_en = NaiveClassifier(C=1.0, random_state=0).fit(as_english)
+    naive_en = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(as_english)
     test_en = MultilingualCorpus(test.ids, ["en"] * len(test), test.extra["text_en"], test.labels, CLASSES)
     np.testing.assert_allclose(upper.decision_function(test), naive_en.decision_function(test_en))
     assert upper.languages_ == ["en"] and upper.train_languages_ == ["de", "en", "it"]
@@ -213,7 +217,7 @@ def test_upperbound_is_the_english_classifier_of_the_english_versions(data, uppe
     pred = upper.predict(test)
     assert pred.shape == (len(test), 3) and pred.dtype == np.int8
     assert (pred == test.Y).all(axis=1).mean() > 0.9
-    naive = NaiveClassifier(C=1.0, random_state=0).fit(train)
+    naive = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(train)
     non_en = np.asarray(test.langs) != "en"
     assert (naive.predict(test)[non_en] == test.Y[non_en]).all(axis=1).mean() < 0.6
 
@@ -226,7 +230,7 @@ def test_upperbound_ignores_the_original_texts(data, upper) -> None:
 
 
 def test_upperbound_deterministic_and_saved(data, upper, tmp_path) -> None:
-    again = UpperBoundClassifier(C=1.0, random_state=0).fit(data[0])
+    again = UpperBoundClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(data[0])
     np.testing.assert_array_equal(again.decision_function(data[1]), upper.decision_function(data[1]))
     upper.save(tmp_path / "m")
     loaded = load_model(tmp_path / "m")
@@ -251,7 +255,7 @@ def test_upperbound_cv_keeps_identical_english_copies_in_one_fold(monkeypatch) -
     corpus = MultilingualCorpus([f"{g}{i}" for g in langs for i in base.ids], [g for g in langs for _ in base.ids],
                                 [t for _ in langs for t in base.texts], [y for _ in langs for y in base.labels],
                                 CLASSES, extra={"text_en": [t for _ in langs for t in base.texts]})
-    UpperBoundClassifier(C="cv", C_grid=(0.1, 1.0), cv=3, random_state=0).fit(corpus)
+    UpperBoundClassifier(classifier=LinearSVMs(C="cv", C_grid=(0.1, 1.0), cv=3), random_state=0).fit(corpus)
     groups = seen["groups"]
     for fold_train, fold_test in real(len(corpus), 3, 0, groups):
         english = np.asarray(corpus.extra["text_en"], dtype=object)
@@ -265,7 +269,7 @@ def test_english_versions_errors_and_english_fallback() -> None:
         english_versions(c)
     assert english_versions(["one", "two"], langs=["en", "en"]) == ["one", "two"]
     with pytest.raises(ValueError, match="parallel datasets set: debtags, sib200; in files, a 'text_en' field"):
-        UpperBoundClassifier(C=1.0).fit(["x", "y"], [["editor"], ["game"]], langs=["en", "fr"])
+        UpperBoundClassifier(classifier=LinearSVMs(C=1.0)).fit(["x", "y"], [["editor"], ["game"]], langs=["en", "fr"])
 
 
 # ------------------------------------------------------------------------------------ datasets
@@ -307,7 +311,7 @@ def test_debtags_english_versions_follow_the_description_md5(tmp_path) -> None:
     r = load_debtags(0, root, n_classes=2, max_train=10, max_test=10, many_shot=("it",), zero_shot=())
     assert all(t is None for t in r.train.extra["text_en"])
     with pytest.raises(ValueError, match="English version"):
-        UpperBoundClassifier(C=1.0).fit(r.train)
+        UpperBoundClassifier(classifier=LinearSVMs(C=1.0)).fit(r.train)
 
 
 def test_sib200_english_versions_by_index_id(shared_data) -> None:
@@ -358,7 +362,7 @@ def test_cli_train_and_evaluate_upper_from_files(data, tmp_path, capsys) -> None
     assert main(["evaluate", "--model", str(tmp_path / "m"), "--test", str(tmp_path / "test.jsonl"), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
     assert set(scores) == {"en", "it", "de", "average"}
-    direct = UpperBoundClassifier(C=1.0, random_state=0).fit(train).predict(test)
+    direct = UpperBoundClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(train).predict(test)
     assert scores["average"]["F1_micro"] > 0.9 and (direct == test.Y).all(axis=1).mean() > 0.9
     # a file without English versions: one error line naming what is missing
     MultilingualCorpus(test.ids, test.langs, test.texts, test.labels, CLASSES).to_jsonl(tmp_path / "plain.jsonl")

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from gfun.baselines.naive import NaiveClassifier
+from gfun.baselines.parts import LinearSVMs
 from gfun.cli.main import build_parser, cmd_train, main
 from gfun.corpus.multilingual import MultilingualCorpus, read_corpus
 from gfun.datasets.demo import load_demo
@@ -399,7 +400,7 @@ def test_train_a_crosslingual_baseline(files: dict[str, Path], method: str, opti
     assert read_manifest(model)["estimator"] == type(build_estimator(method)).__name__
     assert main(["-q", "info", str(model)]) == 0 and method.upper() in capsys.readouterr().out.upper()
     loaded = load_model(model)
-    assert loaded.get_params()["C"] == 1.0 and (method != "lri" or loaded.n_dimensions == 400)
+    assert loaded.get_params()["classifier__C"] == 1.0 and (method != "lri" or loaded.n_dimensions == 400)
     out = files["folder"] / f"pred-{method}.jsonl"
     assert main(["-q", "predict", "--model", str(model), "--input", str(files["test"]), "--output", str(out)]) == 0
     lines = [json.loads(x) for x in out.read_text().splitlines()]
@@ -501,7 +502,7 @@ def test_evaluate_unknown_labels_error_option_and_table(model_dir: Path, unknown
 
 
 def test_evaluate_model_api_matches_evaluate_without_unknown_labels(demo) -> None:
-    model = NaiveClassifier(C=1.0, random_state=0).fit(demo["train"])
+    model = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(demo["train"])
     test = demo["test"]
     df = evaluate_model(model, test)
     ref = evaluate(test.Y, model.predict(test), test.langs)
@@ -569,7 +570,7 @@ def test_non_finite_or_non_positive_C_is_refused_by_the_estimators(demo, value: 
     train = demo["train"]
     cases = [(GeneralizedFunnelling(meta=default_meta().set_params(C=value)), "meta__C"),
              (GeneralizedFunnelling(view_params={"x": {"C": value}}), "C must be"),
-             (NaiveClassifier(C=value), "C must be")]
+             (NaiveClassifier(classifier=LinearSVMs(C=value)), "C must be")]
     for est, name in cases:
         with pytest.raises(ValueError, match=name):
             est.fit(train)
@@ -726,7 +727,7 @@ def test_meta_C_and_n_jobs_default_alike_in_train_and_experiment() -> None:
                                    else "naive", "--views", "x"])
         exp = parser.parse_args(["experiment", "many-shot", "--dataset", "demo", "--configs", config])
         ests = [train_estimator(train), experiment_estimator(settings_from_args(exp), config, 0)]
-        Cs = [(est.meta or default_meta()).C if config == "x" else est.C for est in ests]  # meta=None: the default
+        Cs = [(est.meta or default_meta()).C if config == "x" else est.classifier.C for est in ests]  # None: default
         assert Cs == [1.0, 1.0] if config == "x" else Cs == ["cv", "cv"]
         assert [est.n_jobs for est in ests] == [1, 1]
     assert parser.parse_args(["demo"]).n_jobs == 1

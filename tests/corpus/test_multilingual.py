@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from gfun.baselines.naive import NaiveClassifier
+from gfun.baselines.parts import LinearSVMs
 from gfun.corpus.multilingual import MultilingualCorpus, read_corpus
 from gfun.datasets.demo import load_demo
 from gfun.errors import CorpusFormatError
@@ -424,7 +425,7 @@ def test_empty_label_is_refused_with_file_line_and_field(folder: Path, label: st
     with pytest.raises(CorpusFormatError, match="empty label"):
         MultilingualCorpus(["1", "2"], ["en", "en"], ["x", "y"], [["a"], ["b", label]])
     with pytest.raises(ValueError, match="empty label"):
-        NaiveClassifier(C=1.0).fit(["x y", "y z"], [["a"], [label]], langs=["en", "en"])
+        NaiveClassifier(classifier=LinearSVMs(C=1.0)).fit(["x y", "y z"], [["a"], [label]], langs=["en", "en"])
 
 
 def test_empty_label_in_tsv_is_refused(folder: Path) -> None:
@@ -446,7 +447,7 @@ def test_language_codes_are_case_normalised_with_one_warning(demo, caplog) -> No
     assert corpus.languages == ["de", "en", "it"]
     msgs = [r.getMessage() for r in caplog.records if "normalised" in r.getMessage()]
     assert len(msgs) == 1 and "'EN' -> 'en'" in msgs[0] and "' de ' -> 'de'" in msgs[0]
-    model = NaiveClassifier(C=1.0, random_state=0).fit(train.texts, train.labels, langs=upper)
+    model = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(train.texts, train.labels, langs=upper)
     assert model.languages_ == ["de", "en", "it"]
     test = demo["test"]
     np.testing.assert_array_equal(model.predict(test.texts, langs=[g.upper() for g in test.langs]),

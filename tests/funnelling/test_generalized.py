@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from gfun.baselines.naive import NaiveClassifier
+from gfun.baselines.parts import LinearSVMs
 from gfun.corpus.inputs import as_label_matrix
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
@@ -116,7 +117,7 @@ def test_beats_naive_with_default_cross_validation(demo) -> None:
     """gFun-X as configured by default (select aggregation, meta C = 1) and with the meta-classifier's C chosen
     by 5-fold CV over the paper's grid, vs Naive."""
     train, test, _, _ = demo
-    naive = NaiveClassifier(C="cv", C_grid=(0.1, 1.0, 10.0), cv=3, random_state=0).fit(train)
+    naive = NaiveClassifier(classifier=LinearSVMs(C="cv", C_grid=(0.1, 1.0, 10.0), cv=3), random_state=0).fit(train)
     f1_naive = evaluate(test.Y, naive.predict(test), test.langs).loc["average", "F1_macro"]
     default = GeneralizedFunnelling(random_state=0).fit(train)
     assert default.meta is None and default.aggregation == "select"

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from gfun import GeneralizedFunnelling, NaiveClassifier, register_view
+from gfun.baselines.parts import LinearSVMs
 from gfun.cli.main import main
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
@@ -86,7 +87,7 @@ def test_a_view_giving_nan_at_prediction_names_the_view(demo, view) -> None:  # 
 
 def test_a_naive_baseline_with_a_nan_coefficient_names_the_baseline(demo) -> None:
     train, test = demo
-    model = NaiveClassifier(C=1.0, random_state=0).fit(train)
+    model = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(train)
     lang = test.langs[0]
     model.models_[lang][1].coef[0, :] = np.nan  # a damaged array
     with pytest.raises(NonFiniteError, match=rf"the NaiveClassifier gave NaN .* \({lang}\)"):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gfun.baselines.naive import NaiveClassifier, make_fun
+from gfun.baselines.parts import LinearSVMs
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
 from gfun.funnelling.generalized import GeneralizedFunnelling
@@ -36,7 +37,7 @@ def models(demo) -> dict[str, object]:
         "gfun": GeneralizedFunnelling(random_state=0,
                                       meta=default_meta().set_params(C='cv', C_grid=(1.0, 10.0), cv=3)).fit(train),
         "fun": make_fun(random_state=0, meta=default_meta().set_params(C=1.0)).fit(train),
-        "naive": NaiveClassifier(C=1.0, random_state=0).fit(train),
+        "naive": NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(train),
     }
 
 

@@ -45,3 +45,20 @@ def test_a_state_of_no_known_shape_is_left_to_the_loader() -> None:
     for meta in ({"params": {"views": "x"}, "views": [True, {"letter": "r", "state": 3}]}, {"params": 7}):
         assert upgrade("GeneralizedFunnelling", meta, {})[0] is meta
     assert upgrade("GeneralizedFunnelling", [], {})[0] == []
+
+
+def test_flat_baseline_parameters_become_its_parts() -> None:
+    from gfun.baselines.crosslingual.kcca import KCCAClassifier
+    from gfun.baselines.naive import NaiveClassifier
+
+    meta = {"params": {"C": 1.0, "C_grid": [0.1, 1.0], "cv": 3, "loss": "hinge", "class_weight": None, "min_df": 2,
+                       "stopwords": False, "stem": True, "n_jobs": None, "random_state": 0}}
+    upgrade("NaiveClassifier", meta, {})
+    est = NaiveClassifier(**NaiveClassifier._params_from_state(meta["params"]))
+    params = est.get_params()
+    assert (params["classifier__C"], params["classifier__C_grid"], params["classifier__loss"]) == (1.0, (0.1, 1.0),
+                                                                                                    "hinge")
+    assert (params["tfidf__min_df"], params["tfidf__stopwords"], params["random_state"]) == (2, False, 0)
+    kcca = {"params": {"C": "cv", "n_components": 3}}
+    upgrade("KCCAClassifier", kcca, {})
+    assert KCCAClassifier(**KCCAClassifier._params_from_state(kcca["params"])).get_params()["tfidf__min_df"] == 2

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from gfun.baselines.naive import NaiveClassifier
+from gfun.baselines.parts import LinearSVMs
 from gfun.metrics.evaluation import evaluate
 from gfun.text.analysis import Analyzer, resolve_language
 from gfun.text.tfidf import TfidfVectorizer
@@ -185,6 +186,6 @@ def test_chinese_topic_classification_learns(shared_data: Path) -> None:
     from gfun.datasets.sib200 import load_sib200
 
     data = load_sib200(shared_data / "sib200", ["zho_Hans", "tha_Thai"])
-    model = NaiveClassifier(C=1.0, random_state=0).fit(data.train)
+    model = NaiveClassifier(classifier=LinearSVMs(C=1.0), random_state=0).fit(data.train)
     scores = evaluate(data.test.Y, model.predict(data.test), data.test.langs)["F1_macro"]
     assert scores["zh"] > 0.4 and scores["th"] > 0.4

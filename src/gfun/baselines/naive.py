@@ -23,15 +23,15 @@ from joblib import delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from gfun.baselines.parts import LinearSVMs, NestedPartsMixin
 from gfun.core.parallel import run_parallel
 from gfun.core.state import checked_array, load_state, put_state
-from gfun.corpus.inputs import check_C, training_data, unpack
+from gfun.corpus.inputs import training_data, unpack
 from gfun.errors import UnseenLanguageError
 from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.metrics.scoring import MacroF1ScoreMixin
-from gfun.svm.kernel import DEFAULT_C_GRID
-from gfun.svm.linear import LinearOvR, fit_linear_ovr, make_folds, select_C
+from gfun.svm.linear import LinearOvR
 from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 
 __all__ = ["ENGLISH_FIELD", "NaiveClassifier", "UpperBoundClassifier", "english_versions", "make_fun"]
@@ -60,32 +60,24 @@ def make_fun(**params: Any) -> GeneralizedFunnelling:
     return GeneralizedFunnelling(**params)
 
 
-def _fit_language(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray, *, C: float | str,
-                  C_grid: Sequence[float], cv: int, loss: str, class_weight: str | None, random_state: int | None,
-                  groups: np.ndarray | None = None, n_jobs: int | None = None,
+def _fit_language(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray, classifier: LinearSVMs, *,
+                  random_state: int | None, groups: np.ndarray | None = None, n_jobs: int | None = None,
                   label: str = "Naive") -> tuple[TfidfVectorizer, LinearOvR, np.ndarray]:
-    fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state, "n_jobs": n_jobs}
-    if C == "cv":
-        Cs = select_C(X, Y, sorted(C_grid), make_folds(X.shape[0], cv, random_state, groups), **fit_kw)
-    else:
-        Cs = np.full(Y.shape[1], float(C))
+    svm, Cs = classifier.fit_ovr(X, Y, random_state=random_state, groups=groups, n_jobs=n_jobs)
     logger.info("%s: language %s fitted (%d docs, %d terms)", label, lang, X.shape[0], X.shape[1])
-    return vec, fit_linear_ovr(X, Y, Cs, **fit_kw), Cs
+    return vec, svm, Cs
 
 
-class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
+class NaiveClassifier(NestedPartsMixin, LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
     """The naive monolingual baseline: per-language TF-IDF and one linear SVM per class.
 
     Parameters
     ----------
-    C : float or "cv"
-        Regularisation; ``"cv"`` chooses it per class and language by ``cv``-fold cross-validated F1.
-    C_grid : sequence of float
-    cv : int
-    loss : {"squared_hinge", "hinge"}
-    class_weight : {None, "balanced"}
-    min_df : int
-    stopwords, stem : bool
+    tfidf : MultilingualTfidf, optional
+        The per-language TF-IDF (``None``: ``MultilingualTfidf()``).
+    classifier : LinearSVMs, optional
+        The SVMs of each language (``None``: ``LinearSVMs()``, C per class and language by cross-validated F1);
+        ``set_params(classifier__C=1.0)`` sets its parameters.
     n_jobs : int, optional
         Languages fitted in parallel (threads by default: liblinear releases the GIL; see
         :mod:`gfun.core.parallel` for processes or a Dask cluster).
@@ -100,32 +92,24 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
         The C chosen for each class, per language.
     """
 
-    def __init__(self, C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID, cv: int = 5,
-                 loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 1,
-                 stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
-                 random_state: int | None = None) -> None:
-        self.C = C
-        self.C_grid = C_grid
-        self.cv = cv
-        self.loss = loss
-        self.class_weight = class_weight
-        self.min_df = min_df
-        self.stopwords = stopwords
-        self.stem = stem
+    def __init__(self, tfidf: MultilingualTfidf | None = None, classifier: LinearSVMs | None = None, *,
+                 n_jobs: int | None = None, random_state: int | None = None) -> None:
+        self.tfidf = tfidf
+        self.classifier = classifier
         self.n_jobs = n_jobs
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> NaiveClassifier:
         """Fit one classifier per language (same inputs as :meth:`GeneralizedFunnelling.fit`)."""
-        check_C(self.C, "C")
+        classifier = self.part("classifier")
+        classifier.check()
         texts, lang_arr, Y, classes = training_data(X, y, langs)
         self.classes_ = classes
         self.languages_ = sorted(set(lang_arr.tolist()))
-        tfidf = MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem, n_jobs=self.n_jobs)
+        tfidf = self.part("tfidf").set_params(n_jobs=self.n_jobs)
         matrices = tfidf.fit_transform(texts, lang_arr)
         results = run_parallel((
-            delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows], C=self.C, C_grid=self.C_grid,
-                                   cv=self.cv, loss=self.loss, class_weight=self.class_weight,
+            delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows], classifier,
                                    random_state=self.random_state)
             for lang, (rows, X) in matrices.items()), self.n_jobs)
         self.models_ = {lang: (vec, svm) for lang, (vec, svm, _) in zip(self.languages_, results, strict=True)}
@@ -150,9 +134,7 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "models_")
-        params = self.get_params()
-        params["C_grid"] = list(params["C_grid"])
-        meta: dict = {"params": params, "classes_": self.classes_, "languages_": self.languages_,
+        meta: dict = {"params": self._params_state(), "classes_": self.classes_, "languages_": self.languages_,
                       "vectorizers": {}}
         arrays: dict[str, np.ndarray] = {}
         for lang, (vec, svm) in self.models_.items():
@@ -164,9 +146,7 @@ class NaiveClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> NaiveClassifier:
-        params = dict(meta["params"])
-        params["C_grid"] = tuple(params["C_grid"])
-        obj = cls(**params)
+        obj = cls(**cls._params_from_state(meta["params"]))
         obj.classes_ = list(meta["classes_"])
         obj.languages_ = list(meta["languages_"])
         obj.models_, obj.C_ = {}, {}
@@ -243,7 +223,7 @@ class UpperBoundClassifier(NaiveClassifier):
 
     Parameters
     ----------
-    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, random_state
+    tfidf, classifier, random_state
         As :class:`NaiveClassifier`.
     n_jobs : int, optional
         Classes fitted in parallel (threads).
@@ -263,18 +243,17 @@ class UpperBoundClassifier(NaiveClassifier):
 
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> UpperBoundClassifier:
         """Fit the English classifier on the English versions of the training documents."""
-        check_C(self.C, "C")
+        classifier = self.part("classifier")
+        classifier.check()
         _, lang_arr, Y, classes = training_data(X, y, langs)
         english = english_versions(X, langs)
         self.classes_ = classes
         self.train_languages_ = sorted(set(lang_arr.tolist()))
         groups = np.unique(np.asarray(english, dtype=object), return_inverse=True)[1]
-        tfidf = MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem)
+        tfidf = self.part("tfidf")
         X = tfidf.fit_transform_by_language({"en": english})["en"]
-        vec, svm, Cs = _fit_language(
-            "en", tfidf.vectorizers_["en"], X, Y, C=self.C, C_grid=self.C_grid, cv=self.cv, loss=self.loss,
-            class_weight=self.class_weight, random_state=self.random_state, groups=groups, n_jobs=self.n_jobs,
-            label="UpperBound")
+        vec, svm, Cs = _fit_language("en", tfidf.vectorizers_["en"], X, Y, classifier, random_state=self.random_state,
+                                     groups=groups, n_jobs=self.n_jobs, label="UpperBound")
         self.languages_ = ["en"]
         self.models_ = {"en": (vec, svm)}
         self.C_ = {"en": Cs}

@@ -14,7 +14,10 @@ saved. Each step fills in what the older shape lacked with the value that reprod
   the views it has, none dropped, ``select``'s raw form;
 * a per-language TF-IDF state without ``segment`` keeps runs of text whole (``segment=False``);
 * a recurrent view without ``hidden_size_`` had the parameter's value;
-* an UpperBound without ``train_languages_`` has none recorded.
+* an UpperBound without ``train_languages_`` has none recorded;
+* the flat TF-IDF and SVM parameters of the Naive, UpperBound and cross-lingual baselines (``C``, ``C_grid``,
+  ``cv``, ``loss``, ``class_weight``, ``min_df``, ``stopwords``, ``stem``) become their nested ``tfidf`` and
+  ``classifier`` parts (:func:`nested_parts`).
 
 Upgrades work on the JSON and the arrays only (no estimator is imported), and leave anything they do not recognise
 as it is: a damaged state is still reported by the loader, naming its field.
@@ -27,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["UPGRADES", "nested_params", "upgrade"]
+__all__ = ["UPGRADES", "nested_params", "nested_parts", "upgrade"]
 
 
 def upgrade(estimator: str, meta: dict, arrays: dict[str, np.ndarray], *, format_version: int = 1
@@ -79,9 +82,31 @@ def _upper_bound(estimator: str, meta: dict, arrays: dict[str, np.ndarray]) -> N
         meta.setdefault("train_languages_", [])
 
 
+#: The baselines built from a ``tfidf`` and a ``classifier`` part, with the default TF-IDF ``min_df`` of each.
+_PART_BASELINES = {"NaiveClassifier": 1, "UpperBoundClassifier": 1, "LRIClassifier": 1, "CLESAClassifier": 1,
+                   "KCCAClassifier": 2, "DCIClassifier": 1}
+_CLASSIFIER_FLAT = ("C", "C_grid", "cv", "loss", "class_weight")
+_TFIDF_FLAT = ("min_df", "stopwords", "stem")
+
+
+def nested_parts(flat: dict[str, Any], default_min_df: int = 1) -> dict[str, Any]:
+    """The saved parameters of a baseline built from parts (``tfidf`` and ``classifier`` as ``{"params"}``) from the
+    flat parameters it had before: each flat parameter becomes the parameter of the part it configured."""
+    out = {k: v for k, v in flat.items() if k not in _CLASSIFIER_FLAT + _TFIDF_FLAT}
+    out["classifier"] = {"params": {k: flat[k] for k in _CLASSIFIER_FLAT if k in flat}}
+    out["tfidf"] = {"params": {"min_df": default_min_df, **{k: flat[k] for k in _TFIDF_FLAT if k in flat}}}
+    return out
+
+
+def _baseline_parts(estimator: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    params = meta.get("params")
+    if estimator in _PART_BASELINES and isinstance(params, dict) and "classifier" not in params:
+        meta["params"] = nested_parts(params, _PART_BASELINES[estimator])
+
+
 #: The upgrades of each format version, in order.
 UPGRADES: dict[int, tuple[Callable[[str, dict, dict[str, np.ndarray]], None], ...]] = {
-    1: (_funnelling, _tfidf, _upper_bound)}
+    1: (_funnelling, _tfidf, _upper_bound, _baseline_parts)}
 
 
 def _dicts(node: Any) -> Iterator[dict]:

@@ -29,9 +29,11 @@ CROSSLINGUAL: dict[str, type[CrossLingualClassifier]] = {
 
 
 def make_crosslingual(name: str, **params: Any) -> CrossLingualClassifier:
-    """The unfitted baseline called ``name`` (``lri``, ``clesa``, ``kcca``, ``dci``) with ``params``."""
+    """The unfitted baseline called ``name`` (``lri``, ``clesa``, ``kcca``, ``dci``) with ``params``, which may
+    name the parameters of its parts (``classifier__C``, ``tfidf__min_df``)."""
     try:
         cls = CROSSLINGUAL[name]
     except KeyError:
         raise ValueError(f"unknown cross-lingual baseline {name!r}; expected one of {sorted(CROSSLINGUAL)}") from None
-    return cls(**params)
+    nested = {k: v for k, v in params.items() if "__" in k}
+    return cls(**{k: v for k, v in params.items() if k not in nested}).set_params(**nested)

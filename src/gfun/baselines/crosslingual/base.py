@@ -20,12 +20,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
+from gfun.baselines.parts import NestedPartsMixin
 from gfun.core.state import checked_array, load_state, load_states, prefixed, put_state, put_states, sub_arrays
-from gfun.corpus.inputs import check_C, training_data, unpack
+from gfun.corpus.inputs import training_data, unpack
 from gfun.errors import UnseenLanguageError
 from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.metrics.scoring import MacroF1ScoreMixin
-from gfun.svm.linear import LinearOvR, fit_linear_ovr, make_folds, select_C
+from gfun.svm.linear import LinearOvR
 from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 
 __all__ = ["CrossLingualClassifier", "csr_from_state", "csr_state", "l2_rows"]
@@ -52,26 +53,26 @@ def l2_rows(Z: np.ndarray | sp.spmatrix) -> np.ndarray | sp.csr_matrix:
     return normalize(Z, norm="l2", axis=1, copy=True)
 
 
-class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
+class CrossLingualClassifier(NestedPartsMixin, LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin,
+                             BaseEstimator):
     """Base of the cross-lingual baselines (not used directly).
 
     ``score`` is the macro-averaged F1, as for every gfun estimator (:class:`gfun.metrics.scoring.MacroF1ScoreMixin`).
 
     Common parameters
     -----------------
-    C : float or "cv"
-        C of the linear SVMs; ``"cv"`` picks it per class by ``cv``-fold cross-validated F1 over ``C_grid``.
-    C_grid, cv, loss, class_weight
-        As in :class:`gfun.baselines.naive.NaiveClassifier`.
-    min_df, stopwords, stem
-        Of the per-language :class:`gfun.text.tfidf.TfidfVectorizer`.
+    tfidf : MultilingualTfidf, optional
+        The per-language TF-IDF (``None``: the baseline's default, :attr:`parts`).
+    classifier : LinearSVMs, optional
+        The SVMs in the shared space (``None``: ``LinearSVMs()``, C per class by cross-validated F1);
+        ``set_params(classifier__C=1.0)`` sets its parameters (see :mod:`gfun.baselines.parts`).
     n_jobs : int, optional
         Classes fitted in parallel threads.
     random_state : int, optional
     kernel : {"linear", "rbf"}
         Of the SVMs, for the methods with a dense space (CLESA, KCCA, DCI): ``"rbf"`` trains
-        :class:`gfun.svm.kernel.RBFSVMOvR` (C chosen the same way), as the authors' code of Esuli et al. (2019)
-        does on the dense spaces when it optimises C.
+        :class:`gfun.svm.kernel.RBFSVMOvR` (the classifier's C, chosen the same way), as the authors' code of
+        Esuli et al. (2019) does on the dense spaces when it optimises C.
 
     Attributes (after fit)
     ----------------------
@@ -105,7 +106,7 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
 
     # -- shared -----------------------------------------------------------------------------------------
     def _tfidf(self) -> MultilingualTfidf:
-        return MultilingualTfidf(min_df=self.min_df, stopwords=self.stopwords, stem=self.stem)
+        return self.part("tfidf")
 
     def fit(self, X: Any, y: Any = None, *, langs: Sequence[str] | None = None) -> CrossLingualClassifier:
         """Learn the shared space from the training documents (and the method's resource), then the SVMs.
@@ -113,7 +114,8 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
         Same inputs as :meth:`gfun.baselines.naive.NaiveClassifier.fit`: a labelled
         :class:`~gfun.corpus.multilingual.MultilingualCorpus`, or texts with ``y`` and ``langs``.
         """
-        check_C(self.C, "C")
+        classifier = self.part("classifier")
+        classifier.check()
         texts, lang_arr, Y, classes = training_data(X, y, langs)
         self.classes_ = classes
         groups = {lang: np.flatnonzero(lang_arr == lang) for lang in sorted(set(lang_arr.tolist()))}
@@ -122,26 +124,19 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
                         {lang: Y[idx] for lang, idx in groups.items()}, X)
         t1 = time.perf_counter()
         Z = self._transform(texts, lang_arr)
-        fit_kw = {"loss": self.loss, "class_weight": self.class_weight, "random_state": self.random_state}
         kernel = getattr(self, "kernel", "linear")
         if kernel not in ("linear", "rbf"):
             raise ValueError(f"kernel must be 'linear' or 'rbf', got {kernel!r}")
         if kernel == "rbf":
             from gfun.svm.kernel import RBFSVMOvR
 
-            self.svm_ = RBFSVMOvR(C=self.C, C_grid=self.C_grid, cv=self.cv, probability=False,
-                                  class_weight=self.class_weight, n_jobs=self.n_jobs,
+            self.svm_ = RBFSVMOvR(C=classifier.C, C_grid=classifier.C_grid, cv=classifier.cv, probability=False,
+                                  class_weight=classifier.class_weight, n_jobs=self.n_jobs,
                                   random_state=self.random_state).fit(np.asarray(Z), Y)
             self.C_ = np.asarray(self.svm_.C_, dtype=np.float64)
             self.fit_seconds_ = {"space": t1 - t0, "svm": time.perf_counter() - t1}
             return self
-        if self.C == "cv":
-            folds = make_folds(Z.shape[0], self.cv, self.random_state)
-            Cs = select_C(Z, Y, sorted(self.C_grid), folds, **fit_kw)
-        else:
-            Cs = np.full(Y.shape[1], float(self.C))
-        self.svm_ = fit_linear_ovr(Z, Y, Cs, n_jobs=self.n_jobs, **fit_kw)
-        self.C_ = Cs
+        self.svm_, self.C_ = classifier.fit_ovr(Z, Y, random_state=self.random_state, n_jobs=self.n_jobs)
         self.fit_seconds_ = {"space": t1 - t0, "svm": time.perf_counter() - t1}
         logger.info("%s: space of %d dimensions in %.1fs, SVMs in %.1fs", self._name, Z.shape[1],
                     self.fit_seconds_["space"], self.fit_seconds_["svm"])
@@ -178,8 +173,7 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         check_is_fitted(self, "svm_")
-        params = self.get_params()
-        params["C_grid"] = list(params["C_grid"])
+        params = self._params_state()
         for name in self._resource_params:  # a collection object is not saved: the fitted space replaces it
             if not isinstance(params[name], str):
                 params[name] = None
@@ -197,9 +191,7 @@ class CrossLingualClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifie
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> CrossLingualClassifier:
-        params = dict(meta["params"])
-        params["C_grid"] = tuple(params["C_grid"])
-        obj = cls(**params)
+        obj = cls(**cls._params_from_state(meta["params"]))
         obj.classes_ = list(meta["classes_"])
         obj.languages_ = list(meta["languages_"])
         obj.vectorizers_ = load_states(TfidfVectorizer, meta["vectorizers"], arrays, "vec/{}/")

@@ -36,7 +36,8 @@ import scipy.sparse as sp
 
 from gfun.baselines.crosslingual.base import CrossLingualClassifier, csr_from_state, csr_state, l2_rows
 from gfun.baselines.crosslingual.resources import AUTO, ParallelCollection, fit_language_tfidf, resolve_parallel
-from gfun.svm.kernel import DEFAULT_C_GRID
+from gfun.baselines.parts import LinearSVMs
+from gfun.text.tfidf import MultilingualTfidf
 
 __all__ = ["CLESAClassifier", "select_items"]
 
@@ -68,7 +69,7 @@ class CLESAClassifier(CrossLingualClassifier):
         Number of concepts (dimensions); ``None``: every item with ``min_languages`` languages.
     min_languages : int
         Least number of languages a concept must be described in.
-    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, n_jobs, random_state, kernel
+    tfidf, classifier, n_jobs, random_state, kernel
         See :class:`gfun.baselines.crosslingual.base.CrossLingualClassifier`.
 
     Attributes
@@ -82,23 +83,16 @@ class CLESAClassifier(CrossLingualClassifier):
     _resource_params = ("parallel",)
 
     def __init__(self, parallel: Any = AUTO, max_concepts: int | None = 5000, min_languages: int = 2,
-                 C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID, cv: int = 5,
-                 loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 1,
-                 stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
+                 tfidf: MultilingualTfidf | None = None, classifier: LinearSVMs | None = None,
+                 n_jobs: int | None = None,
                  random_state: int | None = None, kernel: str = "linear",
                  data_dir: str | None = None) -> None:
         self.parallel = parallel
         self.data_dir = data_dir
         self.max_concepts = max_concepts
         self.min_languages = min_languages
-        self.C = C
-        self.C_grid = C_grid
-        self.cv = cv
-        self.loss = loss
-        self.class_weight = class_weight
-        self.min_df = min_df
-        self.stopwords = stopwords
-        self.stem = stem
+        self.tfidf = tfidf
+        self.classifier = classifier
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.kernel = kernel

@@ -32,14 +32,14 @@ transforms, which makes a prediction depend on the other test documents).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from gfun.baselines.crosslingual.base import CrossLingualClassifier
-from gfun.svm.kernel import DEFAULT_C_GRID
+from gfun.baselines.parts import LinearSVMs
+from gfun.text.tfidf import MultilingualTfidf
 
 __all__ = ["DCFS", "DCIClassifier", "correspondence"]
 
@@ -90,7 +90,7 @@ class DCIClassifier(CrossLingualClassifier):
     ----------
     dcf : {"linear", "pmi"}
         Distributional correspondence function.
-    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, n_jobs, random_state, kernel
+    tfidf, classifier, n_jobs, random_state, kernel
         See :class:`gfun.baselines.crosslingual.base.CrossLingualClassifier`.
 
     Attributes
@@ -103,19 +103,12 @@ class DCIClassifier(CrossLingualClassifier):
 
     _name = "DCI"
 
-    def __init__(self, dcf: str = "linear", C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID,
-                 cv: int = 5, loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 1,
-                 stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
+    def __init__(self, dcf: str = "linear", tfidf: MultilingualTfidf | None = None,
+                 classifier: LinearSVMs | None = None, n_jobs: int | None = None,
                  random_state: int | None = None, kernel: str = "linear") -> None:
         self.dcf = dcf
-        self.C = C
-        self.C_grid = C_grid
-        self.cv = cv
-        self.loss = loss
-        self.class_weight = class_weight
-        self.min_df = min_df
-        self.stopwords = stopwords
-        self.stem = stem
+        self.tfidf = tfidf
+        self.classifier = classifier
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.kernel = kernel

@@ -48,7 +48,8 @@ collection with 3 documents) is left out with a warning, and its documents are n
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,8 @@ import scipy.sparse as sp
 
 from gfun.baselines.crosslingual.base import CrossLingualClassifier, l2_rows
 from gfun.baselines.crosslingual.resources import AUTO, fit_language_tfidf, leave_out, resolve_parallel
-from gfun.svm.kernel import DEFAULT_C_GRID
+from gfun.baselines.parts import LinearSVMs
+from gfun.text.tfidf import MultilingualTfidf
 
 __all__ = ["KCCAClassifier", "centered_svd", "fit_kcca"]
 
@@ -216,9 +218,10 @@ class KCCAClassifier(CrossLingualClassifier):
         Regularisation, relative to each language's largest kernel eigenvalue.
     max_items : int, optional
         Use at most this many items of the collection (a random sample); ``None``: all.
-    min_df : int
-        Of the per-language vectorizers (2 by default: the projection matrices have one row per term).
-    C, C_grid, cv, loss, class_weight, stopwords, stem, n_jobs, random_state, kernel
+    tfidf : MultilingualTfidf, optional
+        The per-language vectorizers (``None``: ``MultilingualTfidf(min_df=2)``: the projection matrices have one
+        row per term).
+    classifier, n_jobs, random_state, kernel
         See :class:`gfun.baselines.crosslingual.base.CrossLingualClassifier`.
 
     Attributes
@@ -230,11 +233,11 @@ class KCCAClassifier(CrossLingualClassifier):
 
     _name = "KCCA"
     _resource_params = ("parallel",)
+    parts = {"tfidf": partial(MultilingualTfidf, min_df=2), "classifier": LinearSVMs}
 
     def __init__(self, parallel: Any = AUTO, n_components: int = 300, rank: int = 500, reg: float = 0.1,
-                 max_items: int | None = None, C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID,
-                 cv: int = 5, loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 2,
-                 stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
+                 max_items: int | None = None, tfidf: MultilingualTfidf | None = None,
+                 classifier: LinearSVMs | None = None, n_jobs: int | None = None,
                  random_state: int | None = None, kernel: str = "linear",
                  data_dir: str | None = None) -> None:
         self.parallel = parallel
@@ -243,14 +246,8 @@ class KCCAClassifier(CrossLingualClassifier):
         self.rank = rank
         self.reg = reg
         self.max_items = max_items
-        self.C = C
-        self.C_grid = C_grid
-        self.cv = cv
-        self.loss = loss
-        self.class_weight = class_weight
-        self.min_df = min_df
-        self.stopwords = stopwords
-        self.stem = stem
+        self.tfidf = tfidf
+        self.classifier = classifier
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.kernel = kernel

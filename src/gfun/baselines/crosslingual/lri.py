@@ -26,14 +26,14 @@ Esuli et al. (2019) ran LRI with the reduced space as large as the juxtaposed on
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from gfun.baselines.crosslingual.base import CrossLingualClassifier
-from gfun.svm.kernel import DEFAULT_C_GRID
+from gfun.baselines.parts import LinearSVMs
+from gfun.text.tfidf import MultilingualTfidf
 
 __all__ = ["LRIClassifier", "random_index_vectors"]
 
@@ -78,7 +78,7 @@ class LRIClassifier(CrossLingualClassifier):
         Non-zero values per index vector (2 in LRI).
     shared_terms : bool
         Identical term strings of different languages share one juxtaposed feature.
-    C, C_grid, cv, loss, class_weight, min_df, stopwords, stem, n_jobs, random_state
+    tfidf, classifier, n_jobs, random_state
         See :class:`gfun.baselines.crosslingual.base.CrossLingualClassifier`.
 
     Attributes
@@ -93,21 +93,14 @@ class LRIClassifier(CrossLingualClassifier):
     _name = "LRI"
 
     def __init__(self, n_dimensions: int | None = None, non_zeros: int = 2, shared_terms: bool = True,
-                 C: float | str = "cv", C_grid: Sequence[float] = DEFAULT_C_GRID, cv: int = 5,
-                 loss: str = "squared_hinge", class_weight: str | None = None, min_df: int = 1,
-                 stopwords: bool = True, stem: bool = True, n_jobs: int | None = None,
+                 tfidf: MultilingualTfidf | None = None, classifier: LinearSVMs | None = None,
+                 n_jobs: int | None = None,
                  random_state: int | None = None) -> None:
         self.n_dimensions = n_dimensions
         self.non_zeros = non_zeros
         self.shared_terms = shared_terms
-        self.C = C
-        self.C_grid = C_grid
-        self.cv = cv
-        self.loss = loss
-        self.class_weight = class_weight
-        self.min_df = min_df
-        self.stopwords = stopwords
-        self.stem = stem
+        self.tfidf = tfidf
+        self.classifier = classifier
         self.n_jobs = n_jobs
         self.random_state = random_state
 
