@@ -299,26 +299,8 @@ def f1_score(y_true: ArrayLike, y_pred: ArrayLike, average: Average = "macro") -
 
 
 def k_score(y_true: ArrayLike, y_pred: ArrayLike, average: Average = "macro") -> float | np.ndarray:
-    """K of multilabel predictions (paper, eq. 5), macro- or micro-averaged.
-
-    Parameters
-    ----------
-    y_true, y_pred : array-like or sparse matrix of shape (n_docs, n_classes)
-        Binary true and predicted labels.
-    average : {"macro", "micro"} or None, default "macro"
-        ``"micro"``: sum the counts over classes, then apply eq. 5. ``"macro"``: apply eq. 5 per
-        class, then take the mean over classes. ``None``: return the per-class values.
-
-    Returns
-    -------
-    float or numpy.ndarray of shape (n_classes,)
-        The averaged value, or the per-class values when ``average`` is None.
-
-    Raises
-    ------
-    ValueError
-        On invalid labels (see :func:`contingency`) or an unknown ``average``.
-    """
+    """K of multilabel predictions (paper, eq. 5), macro- or micro-averaged: the parameters, result and errors of
+    :func:`f1_score`, with eq. 5 in place of eq. 4."""
     _check_average(average)
     return _average_counts(contingency(y_true, y_pred), k_from_counts, average)
 
