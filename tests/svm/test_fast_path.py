@@ -11,7 +11,7 @@ import pytest
 from sklearn.base import clone
 
 import gfun.funnelling.meta
-import gfun.svm.kernel
+import gfun.svm.kernel_exact
 import gfun.svm.linear
 from gfun.datasets.demo import load_demo
 from gfun.funnelling.generalized import GeneralizedFunnelling
@@ -56,7 +56,7 @@ def test_fast_path_equals_exact_path(demo, views: str) -> None:
     fast = GeneralizedFunnelling(**params).fit(train)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gfun.svm.linear, "_liblinear", None)  # LinearSVC.fit per class
-        mp.setattr(gfun.svm.kernel, "_libsvm", None)  # SVC.fit per class
+        mp.setattr(gfun.svm.kernel_exact, "_libsvm", None)  # SVC.fit per class
         # kernel evaluated by libsvm, no Gram matrix
         exact = GeneralizedFunnelling(**{**_everywhere(params), "n_jobs": 1}).fit(train)
         assert isinstance(exact.meta_, _SVCEverywhere)

@@ -357,7 +357,7 @@ def test_validate_reuses_the_held_out_decisions_of_a_known_C(data, monkeypatch) 
     train that C again, and chooses C, thresholds and sigmoids as the whole grid does: by searching each class's C
     outward from the known one while its cross-validated F1 does not fall, or, when every fold's kernel blocks do not
     fit the memory budget together, over the whole grid fold by fold."""
-    import gfun.svm.kernel as kernel
+    import gfun.svm.kernel_exact as kernel
 
     X, Y = data[0], data[1]
     grid = (0.01, 0.1, 1.0, 10.0, 100.0)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-import gfun.svm.kernel
+import gfun.svm.kernel_exact
 import gfun.svm.linear
 from gfun.datasets.demo import load_demo
 from gfun.svm import sklearn_private
@@ -121,7 +121,7 @@ def _rbf(data) -> np.ndarray:  # noqa: ANN001
 
 #: tier -> (the module that calls the private function, its name there, the fenced module, the function, a fit)
 TIERS = {"liblinear": (gfun.svm.linear, "_liblinear", "train_wrap", _linear),
-         "libsvm": (gfun.svm.kernel, "_libsvm", "fit", _rbf)}
+         "libsvm": (gfun.svm.kernel_exact, "_libsvm", "fit", _rbf)}
 
 
 @pytest.mark.parametrize(("tier", "behaviour"), [("liblinear", _new_argument), ("liblinear", _reordered_output),

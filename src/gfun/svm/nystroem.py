@@ -1,6 +1,6 @@
-"""What the ``"nystroem-ls"`` approximation of :class:`gfun.svm.kernel.RBFSVMOvR` solves with: the Nystroem
-landmarks, the passes over the training vectors, and the least-squares weights of every C from one
-eigendecomposition.
+"""The Nystroem paths of :class:`gfun.svm.kernel.RBFSVMOvR` (:class:`NystroemPathMixin`: ``approximation=
+"nystroem-ls"`` and ``"nystroem"``) and what they solve with: the Nystroem landmarks, the passes over the training
+vectors, and the least-squares weights of every C from one eigendecomposition.
 
 The passes over the training vectors are the part of the fit that grows with their number. Each is cut into jobs of
 :data:`CHUNKS_PER_JOB` chunks of :data:`CHUNK_ROWS` rows (:func:`row_blocks`): :func:`normal_equations` sums a
@@ -11,14 +11,21 @@ their sums are added up in the order of the jobs: the same numbers wherever and 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from joblib import delayed
 
+from gfun.core.parallel import iter_parallel, run_parallel
+from gfun.svm.linear import make_folds
 from gfun.svm.rbf_kernel import rbf_kernel_inplace
 
-__all__ = ["CHUNKS_PER_JOB", "CHUNK_ROWS", "from_upper_triangle", "held_out_scores", "normal_equations",
-           "nystroem_features", "nystroem_landmarks", "ridge_path", "row_blocks"]
+__all__ = ["CHUNKS_PER_JOB", "CHUNK_ROWS", "NystroemPathMixin", "from_upper_triangle", "held_out_scores",
+           "normal_equations", "nystroem_features", "nystroem_landmarks", "ridge_path", "row_blocks"]
+
+logger = logging.getLogger("gfun.svm.kernel")
 
 #: Rows whose Nystroem features are computed at once (two float64 arrays of ``CHUNK_ROWS x n_components``).
 CHUNK_ROWS = 8192
@@ -148,3 +155,136 @@ def ridge_path(G: np.ndarray, B: np.ndarray, Cs: Sequence[float]) -> list[np.nda
         W[m] = (b0 - s @ W[:m]) / n_rows
         out.append(W)
     return out
+
+
+class NystroemPathMixin:
+    """The approximate paths of :class:`gfun.svm.kernel.RBFSVMOvR`: least squares (``"nystroem-ls"``) or linear SVMs
+    (``"nystroem"``) on Nystroem features of the same RBF kernel, final models included."""
+
+    def _fit_nystroem(self, X: np.ndarray, Y: np.ndarray, grid: list[float],
+                      X_val: np.ndarray | None = None, groups: np.ndarray | None = None) -> Any:
+        from sklearn.kernel_approximation import Nystroem
+
+        from gfun.svm.linear import cross_val_decision, fit_linear_ovr, select_C
+
+        n, k = Y.shape
+        nys = Nystroem(kernel="rbf", gamma=self.gamma_, n_components=min(int(self.n_components), n),
+                       random_state=self.random_state).fit(X)
+        self.nystroem_components_ = nys.components_
+        self.nystroem_map_ = nys.normalization_
+        features = self._nystroem_features(X)
+        features_val = None if X_val is None else self._nystroem_features(X_val)
+        # hinge loss, as the kernel SVM's (liblinear also regularises the bias, which libsvm does not)
+        fit_kw = {"loss": "hinge", "class_weight": self.class_weight, "random_state": self.random_state}
+        need_cv = len(grid) > 1 or self.probability or self.threshold != "zero"
+        folds = make_folds(n, self.cv, self.random_state, groups) if need_cv else []
+        self.C_ = (select_C(features, Y, grid, folds, X_eval=features_val, **fit_kw) if len(grid) > 1
+                   else np.full(k, grid[0]))
+        self.cv_scores_ = None
+        linear = fit_linear_ovr(features, Y, self.C_, n_jobs=self.n_jobs, **fit_kw)
+        self.linear_coef_ = linear.coef.astype(np.float64)
+        self.intercept_ = linear.intercept
+        self.support_ = np.zeros(0, dtype=np.int64)
+        self.support_vectors_ = np.zeros((0, X.shape[1]), dtype=self.support_dtype)
+        self.dual_coef_ = np.zeros((0, k))
+        self.oof_decision_ = (cross_val_decision(features, Y, self.C_, folds, X_eval=features_val, **fit_kw)
+                              if folds else None)
+        self._set_thresholds_and_platt(Y, folds)
+        self.intercept_ = self.intercept_ - self.threshold_
+        if self.verbose:
+            logger.info("RBF SVM (Nystroem, %d components): %d classes fitted", features.shape[1], k)
+        return self
+
+    def _landmarks(self, X: np.ndarray) -> np.ndarray:
+        """``n_components`` landmarks for the Nystroem features (``landmarks``): k-means centres or a sample."""
+        return nystroem_landmarks(X, self.n_components, self.landmarks, self.random_state)
+
+    def _fit_nystroem_ls(self, X: np.ndarray, Y: np.ndarray, grid: list[float], X_val: np.ndarray | None = None,
+                         groups: np.ndarray | None = None) -> Any:
+        """``approximation="nystroem-ls"``: regularised least squares on Nystroem features, every class at once.
+
+        With features ``F`` (and a constant column for the intercept) and targets ``T`` (+-1), the weights of
+        every class for ridge ``lambda = 1 / (2 C)`` solve ``(F'F + lambda I) W = F'T``. ``F'F`` and ``F'T``
+        are summed over chunks of rows, per fold; a fold's training system is the sum of the other folds' parts,
+        so the cross-validation of every C costs one pass over the data and one eigendecomposition per fold
+        (:func:`gfun.svm.nystroem.ridge_path`). The held-out scores (on ``X_val`` if given) come from a second pass.
+        Both passes run as jobs over blocks of rows (:func:`gfun.svm.nystroem.row_blocks`), and the systems of the
+        folds and of the whole as one job each (on a Dask cluster's workers under
+        ``parallel_config(backend="dask")``); the landmarks (k-means), ``K_mm``'s eigendecomposition and the choice
+        of C run here.
+        """
+        n, k = Y.shape
+        L = self._landmarks(X)
+        Kmm = rbf_kernel_inplace(L, None, self.gamma_)
+        evals, evecs = np.linalg.eigh(Kmm)
+        keep = evals > evals.max() * 1e-10  # drop the null directions of K_mm: features of bounded scale
+        self.nystroem_components_ = L
+        self.nystroem_map_ = (evecs[:, keep] / np.sqrt(evals[keep])).T  # features = K(X, L) @ map.T
+        m = int(keep.sum())
+        T = np.where(Y, 1.0, -1.0)
+        need_cv = len(grid) > 1 or self.probability or self.threshold != "zero"
+        folds = make_folds(n, self.cv, self.random_state, groups) if need_cv else []
+        fold_of = np.zeros(n, dtype=np.int64)
+        for f, (_, te) in enumerate(folds):
+            fold_of[te] = f
+        n_parts = max(len(folds), 1)
+        blocks = row_blocks(n)  # whole chunks per block
+        n_jobs = self.n_jobs if len(blocks) > 1 else 1
+        G = np.zeros((n_parts, (m + 1) * (m + 2) // 2))  # upper triangles
+        B = np.zeros((n_parts, m + 1, k))
+        jobs = (delayed(normal_equations)(X[b], T[b], fold_of[b], n_parts, L, self.nystroem_map_, self.gamma_)
+                for b in blocks)
+        # one BLAS thread per job: the same bits on a Dask worker, any n_jobs; added in the order of the blocks
+        for G_part, B_part in iter_parallel(jobs, n_jobs, blas_threads=1):
+            G += G_part
+            B += B_part
+        G = from_upper_triangle(G, m + 1)
+        G_all, B_all = G.sum(axis=0), B.sum(axis=0)
+
+        # every fold's system (the other folds' parts summed: not the whole minus the fold's, no cancellation) and
+        # the whole's, solved for every C as jobs, one BLAS thread each (an eigendecomposition's bits depend on it)
+        systems = [(G.sum(axis=0, where=others[:, None, None]), B.sum(axis=0, where=others[:, None, None]))
+                   for others in (np.arange(len(folds)) != f for f in range(len(folds)))] + [(G_all, B_all)]
+        paths = run_parallel((delayed(ridge_path)(G_s, B_s, grid) for G_s, B_s in systems),
+                             self.n_jobs if len(systems) > 1 else 1, blas_threads=1)
+        del systems
+        final = paths.pop()
+        scores = None
+        if folds:
+            W = np.stack([np.stack(path) for path in paths])
+            del paths
+            X_te = X if X_val is None else X_val
+            oof = np.zeros((len(grid), n, k), dtype=np.float32)
+            jobs = (delayed(held_out_scores)(X_te[b], fold_of[b], L, self.nystroem_map_, self.gamma_, W)
+                    for b in blocks)
+            for b, part in zip(blocks, iter_parallel(jobs, n_jobs, blas_threads=1), strict=True):
+                oof[:, b] = part
+            del W
+            if len(grid) > 1:
+                scores, best = self._choose_C(oof, Y)
+            else:
+                best = np.zeros(k, dtype=int)
+            self.oof_decision_ = oof[best, :, np.arange(k)].T.astype(np.float64)
+            del oof
+        else:
+            best = np.zeros(k, dtype=int)
+            self.oof_decision_ = None
+        self.cv_scores_ = scores
+        self.C_ = np.asarray([grid[g] for g in best], dtype=np.float64)
+        coef = np.zeros((m + 1, k))
+        for g in np.unique(best):
+            cols = np.flatnonzero(best == g)
+            coef[:, cols] = final[g][:, cols]
+        self.linear_coef_ = np.ascontiguousarray(coef[:m].T)
+        self.intercept_ = coef[m].copy()
+        self.support_ = np.zeros(0, dtype=np.int64)
+        self.support_vectors_ = np.zeros((0, X.shape[1]), dtype=self.support_dtype)
+        self.dual_coef_ = np.zeros((0, k))
+        self._set_thresholds_and_platt(Y, folds)
+        self.intercept_ = self.intercept_ - self.threshold_
+        if self.verbose:
+            logger.info("RBF SVM (Nystroem least squares, %d features): %d classes fitted", m, k)
+        return self
+
+    def _nystroem_features(self, X: np.ndarray) -> np.ndarray:
+        return rbf_kernel_inplace(X, self.nystroem_components_, self.gamma_) @ self.nystroem_map_.T
