@@ -80,10 +80,8 @@ class Branch:
         mapper's posteriors (L2 -> z-score -> mapper)."""
         if self.mapper is None:
             return Z
-        if self.normalize:
-            Z = l2_normalize(Z)
-        return check_finite(self.mapper.predict_proba(self.scaler.transform(Z) if self.scaler else Z),
-                            _source(self.name, self.view, "the mapper of "), langs)
+        Zs, _ = _mapper_input(Z, self.normalize, self.scaler)
+        return _posteriors(self.mapper, Zs, self.name, self.view, langs)
 
 
 def branch_fit_line(branch: Branch, seconds: dict[str, float], hit: bool) -> str:
@@ -103,6 +101,24 @@ def branch_fit_line(branch: Branch, seconds: dict[str, float], hit: bool) -> str
 def _source(name: str | None, view: ViewGenerator, prefix: str = "") -> str:
     """What a :class:`~gfun.errors.NonFiniteError` names: the view's name in its model and its class."""
     return f"{prefix}view {name or view.letter!r} ({type(view).__name__})"
+
+
+def _mapper_input(Z: np.ndarray, normalize: bool, scaler: ZScore | None = None, *, fit: bool = False
+                  ) -> tuple[np.ndarray, ZScore | None]:
+    """The mapper's input from a view's output: L2 -> z-score with ``normalize`` (the z-scoring fitted on ``Z``
+    when ``fit``, else ``scaler``'s), and the z-scoring."""
+    if normalize:
+        Z = l2_normalize(Z)
+        if fit:
+            scaler = ZScore.fit(Z)
+    return (Z if scaler is None else scaler.transform(Z)), scaler
+
+
+def _posteriors(mapper: RBFSVMOvR, Zs: np.ndarray, name: str | None, view: ViewGenerator,
+                langs: Sequence[str]) -> np.ndarray:
+    """The mapper's posteriors of its input ``Zs``; NaN or infinite values are a
+    :class:`~gfun.errors.NonFiniteError` naming the view's mapper."""
+    return check_finite(mapper.predict_proba(Zs), _source(name, view, "the mapper of "), langs)
 
 
 def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, normalize: bool,
@@ -132,16 +148,13 @@ def _fit_branch(view: ViewGenerator, texts: Sequence[str], langs: np.ndarray, Y:
     scaler = None
     if mapper is not None:
         t0 = time.perf_counter()
-        if normalize:
-            Z = l2_normalize(Z)
-        scaler = ZScore.fit(Z) if normalize else None
-        Zs = scaler.transform(Z) if scaler else Z
+        Zs, scaler = _mapper_input(Z, normalize, fit=True)
         mapper.fit(Zs, Y, groups=groups)
         if mapper.oof_decision_ is not None:
             from gfun.svm.calibration import platt_posteriors
 
             oof = platt_posteriors(mapper.oof_decision_, mapper.platt_A_, mapper.platt_B_)
-        Z = check_finite(mapper.predict_proba(Zs), _source(name, view, "the mapper of "), langs)
+        Z = _posteriors(mapper, Zs, name, view, langs)
         mapper.oof_decision_ = None  # transient: not worth keeping (or caching)
         release_free_memory()
         seconds[f"mapper_{view.letter}"] = time.perf_counter() - t0
