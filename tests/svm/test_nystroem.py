@@ -1,0 +1,49 @@
+"""gfun.svm.nystroem: the pieces of the Nystroem least-squares path, each against a direct computation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gfun.svm.nystroem import (
+    from_upper_triangle,
+    normal_equations,
+    nystroem_features,
+    nystroem_landmarks,
+    ridge_path,
+    row_blocks,
+)
+
+
+def test_row_blocks_cover_the_rows_in_whole_multiples() -> None:
+    blocks = row_blocks(20000, multiple_of=4096)
+    assert blocks[0].start == 0 and blocks[-1].stop == 20000
+    assert all(b.stop == c.start for b, c in zip(blocks, blocks[1:], strict=False))
+    assert all((b.stop - b.start) % 4096 == 0 for b in blocks[:-1])
+
+
+def test_landmarks_and_features() -> None:
+    rng = np.random.RandomState(0)
+    X = rng.rand(50, 3)
+    L = nystroem_landmarks(X, 10, "random", 0)
+    assert L.shape == (10, 3) and all(any(np.array_equal(row, x) for x in X) for row in L)
+    assert nystroem_landmarks(X, 10, "kmeans", 0).shape == (10, 3)
+    F = nystroem_features(X, L, np.eye(10), 0.5)
+    assert F.shape == (50, 11) and (F[:, -1] == 1).all()
+
+
+def test_normal_equations_and_ridge_path_solve_the_regularised_least_squares() -> None:
+    rng = np.random.RandomState(1)
+    X, T = rng.rand(40, 3), np.where(rng.rand(40, 2) < 0.5, 1.0, -1.0)
+    L, feature_map = X[:6], np.eye(6)
+    fold_of = np.arange(40) % 2
+    upper, B = normal_equations(X, T, fold_of, 2, L, feature_map, 0.5)
+    G = from_upper_triangle(upper, 7)
+    F = nystroem_features(X, L, feature_map, 0.5)
+    np.testing.assert_allclose(G[0], F[fold_of == 0].T @ F[fold_of == 0], rtol=1e-10)
+    np.testing.assert_allclose(B.sum(axis=0), F.T @ T, rtol=1e-10)
+    C = 2.0
+    W = ridge_path(G.sum(axis=0), B.sum(axis=0), [C])[0]
+    Fc, Tc = F[:, :6] - F[:, :6].mean(axis=0), T - T.mean(axis=0)  # the intercept is not penalised
+    direct = np.linalg.solve(Fc.T @ Fc + np.eye(6) / (2 * C), Fc.T @ Tc)
+    np.testing.assert_allclose(W[:6], direct, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(W[6], T.mean(axis=0) - F[:, :6].mean(axis=0) @ W[:6], rtol=1e-6, atol=1e-9)
