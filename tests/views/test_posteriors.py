@@ -15,7 +15,8 @@ def data():
     train, _ = load_demo()
     rng = np.random.RandomState(0)
     groups = train.by_language()
-    train = train.subset(np.sort(np.concatenate([rng.choice(groups[lang], 80, replace=False) for lang in ("en", "it")])))
+    rows = [rng.choice(groups[lang], 80, replace=False) for lang in ("en", "it")]
+    train = train.subset(np.sort(np.concatenate(rows)))
     return train.texts, np.asarray(train.langs), train.Y.toarray()
 
 
