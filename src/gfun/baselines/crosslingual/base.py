@@ -91,6 +91,14 @@ class CrossLingualClassifier(NestedPartsMixin, LabelPredictionsMixin, MacroF1Sco
     #: Extra (non-common) constructor parameters whose value may not be JSON-serialisable.
     _resource_params: tuple[str, ...] = ()
 
+    def __init__(self, tfidf: Any = None, classifier: Any = None, n_jobs: int | None = None,
+                 random_state: int | None = None) -> None:
+        """Store the common parameters (each subclass stores its own, then calls this)."""
+        self.tfidf = tfidf
+        self.classifier = classifier
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
     # -- to implement ---------------------------------------------------------------------------------
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
         raise NotImplementedError

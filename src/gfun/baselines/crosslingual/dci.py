@@ -107,11 +107,8 @@ class DCIClassifier(CrossLingualClassifier):
                  classifier: LinearSVMs | None = None, n_jobs: int | None = None,
                  random_state: int | None = None, kernel: str = "linear") -> None:
         self.dcf = dcf
-        self.tfidf = tfidf
-        self.classifier = classifier
-        self.n_jobs = n_jobs
-        self.random_state = random_state
         self.kernel = kernel
+        super().__init__(tfidf, classifier, n_jobs, random_state)
 
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
         if self.dcf not in DCFS:

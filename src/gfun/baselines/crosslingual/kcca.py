@@ -246,11 +246,8 @@ class KCCAClassifier(CrossLingualClassifier):
         self.rank = rank
         self.reg = reg
         self.max_items = max_items
-        self.tfidf = tfidf
-        self.classifier = classifier
-        self.n_jobs = n_jobs
-        self.random_state = random_state
         self.kernel = kernel
+        super().__init__(tfidf, classifier, n_jobs, random_state)
 
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
         coll = resolve_parallel(self.parallel, X, self.data_dir)

@@ -99,10 +99,7 @@ class LRIClassifier(CrossLingualClassifier):
         self.n_dimensions = n_dimensions
         self.non_zeros = non_zeros
         self.shared_terms = shared_terms
-        self.tfidf = tfidf
-        self.classifier = classifier
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        super().__init__(tfidf, classifier, n_jobs, random_state)
 
     def _fit_space(self, texts: dict[str, list[str]], Y: dict[str, np.ndarray], X: Any) -> None:
         self.vectorizers_ = self._tfidf().fit_by_language(texts).vectorizers_
