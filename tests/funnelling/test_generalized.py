@@ -312,3 +312,29 @@ def test_the_log_of_a_fit_names_phases_in_words_and_keeps_folds_at_debug(demo, c
     assert any(m.startswith("P view (pooled posteriors): fitted in ") for m in info), info
     assert not [m for m in info if "fold" in m], info
     assert any(m.startswith("RBF SVM: fold 1/") for m in debug)
+
+
+def test_the_unseen_language_error_lists_every_registered_view_that_serves_one(demo) -> None:
+    """The views named in the error come from the registry (gfun.views.VIEW_CLASSES and each view's reach): the
+    built-in ones that serve languages without training documents (M, B, R, P, E, F) and a view registered later,
+    never X or W (their training languages only)."""
+    from gfun.views import register_view, unregister_view
+    from gfun.views.pooled import PooledPosteriorsView
+
+    class AnyLanguageView(PooledPosteriorsView):
+        """Any-language VGF (letter Z): a pooled view under another name."""
+
+    train = _sample(demo[0], 20, 0)
+    x_only = GeneralizedFunnelling(views="x", random_state=0, meta=default_meta().set_params(C=1.0)).fit(train)
+    register_view("z", AnyLanguageView)
+    try:
+        with pytest.raises(UnseenLanguageError) as caught:
+            x_only.predict(["uma descrição"], langs=["pt"])
+    finally:
+        unregister_view("z")
+    listed = str(caught.value).rpartition("training documents:")[2]
+    for letter in "MBRPEFZ":
+        assert f"{letter} (" in listed, (letter, listed)
+    for letter in "XW":
+        assert f"{letter} (" not in listed, (letter, listed)
+    assert "Z (Any-language)" in listed

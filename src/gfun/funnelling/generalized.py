@@ -49,6 +49,7 @@ from gfun.funnelling.state import FunnellingStateMixin
 from gfun.funnelling.view_spec import NamedViewsMixin, check_unique_names, label, parse_views, view_names
 from gfun.metrics.scoring import MacroF1ScoreMixin
 from gfun.svm.kernel import RBFSVMOvR
+from gfun.views import views_serving_unseen_languages
 from gfun.views.base import ViewGenerator
 from gfun.views.normalization import ZScore
 
@@ -405,7 +406,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
                     + ("no view of this model" if not names else
                        f"only view(s) {names} of {label(self.view_names_).upper()}")
                     + f" can represent it ({policy.name} aggregation); views that serve languages without "
-                    "training documents: M (aligned word embeddings), B (multilingual transformer)", languages=[lang])
+                    f"training documents: {', '.join(views_serving_unseen_languages())}", languages=[lang])
         main_ok = np.asarray([served(covering[lang]) for lang in lang_arr], dtype=bool)
         # the kept views serve the documents they cover; a document none of them covers gets the mean of the others
         selected = set(self.selected_views_)

@@ -39,7 +39,7 @@ from gfun.views.transformer import TransformerView
 from gfun.views.wce import WordClassEmbeddingView
 
 __all__ = ["BUILTIN_VIEWS", "VIEW_CLASSES", "accepted_params", "check_view_name", "class_path", "make_view",
-           "register_view", "registered_name", "unregister_view", "view_class"]
+           "register_view", "registered_name", "unregister_view", "view_class", "views_serving_unseen_languages"]
 
 #: Configuration letter -> view class.
 VIEW_CLASSES: dict[str, type[ViewGenerator]] = {
@@ -114,6 +114,40 @@ def unregister_view(name: str) -> None:
     if name in BUILTIN_VIEWS:
         raise ValueError(f"{name!r} is a built-in view")
     VIEW_CLASSES.pop(name, None)
+
+
+def _default_reach(cls: type[ViewGenerator]) -> str | None:
+    """``language_reach()`` of a view of ``cls`` with its default parameters; for a class that cannot be built
+    without arguments, ``"some"`` where it does not override :meth:`ViewGenerator.language_reach` (the default
+    answer), else None (unknown)."""
+    try:
+        return cls().language_reach()
+    except Exception:  # a user's view may need constructor arguments, or a fit, to answer
+        return "some" if cls.language_reach is ViewGenerator.language_reach else None
+
+
+def _title(cls: type[ViewGenerator]) -> str:
+    """A view class's name in words: its docstring's first words before ``VGF`` (``"Word-embeddings"``), or
+    the class name."""
+    first = (inspect.getdoc(cls) or "").strip().partition("\n")[0]
+    title = first.partition(" VGF")[0].strip() if " VGF" in first else ""
+    return title or cls.__name__
+
+
+def views_serving_unseen_languages() -> list[str]:
+    """The registered views that can serve languages without training documents, as ``"M (Word-embeddings)"``.
+
+    A view is listed when its ``language_reach()``, with its default parameters, is ``"any"`` or ``"some"``;
+    the list follows :data:`VIEW_CLASSES`, so a view registered with :func:`register_view` appears too. Named in
+    the error for a language no view of a model can represent.
+
+    Returns
+    -------
+    list of str
+        ``"<NAME> (<title>)"`` for each such view, in registration order (a one-letter name upper-cased).
+    """
+    return [f"{name.upper() if len(name) == 1 else name} ({_title(cls)})" for name, cls in VIEW_CLASSES.items()
+            if _default_reach(cls) in ("any", "some")]
 
 
 def registered_name(cls: type[ViewGenerator], prefer: str | None = None) -> str | None:
