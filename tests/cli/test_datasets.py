@@ -111,3 +111,35 @@ def test_build_refuses_to_overwrite_an_earlier_build_or_write_into_a_model(tmp_p
         code = main(["-q", "datasets", "build", "demo", "--out", str(target), "--force"])
         assert code == 1 and "lies inside the gfun model directory" in capsys.readouterr().err
     assert sorted(p.name for p in model.iterdir()) == before
+
+
+def test_build_debtags_prints_its_line_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """gfun datasets build debtags printed "written to" twice: the command's line and a log line of
+    write_debtags_run (a tiny run stands in for the archive)."""
+    import gfun.datasets.debtags as debtags
+    from gfun.cli.main import main
+
+    classes = ["role::program", "use::editing"]
+
+    def corpus(langs: list[str], prefix: str) -> MultilingualCorpus:
+        n = len(langs)
+        return MultilingualCorpus([f"{prefix}{k}" for k in range(n)], langs,
+                                  [f"a {prefix} text number {k} in {lang}" for k, lang in enumerate(langs)],
+                                  [[classes[k % 2]] for k in range(n)], classes,
+                                  extra={"source": [f"src{k}" for k in range(n)], "text_en": [None] * n})
+
+    many, zero = ["en", "it"], ["fi"]
+    tiny = debtags.DebtagsRun(
+        train=corpus(["en", "en", "it", "it"], "tr"), test=corpus(["en", "it"], "te"),
+        test_zeroshot=corpus(["fi", "fi"], "zs"), classes=classes, run=0,
+        info={"protocol": debtags.PROTOCOL, "params": {"many_shot": many, "zero_shot": zero},
+              "order": many + zero, "eligible": {"en": 3, "it": 3, "fi": 2}, "n_tagged_packages": 8,
+              "class_df_train": {c: 2 for c in classes}, "checksums": {}})
+    monkeypatch.setattr(debtags, "load_debtags", lambda run=0, data_dir=None, **kw: tiny)
+    out = tmp_path / "built"
+    code = main(["datasets", "build", "debtags", "--out", str(out)])  # not -q: the log lines are shown
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert (out / "stats.json").is_file()
+    assert (printed.out + printed.err).count("written to") == 1, (printed.out, printed.err)

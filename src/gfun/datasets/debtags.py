@@ -521,5 +521,5 @@ def write_debtags_run(r: DebtagsRun, out_dir: str | os.PathLike[str], *, english
                                       encoding="utf-8", newline="\n")
     (out / "stats.json").write_text(json.dumps(_stats_json(r), ensure_ascii=False, indent=1) + "\n",
                                     encoding="utf-8", newline="\n")
-    logger.info("debtags run %d written to %s", r.run, out)
+    logger.debug("debtags run %d written to %s", r.run, out)  # gfun datasets build prints it once
     return out
