@@ -1,7 +1,8 @@
 """Predictions as records: what ``gfun predict`` writes and ``gfun serve`` answers for each document.
 
 Both accept the same documents (:func:`complete_records`): a document without an ``id`` is numbered by its
-position, one without a ``lang`` has its language detected (with the ``langid`` extra). A prediction record holds
+position, one without a ``lang`` has its language detected (with the ``langid`` extra), preferring the model's
+languages (:data:`PREFER_CONFIDENCE`). A prediction record holds
 the document's ``id`` and ``lang``, whether that language was detected (``lang_detected``), its predicted
 ``labels`` (class names in class order) and, when the model is calibrated, the ``probabilities`` of every class
 (6 decimals, > 0.5 exactly for the predicted labels).
@@ -9,16 +10,59 @@ the document's ``id`` and ``lang``, whether that language was detected (``lang_d
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["complete_records", "has_probabilities", "prediction_records", "rounded_probabilities"]
+__all__ = ["PREFER_CONFIDENCE", "complete_records", "has_probabilities", "prediction_records",
+           "rounded_probabilities"]
+
+logger = logging.getLogger(__name__)
+
+#: How sure language detection restricted to a model's languages must be to replace what detection among every
+#: language found (a language the model was not trained on, or none at all).
+PREFER_CONFIDENCE = 0.9
 
 
 def _missing(value: Any) -> bool:
     return value is None or not str(value).strip()
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _prefer_languages(records: list[Any], todo: Sequence[int], languages: Sequence[str]) -> list[Any]:
+    """The records with the language of those of ``todo`` (documents without one) chosen among ``languages`` where
+    detection among every language finds a language not among them, or none, and detection among them alone is at
+    least :data:`PREFER_CONFIDENCE` sure (Danish detected as ``no`` for a model trained on ``da``); the others are
+    left for :func:`gfun.text.langid.fill_missing_languages`. A log line says how many were given a language so."""
+    from gfun.errors import LanguageDetectionError
+    from gfun.text.langid import detect_languages
+
+    known = {str(lang).strip().lower() for lang in languages}
+    out = list(records)
+    changed: dict[tuple[str, str], int] = {}
+    for i in todo:
+        text = out[i]["text"]
+        try:
+            found: str | None = detect_languages([text])[0]
+        except LanguageDetectionError:
+            found = None
+        if found is not None and found.lower() in known:
+            continue
+        try:
+            preferred = detect_languages([text], candidates=languages, min_confidence=PREFER_CONFIDENCE)[0]
+        except (LanguageDetectionError, ValueError):  # not sure enough, or a code the detector does not know
+            continue
+        out[i] = {**out[i], "lang": preferred}
+        changed[(found or "none", preferred)] = changed.get((found or "none", preferred), 0) + 1
+    if changed:
+        logger.info("language detection preferred the model's languages: %s", ", ".join(
+            f"{_plural(n, 'document')} detected as {a!r} -> {b!r}" for (a, b), n in sorted(changed.items())))
+    return out
 
 
 def complete_records(records: Sequence[dict[str, Any]], *, languages: Sequence[str] = (),
@@ -28,13 +72,18 @@ def complete_records(records: Sequence[dict[str, Any]], *, languages: Sequence[s
     blank) the language detected from its text (:func:`gfun.text.langid.fill_missing_languages`, written as
     ``languages`` spell it: a model's training languages).
 
+    Detection prefers ``languages``: a text whose language, detected among every language, is not one of them
+    (Danish detected as ``no`` for a model trained on ``da``) or is none (no language confident enough) gets the
+    one of ``languages`` it is in when detection among those alone is at least :data:`PREFER_CONFIDENCE` sure; a
+    log line says how many.
+
     Parameters
     ----------
     records : sequence of dict
         Documents in the JSONL schema; ``"__line__"`` (the line of the file, or the document's position + 1)
         locates them in error messages.
     languages : sequence of str
-        Language codes whose spelling a detected language takes.
+        The model's languages: detection prefers them, and a detected language takes their spelling.
     path : str, optional
         The file the records come from, named in error messages.
 
@@ -68,6 +117,8 @@ def complete_records(records: Sequence[dict[str, Any]], *, languages: Sequence[s
                                 "document its 'lang')", path=path, line=first.get("__line__"), field="lang")
     from gfun.text.langid import fill_missing_languages
 
+    if languages:
+        out = _prefer_languages(out, [i for i, d in enumerate(detected) if d], [str(lang) for lang in languages])
     return fill_missing_languages(out, spellings=languages, path=path), detected
 
 

@@ -103,6 +103,18 @@ def test_top_k_and_default_ids(client: TestClient, sib) -> None:
     assert list(preds[0]["probabilities"].items()) == list(full["predictions"][0]["probabilities"].items())[:2]
 
 
+def test_language_detection_prefers_the_model_languages(client: TestClient) -> None:
+    """As gfun predict: a short Finnish text is Estonian for the detector over every language (0.42, below its
+    0.5, so it was refused), and Finnish among the model's de, fi, en (0.99); a text detected among every language
+    as one of the model's keeps what it was detected as."""
+    pytest.importorskip("py3langid")
+    r = client.post("/predict", json={"documents": [{"text": "Kalle ja Liisa"}, {"text": "Das ist gut"},
+                                                    {"text": "Sauna on kuuma", "lang": "en"}]})
+    assert r.status_code == 200, r.text
+    got = [(p["lang"], p["lang_detected"]) for p in r.json()["predictions"]]
+    assert got == [("fi", True), ("de", True), ("en", False)]
+
+
 def test_a_document_without_lang_and_no_langid_extra_is_refused_by_name(client: TestClient,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """What gfun predict says too (one code path): the document, the field and the extra to install."""

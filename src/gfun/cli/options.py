@@ -244,59 +244,23 @@ def warn_about_documents(model: Any, docs: Any, detected: Sequence[bool] | None 
                     f" ({', '.join(others)} cannot represent it)" if others else "")
 
 
-#: How sure language detection restricted to a model's languages must be to replace what detection among every
-#: language found (a language the model was not trained on, or none at all).
-PREFER_CONFIDENCE = 0.9
-
-
-def complete_for_model(records: list[dict[str, Any]], model: Any, path: str | None = None,
-                       logger: logging.Logger | None = None) -> tuple[list[dict[str, Any]], list[bool]]:
-    """:func:`gfun.predictions.complete_records` (ids numbered, missing languages detected) for documents that
-    ``model`` is to label, with detection preferring the model's languages: a text whose language, detected among
-    every language, is one the model was not trained on (Danish detected as ``no`` for a model trained on ``da``)
-    or none (no language confident enough), is given the model's language it is in when detection among those
-    alone is at least :data:`PREFER_CONFIDENCE` sure; a log line says how many. Returns the records and whether
-    each one's language was detected."""
-    from gfun.core.optional import has_optional
+def complete_for_model(records: list[dict[str, Any]], model: Any, path: str | None = None) -> tuple[
+        list[dict[str, Any]], list[bool]]:
+    """:func:`gfun.predictions.complete_records` (ids numbered, missing languages detected, preferring the model's
+    languages, as ``gfun serve`` does) for documents that ``model`` is to label, with a failed detection's hint
+    naming what the command line can do. Returns the records and whether each one's language was detected."""
     from gfun.errors import LanguageDetectionError
     from gfun.predictions import complete_records
 
-    log = logger or logging.getLogger("gfun.cli.main")
     languages = [str(lang) for lang in getattr(model, "languages_", None) or ()]
-    missing = [isinstance(r, dict) and (r.get("lang") is None or not str(r.get("lang")).strip())
-               and isinstance(r.get("text"), str) for r in records]
-    if any(missing) and languages and has_optional("py3langid"):
-        from gfun.text.langid import detect_languages
-
-        known = {lang.strip().lower() for lang in languages}
-        records = list(records)
-        changed: dict[tuple[str, str], int] = {}
-        for i in (i for i, m in enumerate(missing) if m):
-            text = records[i]["text"]
-            try:
-                found: str | None = detect_languages([text])[0]
-            except LanguageDetectionError:
-                found = None
-            if found is not None and found.lower() in known:
-                continue
-            try:
-                preferred = detect_languages([text], candidates=languages, min_confidence=PREFER_CONFIDENCE)[0]
-            except (LanguageDetectionError, ValueError):  # not sure enough, or a code the detector does not know
-                continue
-            records[i] = {**records[i], "lang": preferred}
-            changed[(found or "none", preferred)] = changed.get((found or "none", preferred), 0) + 1
-        if changed:
-            log.info("language detection preferred the model's languages: %s", ", ".join(
-                f"{plural(n, 'document')} detected as {a!r} -> {b!r}" for (a, b), n in sorted(changed.items())))
     try:
-        out, _ = complete_records(records, languages=languages, path=path)
+        return complete_records(records, languages=languages, path=path)
     except LanguageDetectionError as exc:  # the library's hint names Python parameters: give the command's
         reason = exc.reason.split(". Give its language", 1)[0]
         raise LanguageDetectionError(
             f"{reason}. Give the document its 'lang' field (detection chose among every language, then among the "
             f"model's: {', '.join(languages) or 'none'})", index=exc.index, guesses=exc.guesses,
             n_failed=exc.n_failed, path=exc.path, line=exc.line) from None
-    return out, missing
 
 
 def check_input(path: str | None, option: str = "--input") -> None:
