@@ -181,3 +181,17 @@ def test_the_readme_quick_start_leaves_a_working_gfun_command() -> None:
     assert "source .venv/bin/activate" in quick and ".venv/bin/gfun" in quick
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^VENV \?= \.venv$", makefile, flags=re.MULTILINE)  # the folder make demo installs into
+
+
+def test_the_architecture_names_every_format_the_corpus_reads() -> None:
+    """docs/architecture.md described corpus/files.py as "JSONL/TSV" after it came to read CSV (CSV and TSV told
+    apart by their header) and Parquet, and MultilingualCorpus.from_frame a DataFrame."""
+    from gfun.corpus.files import _FORMAT_NAMES
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `corpus/` |"))
+    diagram = text[text.index(" documents (text, lang)"):].split("\n        v\n", 1)[0]
+    for where in (row, diagram):
+        for name in _FORMAT_NAMES.values():
+            assert name in where, (name, where)
+        assert "header" in where and "DataFrame" in where and "JSONL/TSV" not in where, where
