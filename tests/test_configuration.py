@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from gfun.baselines.crosslingual import CROSSLINGUAL
+from gfun.baselines.encoder import EncoderLinearClassifier
 from gfun.baselines.naive import NaiveClassifier, UpperBoundClassifier
 from gfun.baselines.pooled import PooledClassifier
 from gfun.baselines.transformer import FineTunedTransformerClassifier, TunedTransformerClassifier
 from gfun.cli.experiment import DEFAULT_CONFIGS, add_experiment_parser, settings_from_args
 from gfun.cli.main import build_parser, main, train_estimator
 from gfun.configuration import (
+    DEFAULT_WORD_VECTORS,
     METHODS,
     build_estimator,
     method_config,
@@ -36,12 +38,14 @@ from gfun.views.posteriors import PosteriorsView
 pytest.importorskip("matplotlib")
 
 CLASSES = {"naive": NaiveClassifier, "pooled": PooledClassifier, "upper": UpperBoundClassifier,
+           "encoder-tfidf": EncoderLinearClassifier, "encoder-lr": EncoderLinearClassifier,
            "bert": FineTunedTransformerClassifier, "bert-tuned": TunedTransformerClassifier,
            "fun": GeneralizedFunnelling, "gfun": GeneralizedFunnelling,
            **CROSSLINGUAL}
 #: Overrides of every kind, each applied where the configuration has a use for it.
 VIEW_PARAMS = {"m": {"source": "vec:/nowhere"}, "w": {"min_df": 2}, "b": {"max_length": 48},
-               "r": {"hidden_size": 8}, "p": {"min_df": 3}, "lri": {"n_dimensions": 300}, "clesa": {"max_concepts": 20},
+               "r": {"hidden_size": 8}, "p": {"min_df": 3}, "e": {"max_length": 64}, "f": {"weight": 0.5},
+               "lri": {"n_dimensions": 300}, "clesa": {"max_concepts": 20},
                "kcca": {"n_components": 3}, "dci": {"dcf": "pmi"}}
 
 
@@ -70,6 +74,7 @@ def test_every_listed_name_builds_its_estimator_with_the_overrides() -> None:
             expected = {v: dict(VIEW_PARAMS[v]) for v in cfg.views if v != "x"}
             if "r" in cfg.views:
                 expected["r"]["wce"] = cfg.r_wce
+                expected["r"]["source"] = DEFAULT_WORD_VECTORS  # gfun train's word vectors where none are given
             assert params["view_params"] == (expected or None), cfg.name
 
 
@@ -77,7 +82,8 @@ def test_the_view_cache_and_zero_shot_fun() -> None:
     fun = build_estimator("fun", zero_shot=True, view_params=VIEW_PARAMS, memory="/tmp/cache")
     assert (fun.zero_shot_views, fun.view_params, fun.memory) == ("m", {"m": VIEW_PARAMS["m"]}, "/tmp/cache")
     xmb = build_estimator("xmb", zero_shot=True, memory="/tmp/cache")
-    assert xmb.zero_shot_views is None and xmb.view_params == {"b": {"frozen_cache": "/tmp/cache"}}
+    assert xmb.zero_shot_views is None and xmb.view_params == {"b": {"frozen_cache": "/tmp/cache"},
+                                                               "m": {"source": DEFAULT_WORD_VECTORS}}
     assert build_estimator("bert", memory="/tmp/cache").frozen_cache == "/tmp/cache"
     # the default meta C is gfun train's: C by CV for the SVM baselines, 1 for gFun and Fun
     assert [_meta_C(build_estimator(n)) for n in ("naive", "lri", "fun", "xm")] == ["cv", "cv", 1.0, 1.0]
@@ -91,8 +97,9 @@ def _meta_C(est) -> float | str:
     return params.get("classifier__C", params.get("C"))
 
 
-UNKNOWN = ("unknown configuration 'xq': expected fun, naive, pooled, bert, bert-tuned, upper, lri, clesa, kcca, dci, "
-           "or gFun view letters from 'xmwbrp' (e.g. x, xm, xmw), optionally with -mean / -concat / -stack / -wmean / "
+UNKNOWN = ("unknown configuration 'xq': expected fun, naive, pooled, bert, bert-tuned, encoder-tfidf, encoder-lr, "
+           "upper, lri, clesa, kcca, dci, or gFun view letters from 'xmwbrpef' (e.g. x, xm, xmw), optionally with "
+           "-mean / -concat / -stack / -wmean / "
            "-select")
 
 
@@ -219,7 +226,8 @@ def test_the_whole_list_is_checked_before_anything_runs() -> None:
     assert text.startswith("4 bad configuration name(s)")
     for bad in ("'foo'", "'r_w'", "'rx_mq'", "'xx'"):
         assert bad in text
-    assert "Valid names: fun, naive, pooled, bert, bert-tuned, upper" in text and "r_m, r_mw" in text
+    assert "Valid names: fun, naive, pooled, bert, bert-tuned, encoder-tfidf, encoder-lr, upper" in text
+    assert "r_m, r_mw" in text
     calls = []
     cells = [({"run": 0, "config": "x"}, lambda: calls.append(1)), ({"run": 0, "config": "a__b"}, lambda: None)]
     with pytest.raises(ValueError, match="cannot be used in a file name"):
