@@ -208,7 +208,8 @@ def test_missing_language_field_in_jsonl_cli(folder: Path, cli_model: Path, caps
 
 # ------------------------------------------------------------------------------------------------ labels
 def test_labels_outside_the_class_list_cli(demo, folder: Path, capsys) -> None:
-    """An error by default (naming the label and the option); --ignore-unknown-labels drops them.
+    """An error by default (naming the label and the current option, not the earlier --ignore-unknown-labels);
+    --unknown-labels ignore drops them.
 
     (The API side: tests/corpus/test_multilingual.py::test_unknown_label_errors_or_is_ignored.)
     """
@@ -217,9 +218,10 @@ def test_labels_outside_the_class_list_cli(demo, folder: Path, capsys) -> None:
     path = _write_jsonl(folder / "unknown-label.jsonl", recs)
     args = ["train", "--train", path, "--classes", folder / "classes.json", "--meta-C", "1", "--model"]
     code, err = _cli(capsys, *args, folder / "never")
-    assert code == 1 and "made::up" in err and "--ignore-unknown-labels" in err and "line 6" not in err
+    assert code == 1 and "made::up" in err and "--unknown-labels ignore" in err and "line 6" not in err
+    assert "--ignore-unknown-labels" not in err
     assert recs[5]["id"] in err
-    code, err = _cli(capsys, *args, folder / "model-ignore", "--ignore-unknown-labels")
+    code, err = _cli(capsys, *args, folder / "model-ignore", "--unknown-labels", "ignore")
     assert code == 0, err
     manifest = read_manifest(folder / "model-ignore")
     assert manifest["classes"] == list(demo["train"].classes)

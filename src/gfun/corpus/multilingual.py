@@ -243,8 +243,8 @@ class MultilingualCorpus:
                 if on_unknown_label == "error":
                     raise CorpusFormatError(
                         f"document {self.ids[i]!r} ({self.langs[i]}) has label(s) {unknown} outside the class "
-                        "list (on the command line --unknown-labels ignore, earlier --ignore-unknown-labels, in Python "
-                        "on_unknown_label='ignore', drops them)",
+                        "list (on the command line --unknown-labels ignore, in Python on_unknown_label='ignore', "
+                        "drops them)",
                         field="labels")
                 labs[i] = tuple(lab for lab in ls if lab in cset)
         self.labels: list[tuple[str, ...]] = labs
