@@ -49,6 +49,8 @@ UNAVAILABLE_VIEWS: dict[str, str] = {}
 #: with the best mean of F1M, F1µ, KM and Kµ over debtags, SIB-200 and EXCEPTIUS (``benchmarks/bench_pooled.py``,
 #: ``benchmarks/bench_debtags.py``), without the torch extra and with it (the M view's word vectors come from the
 #: offline encoder that extra installs).
+#: The view letters that can serve a language without training documents.
+UNSEEN_LANGUAGE_VIEWS = "mbrpef"
 DEFAULT_VIEWS_CORE = "xp"
 DEFAULT_VIEWS_TORCH = "xmp"
 #: The word vectors of the M and R views when ``gfun train`` is not told (sub-word means of the offline encoder).
@@ -104,15 +106,15 @@ class Config:
 
         Naive and gFun configurations made of views that need training documents of the language (X, W)
         cannot; a gFun configuration with M (aligned word embeddings), B (multilingual transformer) or
-        R (recurrent network over aligned word vectors) can, with any aggregation but ``concat``; so can the fine-tuned
+        R (recurrent network over aligned word vectors), P (pooled vocabulary), E or F (frozen encoder) can, with any
+        aggregation but ``concat``; so can the fine-tuned
         transformer baseline, and Fun in the zero-shot experiment, through its auxiliary M classifier
         (``build_estimator(zero_shot=True)``).
         """
         if self.method != "gfun":  # clesa, kcca: the languages of their parallel collection
             return self.method in METHOD_REGISTRY and METHOD_REGISTRY[self.method].serves_unseen
-        zero_shot = set(self.views) & set("mbrp")
-        return bool(zero_shot) and (self.aggregation != "concat"
-                                                              or set(self.views) <= set("mbrp"))
+        zero_shot = set(self.views) & set(UNSEEN_LANGUAGE_VIEWS)
+        return bool(zero_shot) and (self.aggregation != "concat" or set(self.views) <= set(UNSEEN_LANGUAGE_VIEWS))
 
 
 def _view_order() -> str:
