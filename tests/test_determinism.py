@@ -34,6 +34,7 @@ SCRIPT = textwrap.dedent('''
     import numpy as np
 
     from gfun.baselines.naive import NaiveClassifier
+    from gfun.baselines.parts import LinearSVMs
     from gfun.datasets.demo import load_demo
     from gfun.funnelling.select import Select
     from gfun.funnelling.generalized import GeneralizedFunnelling

@@ -239,7 +239,7 @@ def test_upperbound_deterministic_and_saved(data, upper, tmp_path) -> None:
 
 
 def test_upperbound_cv_keeps_identical_english_copies_in_one_fold(monkeypatch) -> None:
-    import gfun.baselines.naive as baselines
+    import gfun.baselines.parts as baselines
 
     seen = {}
     real = baselines.make_folds
@@ -332,7 +332,7 @@ def test_upper_config_and_its_dataset_check(tmp_path) -> None:
     cfg = parse_config("upper")
     assert cfg.display == "UpperBound" and cfg.group == "baselines" and cfg.serves_unseen
     est = build_estimator(cfg, meta_C=1.0, random_state=3)
-    assert isinstance(est, UpperBoundClassifier) and est.C == 1.0 and est.random_state == 3
+    assert isinstance(est, UpperBoundClassifier) and est.classifier.C == 1.0 and est.random_state == 3
     check_configs_for_dataset([cfg], "debtags")
     check_configs_for_dataset([cfg], "sib200")
     with pytest.raises(ValueError, match="only the parallel datasets debtags, sib200 provide; 'demo' does not"):
