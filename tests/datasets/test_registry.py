@@ -8,7 +8,7 @@ from gfun.datasets.registry import DATASETS, load_dataset, resolve_dataset_name
 
 
 def test_registry_names() -> None:
-    assert set(DATASETS) == {"debtags", "exceptius", "sib200", "jrc-acquis", "rcv1-rcv2", "demo"}
+    assert set(DATASETS) == {"debtags", "debtags-rare", "exceptius", "sib200", "jrc-acquis", "rcv1-rcv2", "demo"}
     assert resolve_dataset_name("JRC_Acquis") == "jrc-acquis"
     assert resolve_dataset_name("rcv") == "rcv1-rcv2"
     with pytest.raises(ValueError, match="known: debtags"):

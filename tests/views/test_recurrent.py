@@ -157,7 +157,8 @@ def test_config_names_reach_the_view(vec_folder):
 
     est = build_estimator(parse_config("xbr_mw"), meta_C=1.0, view_params={"r": {"source": "e5"}})
     assert est.views == "xbr" and est.view_params["r"] == {"wce": True, "source": "e5"}
-    assert build_estimator(parse_config("r"), meta_C=1.0).view_params == {"r": {"wce": False}}
+    # without a source, gfun train's word vectors (as on the command line)
+    assert build_estimator(parse_config("r"), meta_C=1.0).view_params == {"r": {"wce": False, "source": "e5-subword"}}
 
 
 def test_bad_input(vec_folder, data):
