@@ -57,3 +57,14 @@ def test_gfun_train_meta_threshold_reaches_the_meta_classifier():
     assert train_estimator(args).meta.threshold == "k"
     args = build_parser().parse_args(["train", "--train", "t.jsonl", "--model", "m", "--views", "xp"])
     assert train_estimator(args).meta is None  # the default meta-classifier (threshold "auto")
+
+
+def test_the_f1_plus_k_rule_cuts_between_the_f1_and_the_k_optimal_thresholds():
+    rng = np.random.RandomState(3)
+    y = np.r_[np.ones(30), np.zeros(270)].astype(np.int8)[:, None]
+    s = np.r_[rng.normal(0.0, 0.7, 30), rng.normal(-1.2, 0.7, 270)][:, None]
+    t_f1, t_k = f1_thresholds(s, y)[0], k_thresholds(s, y)[0]
+    t_mix = k_thresholds(s, y, f1_weight=0.5)[0]
+    assert t_k < t_f1 and t_k <= t_mix <= t_f1
+    full, _ = validated_thresholds(s, y, make_folds(300, 5, 0), "f1+k")
+    assert full[0] == t_mix

@@ -337,10 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--meta-C", type=_parse_C, default=None, help=META_C_HELP)
     p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
                    help="class weights of the meta-classifier (default: none, as in the paper)")
-    p.add_argument("--meta-threshold", choices=("auto", "zero", "validated", "f1", "k"), default="auto",
+    p.add_argument("--meta-threshold", choices=("auto", "zero", "validated", "f1", "k", "f1+k"), default="auto",
                    help="decision threshold rule of the meta-classifier per class: auto (validated with select, "
                    "stack and wmean, else zero), zero (the SVM's own), validated (0 or F1-optimal, whichever "
-                   "validates better), f1 (F1-optimal), k (K-optimal: recall-aware, favours K and rare classes); "
+                   "validates better), f1 (F1-optimal), k (K-optimal: recall-aware, favours K and rare classes), "
+                   "f1+k (the mean of F1 and K: between the two); "
                    "default: %(default)s")
     p.add_argument("--first-tier-C", type=_C_type(allow_cv=False), default=1.0,
                    help="C of the first-tier linear SVMs")

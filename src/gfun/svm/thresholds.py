@@ -13,7 +13,7 @@ __all__ = ["MIN_POSITIVES_FOR_THRESHOLD", "THRESHOLD_RULES", "THRESHOLD_SHRINKAG
            "validated_thresholds"]
 
 #: The threshold rules :func:`validated_thresholds` knows.
-THRESHOLD_RULES: tuple[str, ...] = ("zero", "f1", "validated", "k")
+THRESHOLD_RULES: tuple[str, ...] = ("zero", "f1", "validated", "k", "f1+k")
 
 
 #: Fewest positive training samples a class needs before ``threshold="f1"`` moves its threshold: with fewer,
@@ -52,15 +52,17 @@ def f1_thresholds(scores: np.ndarray, Y: np.ndarray, min_positives: int = MIN_PO
     return out
 
 
-def k_thresholds(scores: np.ndarray, Y: np.ndarray, min_positives: int = MIN_POSITIVES_FOR_THRESHOLD
-                 ) -> np.ndarray:
-    """Per column, the threshold on ``scores`` that maximises K against the binary ``Y``.
+def k_thresholds(scores: np.ndarray, Y: np.ndarray, min_positives: int = MIN_POSITIVES_FOR_THRESHOLD,
+                 f1_weight: float = 0.0) -> np.ndarray:
+    """Per column, the threshold on ``scores`` that maximises K against the binary ``Y`` (with ``f1_weight`` > 0:
+    ``(1 - f1_weight) * K + f1_weight * F1``).
 
     K of one class (the paper's, Youden's J where the class has positive and negative documents) is the true
     positive rate minus the false positive rate: a missed positive of a rare class costs as much as many false
-    alarms, so the K-optimal threshold predicts rare classes far more often than the F1-optimal one. The threshold
-    lies halfway between the lowest score predicted positive and the next one (0 for a column with fewer than
-    ``min_positives`` positives, or without negatives); among equally good cuts, the one closest to 0 wins.
+    alarms, so the K-optimal threshold predicts rare classes far more often than the F1-optimal one; weighing F1 in
+    (``f1_weight=0.5``: the ``"f1+k"`` rule) gives a cut between the two. The threshold lies halfway between the
+    lowest score predicted positive and the next one (0 for a column with fewer than ``min_positives`` positives, or
+    without negatives); among equally good cuts, the one closest to 0 wins.
     """
     n, k = scores.shape
     out = np.zeros(k)
@@ -72,8 +74,10 @@ def k_thresholds(scores: np.ndarray, Y: np.ndarray, min_positives: int = MIN_POS
         order = np.argsort(-scores[:, j], kind="stable")
         s = scores[order, j]
         tp = np.cumsum(y[order])
-        fp = np.arange(1, n + 1) - tp
-        gain = tp / n_pos - fp / (n - n_pos)
+        predicted = np.arange(1, n + 1)
+        gain = tp / n_pos - (predicted - tp) / (n - n_pos)
+        if f1_weight:
+            gain = (1.0 - f1_weight) * gain + f1_weight * 2.0 * tp / (predicted + n_pos)
         cut = np.append((s[:-1] + s[1:]) / 2.0, s[-1] - 1.0)
         gain = np.where(np.append(s[:-1] > s[1:], True), gain, -np.inf)
         best = gain.max()
@@ -105,9 +109,10 @@ def validated_thresholds(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tupl
     Y : ndarray (n_samples, n_classes) binary
     folds : sequence of (train, test) index arrays
         The folds that produced ``scores``.
-    rule : {"zero", "f1", "validated", "k"}
+    rule : {"zero", "f1", "validated", "k", "f1+k"}
         ``"zero"``: every threshold 0. ``"f1"``: every class's F1-optimal threshold (:func:`f1_thresholds`).
-        ``"k"``: every class's K-optimal threshold (:func:`k_thresholds`: recall-aware, for K).
+        ``"k"``: every class's K-optimal threshold (:func:`k_thresholds`: recall-aware, for K). ``"f1+k"``: the
+        threshold that maximises the mean of the class's F1 and K (between the two).
         ``"validated"``: per class, the fraction of its F1-optimal threshold (among ``shrinkage``; 0 keeps the
         SVM's own) that most raises the mean of macro-F1 and micro-F1 of the cross-fitted predictions, the
         other classes kept at 0: a class moves its threshold only when the validated gain is real, and a move
@@ -131,12 +136,12 @@ def validated_thresholds(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tupl
         return np.zeros(k), scores.copy()
     if rule not in THRESHOLD_RULES:
         raise ValueError(f"threshold rule must be one of {THRESHOLD_RULES}, got {rule!r}")
-    optimal = k_thresholds if rule == "k" else f1_thresholds
+    optimal = {"k": k_thresholds, "f1+k": lambda s, y, m: k_thresholds(s, y, m, f1_weight=0.5)}.get(rule, f1_thresholds)
     full = optimal(scores, Y, min_positives)
     crossed = np.zeros_like(scores)  # per document, the optimal threshold fitted without its fold
     for tr, te in folds:
         crossed[te] = optimal(scores[tr], Y[tr], min_positives)
-    if rule in ("f1", "k"):
+    if rule in ("f1", "k", "f1+k"):
         return full, scores - crossed
 
     def counts(pred: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
