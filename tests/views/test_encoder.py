@@ -162,3 +162,11 @@ def test_explanations_give_the_encoder_view_its_share_of_each_decision(tiny, dem
             assert any(v.view == "e" and v.used and v.contribution != 0 for v in label.views)
             total = label.base_value + sum(v.contribution for v in label.views if v.used)
             assert abs(total - label.decision) < 1e-6  # the shares add up to the decision
+
+
+def test_batches_side_by_side_give_the_same_vectors(tiny, demo):
+    texts = list(demo[0].texts)[:48]
+    one = DocumentEncoder(tiny, prefix="", max_length=64, batch_size=8, cache_dir=None, device="cpu").encode(texts)
+    two = DocumentEncoder(tiny, prefix="", max_length=64, batch_size=8, cache_dir=None, device="cpu",
+                          n_jobs=2).encode(texts)
+    np.testing.assert_array_equal(one, two)

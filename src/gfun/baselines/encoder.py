@@ -109,7 +109,7 @@ class EncoderLinearClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifi
         if enc is None:
             enc = self._document_encoder = DocumentEncoder(
                 self.model, prefix=self.prefix, max_length=self.max_length, quantize=self.quantize,
-                batch_size=self.batch_size, cache_dir=self.cache_dir, device=self.device)
+                batch_size=self.batch_size, cache_dir=self.cache_dir, device=self.device, n_jobs=self.n_jobs)
         return enc
 
     def _rows(self, texts: list[str], *, fit: bool) -> Any:

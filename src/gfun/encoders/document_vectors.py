@@ -69,14 +69,17 @@ class DocumentEncoder:
         call encodes).
     device : str
         ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``...
+    n_jobs : int, optional
+        On a CPU, batches encoded side by side in threads (``-1``: one per CPU); each batch runs on one torch
+        thread, so the vectors are the same bits for any ``n_jobs``.
     progress : bool
         A progress bar over the batches.
     """
 
     def __init__(self, model: str | os.PathLike[str] = "multilingual-e5-small", *, prefix: str = "passage: ",
                  pooling: str = "auto", max_length: int = 512, quantize: bool | str = False, batch_size: int = 32,
-                 cache_dir: str | os.PathLike[str] | None = None, device: str = "auto", progress: bool = False
-                 ) -> None:
+                 cache_dir: str | os.PathLike[str] | None = None, device: str = "auto", n_jobs: int | None = None,
+                 progress: bool = False) -> None:
         self.model = model
         self.prefix = prefix
         self.pooling = pooling
@@ -85,6 +88,7 @@ class DocumentEncoder:
         self.batch_size = batch_size
         self.cache_dir = cache_dir
         self.device = device
+        self.n_jobs = n_jobs
         self.progress = progress
         self._loaded: tuple[Any, Any, Any, Any] | None = None
         self._key: str | None = None
@@ -174,7 +178,8 @@ class DocumentEncoder:
         pooling = self.resolved_pooling()
         out = np.zeros((len(texts), int(encoder.config.hidden_size)), dtype=np.float32)
         batches = frozen.batches(ids)
-        for batch in progress_bar(batches, enabled=self.progress, desc="document vectors", total=len(batches)):
+
+        def run(batch: np.ndarray) -> None:
             input_ids, mask = pad_ids([ids[i] for i in batch], frozen.pad_id, device)
             states = frozen.forward(input_ids, mask).float()
             if pooling == "mean":
@@ -182,10 +187,36 @@ class DocumentEncoder:
                 vec = (states * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)
             else:
                 vec = states[:, 0]
-            vec = torch.nn.functional.normalize(vec, dim=-1)
-            out[batch] = vec.cpu().numpy()
+            out[batch] = torch.nn.functional.normalize(vec, dim=-1).cpu().numpy()
+
+        threads = self._threads(device)
+        on_cpu = getattr(device, "type", "cpu") == "cpu"
+        before = torch.get_num_threads()
+        if on_cpu:  # one torch thread per batch, whatever n_jobs: the same bits for any n_jobs
+            torch.set_num_threads(1)
+        try:
+            if threads == 1:
+                for batch in progress_bar(batches, enabled=self.progress, desc="document vectors",
+                                          total=len(batches)):
+                    run(batch)
+            else:  # batches side by side: small matrices use one core each far better than one batch two
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(threads) as pool:
+                    for _ in progress_bar(pool.map(run, batches), enabled=self.progress, desc="document vectors",
+                                          total=len(batches)):
+                        pass
+        finally:
+            torch.set_num_threads(before)
         logger.info("document vectors: %d documents encoded in %.1f s", len(texts), time.perf_counter() - t0)
         return out
+
+    def _threads(self, device: Any) -> int:
+        """Batches encoded side by side: ``n_jobs`` (``None``: 1, ``-1``: every CPU) on a CPU, one on a GPU."""
+        if getattr(device, "type", "cpu") != "cpu" or self.n_jobs in (None, 0, 1):
+            return 1
+        cpus = os.cpu_count() or 1
+        return max(1, min(cpus if self.n_jobs < 0 else int(self.n_jobs), cpus))
 
     # ------------------------------------------------------------------ disk cache
     def _cache_folder(self) -> Path | None:

@@ -54,7 +54,7 @@ class _EncoderParams(ViewGenerator):
         if enc is None or enc.model != self.model or enc.cache_dir != self.cache_dir:
             enc = DocumentEncoder(self.model, prefix=self.prefix, max_length=self.max_length,
                                   quantize=self.quantize, batch_size=self.batch_size, cache_dir=self.cache_dir,
-                                  device=self.device, progress=self.progress)
+                                  device=self.device, n_jobs=self.n_jobs, progress=self.progress)
             self._document_encoder = enc
         return enc
 
@@ -155,7 +155,7 @@ _SHARED_DOC = """    model : str or path-like
     train_posteriors : {"cv", "in-sample"}
         The training documents' views: out-of-fold (the default) or from the classifiers trained on them.
     n_jobs : int, optional
-        Classes fitted in parallel.
+        Classes fitted in parallel, and the encoder's batches encoded side by side on a CPU (the same vectors).
     random_state : int, optional
         Seed of the folds and of liblinear.
     progress : bool
