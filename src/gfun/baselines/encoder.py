@@ -22,11 +22,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.baselines.pooled import _f1_mean
+from gfun.baselines.pooled import choose_C
 from gfun.corpus.inputs import check_C, document_groups, training_data, unpack
 from gfun.estimator import LabelPredictionsMixin
 from gfun.metrics.scoring import MacroF1ScoreMixin
-from gfun.svm.linear import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
+from gfun.svm.linear import LinearOvR, fit_linear_ovr
 from gfun.text.pooled import PooledTfidf
 
 __all__ = ["ENCODER_C_GRID", "ENCODER_FEATURES", "EncoderLinearClassifier"]
@@ -143,21 +143,8 @@ class EncoderLinearClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, Classifi
         Xs = self._rows(list(texts), fit=True)
         fit_kw = {"loss": self.loss, "class_weight": self.class_weight, "random_state": self.random_state,
                   "n_jobs": self.n_jobs}
-        self.cv_scores_: dict[float, float] = {}
-        C = self.C
-        if C == "cv":
-            folds = make_folds(Xs.shape[0], self.cv, self.random_state, document_groups(X, len(texts), "auto"))
-            grid = sorted(float(c) for c in self.C_grid)
-            if folds:
-                Yb = Y.astype(bool)
-                for c in grid:
-                    self.cv_scores_[c] = _f1_mean(cross_val_decision(Xs, Y, c, folds, **fit_kw) > 0, Yb)
-                C = max(grid, key=lambda c: (self.cv_scores_[c], -c))
-                logger.info("%s: validated mean of F1M and F1µ %s; C = %g", self.features,
-                            {c: round(s, 4) for c, s in self.cv_scores_.items()}, C)
-            else:
-                C = 1.0
-        self.C_ = float(C)
+        self.C_, self.cv_scores_ = choose_C(Xs, Y, self.C, self.C_grid, self.cv, document_groups(X, len(texts), "auto"),
+                                            self.features, random_state=self.random_state, fit_kw=fit_kw)
         self.clf_ = fit_linear_ovr(Xs, Y, self.C_, **fit_kw)
         return self
 

@@ -27,7 +27,7 @@ from gfun.metrics.scoring import MacroF1ScoreMixin
 from gfun.svm.linear import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
 from gfun.text.pooled import PooledTfidf
 
-__all__ = ["POOLED_C_GRID", "PooledClassifier"]
+__all__ = ["POOLED_C_GRID", "PooledClassifier", "choose_C"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,26 @@ def _f1_mean(pred: np.ndarray, Y: np.ndarray) -> float:
     macro = float(np.mean(f1_from_counts(tp, fp, fn, tn)))
     micro = float(f1_from_counts(tp.sum(), fp.sum(), fn.sum(), tn.sum()))
     return (macro + micro) / 2
+
+
+def choose_C(X: Any, Y: np.ndarray, C: float | str, grid: Sequence[float], cv: int, groups: np.ndarray | None,
+             name: str, *, random_state: int | None, fit_kw: dict) -> tuple[float, dict[float, float]]:
+    """``C`` itself, or with ``C="cv"`` the value of ``grid`` whose one-vs-rest linear models (``fit_kw`` for
+    :func:`~gfun.svm.linear.fit_linear_ovr`) give the best mean of macro- and micro-F1 of ``cv``-fold out-of-fold
+    predictions (folds keep ``groups`` together; ties to the smaller C; 1 with too few documents to cross-validate).
+    Returns ``(C, {C: validated score})``; ``name`` names the estimator in the log line."""
+    if C != "cv":
+        return float(C), {}
+    folds = make_folds(X.shape[0], cv, random_state, groups)
+    if not folds:
+        return 1.0, {}
+    Yb = Y.astype(bool)
+    scores = {c: _f1_mean(cross_val_decision(X, Y, c, folds, **fit_kw) > 0, Yb)
+              for c in sorted(float(c) for c in grid)}
+    best = max(scores, key=lambda c: (scores[c], -c))
+    logger.info("%s: validated mean of F1M and F1µ %s; C = %g", name, {c: round(v, 4) for c, v in scores.items()},
+                best)
+    return best, scores
 
 
 class PooledClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin, BaseEstimator):
@@ -104,22 +124,9 @@ class PooledClassifier(LabelPredictionsMixin, MacroF1ScoreMixin, ClassifierMixin
         self.tfidf_ = PooledTfidf(ngram_range=tuple(self.ngram_range), min_df=self.min_df)
         Xs = self.tfidf_.fit_transform(list(texts))
         fit_kw = {"class_weight": self.class_weight, "random_state": self.random_state, "n_jobs": self.n_jobs}
-        self.cv_scores_: dict[float, float] = {}
-        C = self.C
-        if C == "cv":
-            folds = make_folds(Xs.shape[0], self.cv, self.random_state, document_groups(X, len(texts), "auto"))
-            grid = sorted(float(c) for c in self.C_grid)
-            if folds:
-                Yb = Y.astype(bool)
-                for c in grid:
-                    pred = cross_val_decision(Xs, Y, c, folds, **fit_kw) > 0
-                    self.cv_scores_[c] = _f1_mean(pred, Yb)
-                C = max(grid, key=lambda c: (self.cv_scores_[c], -c))
-                logger.info("pooled: validated mean of F1M and F1µ %s; C = %g",
-                            {c: round(s, 4) for c, s in self.cv_scores_.items()}, C)
-            else:
-                C = 1.0
-        self.C_ = float(C)
+        groups = document_groups(X, len(texts), "auto")
+        self.C_, self.cv_scores_ = choose_C(Xs, Y, self.C, self.C_grid, self.cv, groups, "pooled",
+                                            random_state=self.random_state, fit_kw=fit_kw)
         self.svm_ = fit_linear_ovr(Xs, Y, self.C_, **fit_kw)
         return self
 

@@ -30,26 +30,7 @@ def f1_thresholds(scores: np.ndarray, Y: np.ndarray, min_positives: int = MIN_PO
     with fewer than ``min_positives`` positives, or where no threshold reaches an F1 above 0); among equally
     good cuts, the one closest to 0 wins.
     """
-    n, k = scores.shape
-    out = np.zeros(k)
-    for j in range(k):
-        y = Y[:, j].astype(bool)
-        n_pos = int(y.sum())
-        if n_pos < max(min_positives, 1) or n_pos == n:
-            continue
-        order = np.argsort(-scores[:, j], kind="stable")
-        s = scores[order, j]
-        tp = np.cumsum(y[order])
-        f1 = 2.0 * tp / (np.arange(1, n + 1) + n_pos)  # predicting the top i+1 documents positive
-        cut = np.append((s[:-1] + s[1:]) / 2.0, s[-1] - 1.0)
-        valid = np.append(s[:-1] > s[1:], True)  # a cut must fall between two different scores
-        f1 = np.where(valid, f1, -1.0)
-        best = f1.max()
-        if best <= 0:
-            continue
-        ties = np.flatnonzero(f1 >= best - 1e-12)
-        out[j] = cut[ties[np.argmin(np.abs(cut[ties]))]]
-    return out
+    return k_thresholds(scores, Y, min_positives, f1_weight=1.0)
 
 
 def k_thresholds(scores: np.ndarray, Y: np.ndarray, min_positives: int = MIN_POSITIVES_FOR_THRESHOLD,
