@@ -37,6 +37,17 @@ def _tiny_transformer(vec: Path) -> ViewGenerator:
                      **_NEURAL)
 
 
+def _tiny_encoder_view(letter: str) -> Callable[[Path], ViewGenerator]:
+    """An E or F view over the same tiny random BERT (frozen: nothing is trained), without a vector cache."""
+    def make(vec: Path) -> ViewGenerator:
+        folder = vec / "tiny-bert"
+        if not (folder / "config.json").exists():
+            tiny_bert_folder(folder, make_corpus(TRAIN_LANGS, 30, seed=0)[0])
+        return make_view(letter, model=str(folder), prefix="", max_length=48, cache_dir=None, device="cpu", cv=3,
+                         random_state=0, **({"min_df": 1} if letter == "f" else {}))
+    return make
+
+
 #: letter -> function(vec_folder) -> unfitted view.
 FACTORIES: dict[str, Callable[[Path], ViewGenerator]] = {
     "x": lambda vec: make_view("x", cv=3, random_state=0),
@@ -46,10 +57,12 @@ FACTORIES: dict[str, Callable[[Path], ViewGenerator]] = {
     "r": lambda vec: make_view("r", source={"spec": f"vec:{vec}", "cache": False}, hidden_size=8, batch_size=16,
                                **_NEURAL),
     "p": lambda vec: make_view("p", cv=3, min_df=1, random_state=0),
+    "e": _tiny_encoder_view("e"),
+    "f": _tiny_encoder_view("f"),
 }
 #: Neural views: an out-of-vocabulary document still has a (learned) non-zero view; B covers every language.
 #: Their views are compared within BATCH_TOLERANCE (float32 products round by the shape of the batch on some CPUs).
-NEURAL = ("b", "r")
+NEURAL = ("b", "r", "e", "f")
 
 
 @pytest.fixture(scope="module")
@@ -89,12 +102,13 @@ def test_class_attributes(letter: str, fitted: testing.FittedView) -> None:
 def test_language_coverage_says_which_languages_the_view_serves(letter: str, fitted: testing.FittedView) -> None:
     """What `gfun info`, GET /model and the served page show for each view."""
     served = {"x": "de, en, it", "w": "de, en, it", "p": "any language (trained on de, en, it)",
-              "b": "any language (trained on de, en, it)",
+              "b": "any language (trained on de, en, it)", "e": "any language (trained on de, en, it)",
+              "f": "any language (trained on de, en, it)",
               "m": "de, en, it and the other languages its word vectors cover",
               "r": "de, en, it and the other languages its word vectors cover"}
     coverage = fitted.view.language_coverage()
     assert coverage.describe() == served[letter]
-    assert coverage.as_dict() == {"languages": TRAIN_LANGS, "any_language": letter in ("b", "p"),
+    assert coverage.as_dict() == {"languages": TRAIN_LANGS, "any_language": letter in ("b", "p", "e", "f"),
                                   "reach": fitted.view.language_reach(), "serves": served[letter]}
 
 
@@ -126,7 +140,7 @@ def test_out_of_vocabulary_documents_are_finite(letter: str, fitted: testing.Fit
 
 def test_unseen_language_is_refused_unless_covered(letter: str, fitted: testing.FittedView) -> None:
     # B's tokenizer and P's vocabulary shared by all languages cover every language
-    assert (fitted.view.language_reach() == "any") == (letter in ("b", "p"))
+    assert (fitted.view.language_reach() == "any") == (letter in ("b", "p", "e", "f"))
     testing.check_unseen_language_is_refused(fitted)
 
 
