@@ -1,13 +1,14 @@
 """The cost of the frozen encoder's document vectors (the E and F views, the encoder baselines), setting by setting.
 
 Encodes a sample of one debtags run's training documents with :class:`gfun.encoders.document_vectors.DocumentEncoder`
-(no cache) for each setting (``max_length`` x ``quantize``) and prints documents per second, process CPU seconds
+(no cache) for each setting (``max_length`` x ``quantize``), batches side by side in ``--n-jobs`` threads of one
+torch thread each, and prints documents per second, process CPU seconds
 per 1,000 documents, and the mean cosine of each setting's vectors to those of the float32 512-token setting (what
 the setting changes in the vectors). Time it on a quiet machine: another job on the cores inflates torch timings.
 
 Example::
 
-    python benchmarks/bench_encoder.py --data-dir ../shared/data/debtags --sample 400 --threads 2
+    python benchmarks/bench_encoder.py --data-dir ../shared/data/debtags --sample 200 --n-jobs 2
 """
 
 from __future__ import annotations
@@ -26,25 +27,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", default="../shared/data/debtags")
     ap.add_argument("--run", type=int, default=0)
     ap.add_argument("--sample", type=int, default=400, help="training documents encoded per setting")
-    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    ap.add_argument("--n-jobs", type=int, default=None, help="batches encoded side by side (one torch thread each)")
     ap.add_argument("--settings", default="512:fp32,512:int8,256:fp32,128:fp32",
                     help="comma-separated max_length:fp32|int8")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    import torch
 
     from gfun.datasets.registry import load_dataset
     from gfun.encoders.document_vectors import DocumentEncoder
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
     texts = list(load_dataset("debtags", data_dir=args.data_dir, run=args.run).train.texts)
     texts = [texts[i] for i in np.random.RandomState(0).permutation(len(texts))[:args.sample]]
     reference = None
     rows = []
     for setting in args.settings.split(","):
         length, precision = setting.split(":")
-        enc = DocumentEncoder(max_length=int(length), quantize=precision == "int8", cache_dir=None, device="cpu")
+        enc = DocumentEncoder(max_length=int(length), quantize=precision == "int8", cache_dir=None, device="cpu",
+                              n_jobs=args.n_jobs)
         enc._load()
         cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
         t0 = time.perf_counter()
@@ -54,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         if reference is None:
             reference = V
         rows.append((setting, len(texts) / wall, 1000 * cpu / len(texts), float(np.mean(np.sum(V * reference, 1)))))
-    print(f"debtags run {args.run}, {len(texts)} training documents, torch threads {torch.get_num_threads()}")
+    print(f"debtags run {args.run}, {len(texts)} training documents, n_jobs {args.n_jobs}")
     print(f"{'setting':12s} {'docs/s':>8s} {'cpu s/1000 docs':>16s} {'cosine to first':>16s}")
     for setting, rate, cpu, cos in rows:
         print(f"{setting:12s} {rate:8.1f} {cpu:16.1f} {cos:16.4f}")
