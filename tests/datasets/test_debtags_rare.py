@@ -37,3 +37,13 @@ def test_class_ranks_are_checked():
         load_debtags(run=0, data_dir=DEBTAGS, class_ranks=(0, 10))
     with pytest.raises(ValueError, match="class_ranks"):
         load_debtags(run=0, data_dir=DEBTAGS, class_ranks=(20, 10))
+
+
+def test_datasets_list_finds_debtags_rare_in_the_debtags_folder(monkeypatch, capsys):
+    from gfun.cli.main import main
+
+    monkeypatch.setenv("GFUN_DATA", str(SHARED_DATA))
+    assert main(["datasets", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    where = lines[[i for i, line in enumerate(lines) if line.startswith("debtags-rare")][0] + 1]
+    assert where.strip() == f"{DEBTAGS}  [found]"

@@ -48,6 +48,7 @@ def _location(name: str) -> str:
 
     if name == "demo":
         return "(bundled)"
+    name = "debtags" if name == "debtags-rare" else name  # the same files, another codeframe
     if name == "debtags" and not os.environ.get(GFUN_DATA_ENV):
         from gfun.datasets.debtags import APT_LISTS_DIR
 
