@@ -22,7 +22,7 @@ from gfun.metrics.measures import f1_from_counts
 from gfun.svm.sklearn_private import liblinear as _liblinear  # None when unusable: LinearSVC is the fallback
 from gfun.svm.sklearn_private import liblinear_binary, public_liblinear
 
-__all__ = ["LinearOvR", "cross_val_decision", "fit_linear_ovr", "make_folds", "select_C"]
+__all__ = ["LIBLINEAR_TOL", "LinearOvR", "cross_val_decision", "fit_linear_ovr", "make_folds", "select_C"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +52,8 @@ class LinearOvR:
 
 #: liblinear solver ids (dual coordinate descent, L2 regularisation), as sklearn numbers them.
 _SOLVER = {"squared_hinge": 1, "hinge": 3, "log": 7}  # liblinear solvers (7: dual L2-regularised logistic)
-_TOL = 1e-4
+#: liblinear stopping tolerance of :func:`fit_linear_ovr` unless told otherwise (scikit-learn's ``LinearSVC`` default).
+LIBLINEAR_TOL = 1e-4
 
 
 def binary_class_weights(y: np.ndarray, class_weight: str | None) -> np.ndarray | None:
@@ -71,7 +72,8 @@ def _liblinear_seed(random_state: int | None) -> int:
 
 
 def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: str | None,
-             random_state: int | None, max_iter: int, seed: int | None = None) -> tuple[np.ndarray, float]:
+             random_state: int | None, max_iter: int, seed: int | None = None, tol: float = LIBLINEAR_TOL
+             ) -> tuple[np.ndarray, float]:
     n_pos = int(y.sum())
     if n_pos == 0 or n_pos == y.size:
         sign = 1.0 if n_pos else -1.0
@@ -84,7 +86,7 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
         # per-class problems of tier 1; liblinear releases the GIL, so classes can run in threads.
         weights = binary_class_weights(y, class_weight)
         weights = np.ones(2) if weights is None else weights
-        fast = liblinear_binary(X, y, sparse, _SOLVER[loss], _TOL, float(C), weights, max_iter,
+        fast = liblinear_binary(X, y, sparse, _SOLVER[loss], tol, float(C), weights, max_iter,
                                 _liblinear_seed(random_state) if seed is None else seed)
         if fast is not None:  # None: the private function changed (see gfun.svm.sklearn_private)
             return fast
@@ -94,11 +96,11 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
             from sklearn.linear_model import LogisticRegression
 
             svm = LogisticRegression(C=C, solver="liblinear", dual=True, class_weight=class_weight,
-                                     max_iter=max_iter, tol=_TOL, random_state=random_state)
+                                     max_iter=max_iter, tol=tol, random_state=random_state)
         else:
             from sklearn.svm import LinearSVC  # the fallback only: imported where used, not at every start
 
-            svm = LinearSVC(C=C, loss=loss, class_weight=class_weight, dual=True, max_iter=max_iter, tol=_TOL,
+            svm = LinearSVC(C=C, loss=loss, class_weight=class_weight, dual=True, max_iter=max_iter, tol=tol,
                             random_state=random_state)
         with public_liblinear():  # its generator is the module's: one solve at a time
             svm.fit(X, y)
@@ -107,7 +109,8 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
 
 def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | np.ndarray = 1.0, *,
                    loss: str = "squared_hinge", class_weight: str | None = None,
-                   random_state: int | None = None, max_iter: int = 2000, n_jobs: int | None = None) -> LinearOvR:
+                   random_state: int | None = None, max_iter: int = 2000, n_jobs: int | None = None,
+                   tol: float = LIBLINEAR_TOL) -> LinearOvR:
     """Fit one binary linear SVM per column of ``Y``.
 
     Parameters
@@ -121,6 +124,9 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
     class_weight : {None, "balanced"}
     random_state, max_iter
         Passed to :class:`sklearn.svm.LinearSVC`.
+    tol : float
+        liblinear's stopping tolerance (of the dual's projected gradient): :data:`LIBLINEAR_TOL`, scikit-learn's,
+        by default; liblinear's own default for its dual solvers is 0.1.
     n_jobs : int, optional
         Classes fitted in parallel threads (liblinear releases the GIL); the models are the same for any
         ``n_jobs`` (each concurrent solve draws from a generator of its own: see :mod:`gfun.svm.sklearn_private`).
@@ -137,7 +143,8 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
     coef = np.zeros((Y.shape[1], X.shape[1]), dtype=np.float32)
     intercept = np.zeros(Y.shape[1])
     seed = _liblinear_seed(random_state)
-    args = [(X, Y[:, j], float(Cs[j]), loss, class_weight, random_state, max_iter, seed) for j in range(Y.shape[1])]
+    args = [(X, Y[:, j], float(Cs[j]), loss, class_weight, random_state, max_iter, seed, tol)
+            for j in range(Y.shape[1])]
     if n_jobs is None or n_jobs == 1:  # the common case inside tier-1 jobs: no nested pool
         results = [_fit_one(*a) for a in args]
     else:

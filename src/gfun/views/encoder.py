@@ -33,7 +33,7 @@ from gfun.svm.calibration import platt_posteriors
 from gfun.svm.linear import LinearOvR
 from gfun.text.pooled import PooledTfidf
 from gfun.views.base import LanguageReach, ViewGenerator
-from gfun.views.pooled import calibrated_scores, pooled_scores
+from gfun.views.pooled import VIEW_TOL, calibrated_scores, pooled_scores
 
 __all__ = ["EncoderPosteriorsView", "FusedPosteriorsView"]
 
@@ -78,7 +78,7 @@ class _EncoderParams(ViewGenerator):
             raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
         self.svm_, in_sample, held_out = pooled_scores(X, Y, C=self.C, class_weight=self.class_weight, cv=self.cv,
                                                        random_state=self.random_state, n_jobs=self.n_jobs,
-                                                       groups=groups)
+                                                       groups=groups, tol=self.tol)
         self.platt_A_, self.platt_B_, held_out = calibrated_scores(in_sample, held_out, Y, self._name)
         self.languages_ = sorted({str(lang) for lang in np.asarray(langs, dtype=object)})
         self.n_classes_ = Y.shape[1]
@@ -154,6 +154,8 @@ _SHARED_DOC = """    model : str or path-like
         Folds of the out-of-fold scores (Platt sigmoids, out-of-fold training views).
     train_posteriors : {"cv", "in-sample"}
         The training documents' views: out-of-fold (the default) or from the classifiers trained on them.
+    tol : float
+        liblinear's stopping tolerance (:data:`gfun.views.pooled.VIEW_TOL`, as P's).
     n_jobs : int, optional
         Classes fitted in parallel, and the encoder's batches encoded side by side on a CPU (the same vectors).
     random_state : int, optional
@@ -188,8 +190,8 @@ class EncoderPosteriorsView(_EncoderParams):
     def __init__(self, model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
                  quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = "auto",
                  device: str = "auto", C: float = 0.1, class_weight: str | None = "balanced", cv: int = 5,
-                 train_posteriors: Literal["cv", "in-sample"] = "cv", n_jobs: int | None = None,
-                 random_state: int | None = None, progress: bool = False) -> None:
+                 train_posteriors: Literal["cv", "in-sample"] = "cv", tol: float = VIEW_TOL,
+                 n_jobs: int | None = None, random_state: int | None = None, progress: bool = False) -> None:
         self.model = model
         self.prefix = prefix
         self.max_length = max_length
@@ -201,6 +203,7 @@ class EncoderPosteriorsView(_EncoderParams):
         self.class_weight = class_weight
         self.cv = cv
         self.train_posteriors = train_posteriors
+        self.tol = tol
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
@@ -261,8 +264,8 @@ class FusedPosteriorsView(_EncoderParams):
                  model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
                  quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = "auto",
                  device: str = "auto", C: float = 0.3, class_weight: str | None = "balanced", cv: int = 5,
-                 train_posteriors: Literal["cv", "in-sample"] = "cv", n_jobs: int | None = None,
-                 random_state: int | None = None, progress: bool = False) -> None:
+                 train_posteriors: Literal["cv", "in-sample"] = "cv", tol: float = VIEW_TOL,
+                 n_jobs: int | None = None, random_state: int | None = None, progress: bool = False) -> None:
         self.weight = weight
         self.ngram_range = ngram_range
         self.min_df = min_df
@@ -277,6 +280,7 @@ class FusedPosteriorsView(_EncoderParams):
         self.class_weight = class_weight
         self.cv = cv
         self.train_posteriors = train_posteriors
+        self.tol = tol
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress

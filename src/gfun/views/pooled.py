@@ -27,18 +27,23 @@ from gfun.text.pooled import PooledTfidf
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.words import LinearTerms, linear_terms, term_words
 
-__all__ = ["PooledPosteriorsView", "calibrated_scores", "pooled_scores"]
+__all__ = ["VIEW_TOL", "PooledPosteriorsView", "calibrated_scores", "pooled_scores"]
 
 logger = logging.getLogger(__name__)
+
+#: liblinear stopping tolerance of the pooled views' SVMs (P, E, F). Between scikit-learn's 1e-4 and liblinear's
+#: own 0.1: on debtags run 0 it halves P's fit and moves no training posterior by more than 0.003
+#: (``benchmarks/bench_view_tol.py``).
+VIEW_TOL = 1e-2
 
 
 def pooled_scores(X: object, Y: np.ndarray, *, C: float, class_weight: str | None, cv: int,
                   random_state: int | None, n_jobs: int | None = None, groups: np.ndarray | None = None,
-                  ) -> tuple[LinearOvR, np.ndarray, np.ndarray | None]:
+                  tol: float = VIEW_TOL) -> tuple[LinearOvR, np.ndarray, np.ndarray | None]:
     """One-vs-rest linear SVMs on the pooled rows ``X``: the fitted SVMs, their in-sample decision scores and their
     ``cv``-fold out-of-fold scores (``None`` with too few documents to cross-validate); documents sharing a value
-    of ``groups`` stay in one fold."""
-    fit_kw = {"class_weight": class_weight, "random_state": random_state, "n_jobs": n_jobs}
+    of ``groups`` stay in one fold; ``tol`` is liblinear's stopping tolerance."""
+    fit_kw = {"class_weight": class_weight, "random_state": random_state, "n_jobs": n_jobs, "tol": tol}
     svm = fit_linear_ovr(X, Y, C, **fit_kw)
     folds = make_folds(X.shape[0], cv, random_state, groups)
     held_out = cross_val_decision(X, Y, C, folds, **fit_kw) if folds else None
@@ -81,6 +86,8 @@ class PooledPosteriorsView(ViewGenerator):
         Word n-grams of the vocabulary.
     min_df : int
         Minimum number of training documents (of any language) a term occurs in.
+    tol : float
+        liblinear's stopping tolerance (:data:`VIEW_TOL`).
     n_jobs : int, optional
         Classes fitted in parallel.
     random_state : int, optional
@@ -101,13 +108,15 @@ class PooledPosteriorsView(ViewGenerator):
 
     def __init__(self, C: float = 0.3, class_weight: str | None = "balanced", cv: int = 5,
                  train_posteriors: Literal["cv", "in-sample"] = "cv", ngram_range: tuple[int, int] = (1, 2),
-                 min_df: int = 2, n_jobs: int | None = None, random_state: int | None = None) -> None:
+                 min_df: int = 2, tol: float = VIEW_TOL, n_jobs: int | None = None,
+                 random_state: int | None = None) -> None:
         self.C = C
         self.class_weight = class_weight
         self.cv = cv
         self.train_posteriors = train_posteriors
         self.ngram_range = ngram_range
         self.min_df = min_df
+        self.tol = tol
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -124,7 +133,7 @@ class PooledPosteriorsView(ViewGenerator):
         X = self.tfidf_.fit_transform(list(texts))
         self.svm_, in_sample, held_out = pooled_scores(X, Y, C=self.C, class_weight=self.class_weight, cv=self.cv,
                                                        random_state=self.random_state, n_jobs=self.n_jobs,
-                                                       groups=groups)
+                                                       groups=groups, tol=self.tol)
         self.platt_A_, self.platt_B_, held_out = calibrated_scores(in_sample, held_out, Y, "P view")
         self.languages_ = sorted({str(lang) for lang in np.asarray(langs, dtype=object)})
         self.n_classes_ = Y.shape[1]
