@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
 from gfun.metrics.evaluation import evaluate, per_class_contingency
 from gfun.metrics.measures import (
@@ -61,10 +62,11 @@ def test_evaluate_two_languages_by_hand() -> None:
     #   present: only b -> 1
     # average: F1M (5/9+2/3)/2 = 11/18 ; F1µ 2/3 ; KM (1/3+2/3)/2 = .5 ; Kµ (.5+.8)/2 = .65 ;
     #          present (5/9+1)/2 = 7/9 ; n_docs 4
+    # unlabelled documents: en none (NaN); it d4, predicted nothing -> 0 flagged; average skips the NaN -> 0
     df = evaluate(Y_TRUE, Y_PRED, LANGS)
     assert list(df.index) == ["en", "it", "average"]
     assert df.index.name == "lang"
-    assert list(df.columns) == [*MEASURES, "F1_macro_present", "n_docs"]
+    assert list(df.columns) == [*MEASURES, "F1_macro_present", "unlabelled_flagged", "n_docs"]
     expected = pd.DataFrame(
         {
             "F1_macro": [5 / 9, 2 / 3, 11 / 18],
@@ -72,6 +74,7 @@ def test_evaluate_two_languages_by_hand() -> None:
             "K_macro": [1 / 3, 2 / 3, 0.5],
             "K_micro": [0.5, 0.8, 0.65],
             "F1_macro_present": [5 / 9, 1.0, 7 / 9],
+            "unlabelled_flagged": [np.nan, 0.0, 0.0],
             "n_docs": np.array([2, 2, 4], dtype=np.int64),
         },
         index=pd.Index(["en", "it", "average"], name="lang"),
@@ -192,3 +195,19 @@ def test_an_unknown_label_counts_only_where_it_occurs() -> None:
     assert list(count["unknown_labels"]) == [1, 0, 1]
     for name in MEASURES:
         assert (count[name] <= ignore[name] + 1e-12).all()
+
+
+def test_unlabelled_flagged_counts_documents_without_labels_given_one() -> None:
+    # 6 documents, 2 languages; en: d0 labelled, d1 and d2 unlabelled (d1 gets a label, d2 none) -> 1/2;
+    # de: d3 unlabelled and given two labels, d4 unlabelled and given none, d5 labelled and given a wrong one -> 1/2
+    y_true = np.array([[1, 0], [0, 0], [0, 0], [0, 0], [0, 0], [0, 1]])
+    y_pred = np.array([[1, 0], [0, 1], [0, 0], [1, 1], [0, 0], [1, 0]])
+    langs = ["en", "en", "en", "de", "de", "de"]
+    df = evaluate(y_true, y_pred, langs)
+    assert df.loc["en", "unlabelled_flagged"] == pytest.approx(0.5)
+    assert df.loc["de", "unlabelled_flagged"] == pytest.approx(0.5)
+    assert evaluate(y_true, y_pred).loc["all", "unlabelled_flagged"] == pytest.approx(2 / 4)
+    assert evaluate(sp.csr_matrix(y_true), sp.csr_matrix(y_pred), langs).equals(df)  # sparse: the same table
+    # a predictor that never labels anything flags no unlabelled document; one that always does flags all
+    assert evaluate(y_true, np.zeros_like(y_pred), langs).loc["average", "unlabelled_flagged"] == 0.0
+    assert evaluate(y_true, np.ones_like(y_pred), langs).loc["average", "unlabelled_flagged"] == 1.0

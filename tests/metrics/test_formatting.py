@@ -64,6 +64,8 @@ def test_format_table_of_evaluate_uses_display_names() -> None:
         "K_macro": "KM",
         "K_micro": "Kµ",
         "F1_macro_present": "F1M(present)",
+        "unlabelled_flagged": "unlabelled",
     }
+    assert "unlabelled" in header
     assert len(text.splitlines()) == 2 + 3
     assert "0.611" in text  # average F1M 11/18

@@ -371,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="F1/K per language and on average", formatter_class=fmt,
                        description="Evaluate a saved model on labelled documents: F1 and K, macro and micro, "
                                    "per language and averaged over languages.",
-                       epilog=columns_help(("lang", "F1M", "F1µ", "KM", "Kµ", "F1M(present)", "n_docs",
+                       epilog=columns_help(("lang", "F1M", "F1µ", "KM", "Kµ", "F1M(present)", "unlabelled", "n_docs",
                                             "unknown_labels")))
     p.add_argument("--model", required=True, help="directory of a saved model")
     p.add_argument("--input", default=None, help="labelled test documents, " + INPUT_FORMATS_HELP + " (required)")

@@ -23,6 +23,9 @@ COLUMN_HELP: dict[str, str] = {
     "F1M(present)": "F1M over the classes that occur in the language's test labels only ('-' where none "
                     "does): F1M counts every class of the codeframe, and a class absent from a language's test "
                     "documents scores 1 there when the model predicts it for none of them (0 otherwise)",
+    "unlabelled": "the share of the test documents without any true label that get at least one predicted label "
+                  "(how often a document that belongs to no class is given one; '-' where every document has a "
+                  "label); 0 is best",
     "n_docs": "test documents of the language (their total in the average row)",
     "unknown_labels": "occurrences of test labels the model does not know (see --unknown-labels)",
     "fit_s": "seconds the fit took (on this machine, with --n-jobs jobs)",

@@ -28,8 +28,8 @@ from gfun.metrics.measures import (
     measures_from_contingency,
 )
 
-__all__ = ["CONTINGENCY_COLUMNS", "MEASURES", "evaluate", "evaluate_model", "measures_from_contingency",
-           "per_class_contingency"]
+__all__ = ["CONTINGENCY_COLUMNS", "MEASURES", "UNLABELLED_FLAGGED", "evaluate", "evaluate_model",
+           "measures_from_contingency", "per_class_contingency"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,9 @@ logger = logging.getLogger(__name__)
 AVERAGE_ROW = "average"
 #: Name of the single row of :func:`evaluate` when no languages are given.
 ALL_ROW = "all"
+#: Column of :func:`evaluate`: the share of the documents without any true label that get at least one predicted
+#: label (NaN where there is no such document).
+UNLABELLED_FLAGGED = "unlabelled_flagged"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,7 +91,10 @@ def evaluate(y_true: ArrayLike, y_pred: ArrayLike, langs: ArrayLike | None = Non
         results. With ``langs=None`` there is a single row ``"all"``. Columns:
         ``F1_macro, F1_micro, K_macro, K_micro`` (see :data:`MEASURES`), ``F1_macro_present``
         (macro-F1 over the classes occurring in that language's true labels, NaN where none
-        occurs; the ``average`` row skips NaNs) and ``n_docs`` (the total in the ``average`` row).
+        occurs; the ``average`` row skips NaNs), ``unlabelled_flagged`` (the share of that language's documents
+        without any true label that get at least one predicted label: how often a document that belongs to no
+        class is given one; NaN where every document has a label; the ``average`` row skips NaNs) and ``n_docs``
+        (the total in the ``average`` row).
         Macro averages are over the whole codeframe in every language.
 
     Raises
@@ -97,30 +103,49 @@ def evaluate(y_true: ArrayLike, y_pred: ArrayLike, langs: ArrayLike | None = Non
         On invalid labels, a ``langs`` of the wrong length, or a language named ``"average"``.
     """
     t, p = _check_pair(y_true, y_pred)
-    columns = [*MEASURES, "F1_macro_present", "n_docs"]
+    columns = [*MEASURES, "F1_macro_present", UNLABELLED_FLAGGED, "n_docs"]
     if langs is None:
         row = measures_from_contingency(_contingency_checked(t, p))
+        row[UNLABELLED_FLAGGED] = _flagged_share(_has_label(t), p)
         row["n_docs"] = t.shape[0]
         df = pd.DataFrame([row], index=pd.Index([ALL_ROW], name="lang"), columns=columns)
         df["n_docs"] = df["n_docs"].astype(np.int64)
         return df
     lang_arr = _row_langs(langs, t.shape[0])
     tables = _lang_tables(t, p, lang_arr)
-    return _language_frame(tables, {lang: int(table[0].sum()) for lang, table in tables.items()}, t.shape[0])
+    labelled = _has_label(t)
+    flagged = {lang: _flagged_share(labelled[lang_arr == lang], _rows(p, lang_arr == lang)) for lang in tables}
+    return _language_frame(tables, {lang: int(table[0].sum()) for lang, table in tables.items()}, t.shape[0],
+                           flagged)
 
 
-def _language_frame(tables: dict[str, np.ndarray], n_docs: dict[str, int], n_total: int) -> pd.DataFrame:
-    """:func:`evaluate`'s table from each language's contingency table (rows: classes; TP, FP, FN, TN)."""
-    columns = [*MEASURES, "F1_macro_present", "n_docs"]
+def _flagged_share(labelled: np.ndarray, p: Any) -> float:
+    """The share of the documents not ``labelled`` that get at least one predicted label (NaN without any)."""
+    if labelled.all():
+        return math.nan
+    predicted = np.asarray(p.sum(axis=1)).ravel() > 0
+    return float(predicted[~labelled].mean())
+
+
+def _has_label(t: Any) -> np.ndarray:
+    return np.asarray(t.sum(axis=1)).ravel() > 0
+
+
+def _language_frame(tables: dict[str, np.ndarray], n_docs: dict[str, int], n_total: int,
+                    flagged: dict[str, float]) -> pd.DataFrame:
+    """:func:`evaluate`'s table from each language's contingency table (rows: classes; TP, FP, FN, TN) and share of
+    flagged unlabelled documents."""
+    columns = [*MEASURES, "F1_macro_present", UNLABELLED_FLAGGED, "n_docs"]
     rows: dict[str, dict[str, float]] = {}
     for lang, table in tables.items():
         rows[lang] = measures_from_contingency(table)
+        rows[lang][UNLABELLED_FLAGGED] = flagged[lang]
         rows[lang]["n_docs"] = n_docs[lang]
     df = pd.DataFrame.from_dict(rows, orient="index", columns=columns)
     if df.empty:
         df.loc[AVERAGE_ROW] = [math.nan] * (len(columns) - 1) + [0]
     else:
-        mean = df[[*MEASURES, "F1_macro_present"]].mean(axis=0, skipna=True)
+        mean = df[[*MEASURES, "F1_macro_present", UNLABELLED_FLAGGED]].mean(axis=0, skipna=True)
         df.loc[AVERAGE_ROW] = [*mean.tolist(), int(df["n_docs"].sum())]
     df["n_docs"] = df["n_docs"].astype(np.int64)
     df.index.name = "lang"
@@ -204,7 +229,9 @@ def evaluate_model(model: Any, test: Any, *, unknown_labels: UnknownLabels = "co
             extra = np.zeros((int((fn > 0).sum()), table.shape[1]), dtype=table.dtype)
             extra[:, 2] = fn[fn > 0]  # FN only: TP = FP = TN = 0
             tables[lang] = np.vstack([table, extra])
-        df = _language_frame(tables, n_docs, t.shape[0])
+        labelled = _has_label(t) | (per_doc > 0)  # a document with only unknown labels has labels
+        flagged = {lang: _flagged_share(labelled[lang_arr == lang], _rows(p, lang_arr == lang)) for lang in tables}
+        df = _language_frame(tables, n_docs, t.shape[0], flagged)
     else:
         df = evaluate(y_true, y_pred, test.langs)
     counts = {lang: int(per_doc[langs == lang].sum()) for lang in df.index if lang != AVERAGE_ROW}

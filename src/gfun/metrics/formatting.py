@@ -21,6 +21,7 @@ DISPLAY_NAMES: dict[str, str] = {
     "K_macro": "KM",
     "K_micro": "Kµ",
     "F1_macro_present": "F1M(present)",
+    "unlabelled_flagged": "unlabelled",
 }
 """Short names used in printed tables (the paper writes F1^M, F1^µ, K^M, K^µ); what each means:
 :data:`gfun.metrics.columns.COLUMN_HELP`."""
