@@ -211,3 +211,15 @@ def test_unlabelled_flagged_counts_documents_without_labels_given_one() -> None:
     # a predictor that never labels anything flags no unlabelled document; one that always does flags all
     assert evaluate(y_true, np.zeros_like(y_pred), langs).loc["average", "unlabelled_flagged"] == 0.0
     assert evaluate(y_true, np.ones_like(y_pred), langs).loc["average", "unlabelled_flagged"] == 1.0
+
+
+def test_a_document_with_only_unknown_labels_is_not_unlabelled_when_they_count() -> None:
+    """en: d1 {z} pred {a}, d2 {} pred {b}, d3 {} pred {}: counting unknown labels, d1 has a label, so 1 of the 2
+    unlabelled documents is flagged; ignoring them, d1 is unlabelled too and flagged: 2 of 3."""
+    from gfun.corpus.multilingual import MultilingualCorpus
+    from gfun.metrics.evaluation import evaluate_model
+
+    test = MultilingualCorpus(["d1", "d2", "d3"], ["en"] * 3, ["t"] * 3, [["z"], [], []])
+    model = _FixedModel(["a", "b"], np.array([[1, 0], [0, 1], [0, 0]]))
+    assert evaluate_model(model, test, unknown_labels="count").loc["en", "unlabelled_flagged"] == pytest.approx(0.5)
+    assert evaluate_model(model, test, unknown_labels="ignore").loc["en", "unlabelled_flagged"] == pytest.approx(2 / 3)
