@@ -132,7 +132,7 @@ def test_every_tier_runs_on_a_dask_local_cluster_and_gives_the_local_fit(small_d
     workers = set(dask_client.scheduler_info()["workers"])
     ran = {task["key"] for task in stream.data}
     assert {task["worker"] for task in stream.data} == workers  # both workers took part
-    for job in ("_fit_vectorizer", "_fit_language", "_frozen_batches", "normal_equations", "held_out_scores", "_path",
+    for job in ("_fit_vectorizer", "_fit_classes", "_frozen_batches", "normal_equations", "held_out_scores", "_path",
                 "_fit_binary"):
         assert any(job in key for key in ran), f"no {job} job ran on the workers"
     assert remote.selected_views_ == local.selected_views_ and remote.aggregation_.scores_ == local.aggregation_.scores_

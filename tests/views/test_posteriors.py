@@ -7,7 +7,7 @@ import pytest
 
 from gfun.datasets.demo import load_demo
 from gfun.errors import UnseenLanguageError
-from gfun.views.posteriors import PosteriorsView
+from gfun.views.posteriors import PosteriorsView, _fit_classes
 
 
 @pytest.fixture(scope="module")
@@ -33,3 +33,35 @@ def test_posteriors_in_sample_and_out_of_fold(data) -> None:
     assert view.covers("en") and not view.covers("fi") and view.language_reach() == "training"
     with pytest.raises(UnseenLanguageError):
         view.transform(["hei"], np.array(["fi"]))
+
+
+def test_class_blocks_split_classes_only_when_languages_are_too_few_jobs() -> None:
+    from gfun.views.posteriors import JOBS_PER_WORKER, class_blocks
+
+    assert [b.tolist() for b in class_blocks(5, 7, 2)] == [[0, 1, 2, 3, 4]]  # 7 languages keep 2 workers busy
+    blocks = class_blocks(10, 2, 4)  # 2 languages, 4 workers: 8 jobs wanted, 4 blocks a language
+    assert len(blocks) == -(-JOBS_PER_WORKER * 4 // 2) == 4
+    assert np.concatenate(blocks).tolist() == list(range(10))  # every class once, in order
+    assert len(class_blocks(3, 1, 64)) == 3  # at most one block per class
+
+
+def test_the_view_has_the_same_bits_whatever_its_class_blocks(data, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each class's SVMs depend on its labels, the folds and the seed only: the view fitted in blocks of classes
+    (as on a cluster with more workers than languages) is the view fitted a language at a time, bit for bit."""
+    import gfun.views.posteriors as posteriors
+
+    texts, langs, Y = data
+    whole = PosteriorsView(cv=3, random_state=0)
+    Z = whole.fit_transform(texts, langs, Y)
+    calls = []
+    monkeypatch.setattr(posteriors, "_fit_classes", lambda *a, **k: calls.append(a[1].shape[1]) or
+                        _fit_classes(*a, **k))
+    blocked = PosteriorsView(cv=3, random_state=0, n_jobs=3)  # 2 languages, 3 workers: 3 blocks a language
+    Zb = blocked.fit_transform(texts, langs, Y)
+    assert len(calls) == 2 * 3 and sum(calls) == 2 * Y.shape[1]
+    assert np.array_equal(Z, Zb) and np.array_equal(whole.pop_training_oof(), blocked.pop_training_oof())
+    for lang in ("en", "it"):
+        a, b = whole.models_[lang], blocked.models_[lang]
+        assert np.array_equal(a.svm.coef, b.svm.coef) and np.array_equal(a.svm.intercept, b.svm.intercept)
+        assert np.array_equal(a.platt_A, b.platt_A) and np.array_equal(a.platt_B, b.platt_B)
+    assert np.array_equal(whole.transform(texts, langs), blocked.transform(texts, langs))

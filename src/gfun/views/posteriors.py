@@ -7,6 +7,9 @@ a document is the vector of |Y| posteriors, comparable across languages.
 
 The posteriors of the training documents are produced either in-sample, by the classifiers
 trained on them (the paper's Fun(TAT), the default), or out-of-fold (``train_posteriors="cv"``).
+
+The languages are fitted as parallel jobs; where they are too few jobs for the workers (a Dask cluster), each
+language's classes are split into blocks (:func:`class_blocks`), each block a job, with the same models.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import delayed
+from joblib import delayed, effective_n_jobs
 
 from gfun.core.parallel import run_parallel
 from gfun.core.state import checked_array, load_state, put_state
@@ -29,7 +32,7 @@ from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.words import LinearTerms, linear_terms, term_words
 
-__all__ = ["PosteriorsView"]
+__all__ = ["JOBS_PER_WORKER", "PosteriorsView", "class_blocks"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,15 +49,40 @@ class _LanguageModel:
         return platt_posteriors(self.svm.decision_function(X), self.platt_A, self.platt_B)
 
 
-def _fit_language(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray, *, C: float, loss: str,
-                  class_weight: str | None, cv: int, train_posteriors: str, random_state: int | None,
-                  ) -> tuple[_LanguageModel, np.ndarray, np.ndarray]:
+#: How many jobs per worker the X view aims at when it splits a language's classes into blocks: the languages alone
+#: are few jobs (the largest one sets the time) once the workers outnumber them (a Dask cluster).
+JOBS_PER_WORKER = 2
+
+
+def class_blocks(n_classes: int, n_languages: int, n_jobs: int | None) -> list[np.ndarray]:
+    """The blocks (ascending class indices) each language's classes are fitted in: one block while the languages
+    give every worker :data:`JOBS_PER_WORKER` jobs, else as many blocks as it takes (at most one per class). The
+    models are the same for any blocks: each class's SVMs depend on its own labels, the folds and the seed only."""
+    workers = max(1, effective_n_jobs(n_jobs))
+    k = max(1, min(n_classes, -(-JOBS_PER_WORKER * workers // max(1, n_languages))))
+    return [block for block in np.array_split(np.arange(n_classes), k) if block.size]
+
+
+def _fit_classes(X: sp.csr_matrix, Y: np.ndarray, *, C: float, loss: str, class_weight: str | None, cv: int,
+                 random_state: int | None) -> tuple[LinearOvR, np.ndarray | None]:
+    """The linear SVMs of some classes (the columns of ``Y``) of one language and their ``cv``-fold out-of-fold
+    decision scores (``None`` with too few documents to cross-validate)."""
     fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state}
     svm = fit_linear_ovr(X, Y, C, **fit_kw)
     folds = make_folds(X.shape[0], cv, random_state)
+    return svm, (cross_val_decision(X, Y, C, folds, **fit_kw) if folds else None)
+
+
+def _language_model(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray,
+                    parts: list[tuple[LinearOvR, np.ndarray | None]], train_posteriors: str
+                    ) -> tuple[_LanguageModel, np.ndarray, np.ndarray]:
+    """One language's model from the SVMs of its class blocks (in class order), with its Platt sigmoids; returns it
+    with the training documents' posteriors (in-sample or out-of-fold, by ``train_posteriors``) and their
+    out-of-fold posteriors."""
+    svm = LinearOvR(np.vstack([part.coef for part, _ in parts]), np.concatenate([part.intercept for part, _ in parts]))
     in_sample = svm.decision_function(X)
-    if folds:
-        held_out = cross_val_decision(X, Y, C, folds, **fit_kw)
+    if parts[0][1] is not None:
+        held_out = np.hstack([scores for _, scores in parts])
     else:
         logger.warning("language %r has %d training document(s): too few to cross-validate; the Platt "
                        "sigmoids are fitted on in-sample scores", lang, X.shape[0])
@@ -70,6 +98,14 @@ def _fit_language(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarr
     logger.info("X view: language %s fitted (%d docs, %d terms, %d constant classes)", lang, X.shape[0],
                 X.shape[1], int(constant.sum()))
     return model, platt_posteriors(scores, A, B).astype(np.float32), platt_posteriors(held_out, A, B).astype(np.float32)
+
+
+def _fit_language(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray, *, C: float, loss: str,
+                  class_weight: str | None, cv: int, train_posteriors: str, random_state: int | None,
+                  ) -> tuple[_LanguageModel, np.ndarray, np.ndarray]:
+    """One language's model, all its classes in one job (see :func:`_language_model`)."""
+    part = _fit_classes(X, Y, C=C, loss=loss, class_weight=class_weight, cv=cv, random_state=random_state)
+    return _language_model(lang, vec, X, Y, [part], train_posteriors)
 
 
 class PosteriorsView(ViewGenerator):
@@ -141,11 +177,19 @@ class PosteriorsView(ViewGenerator):
         matrices = tfidf.fit_transform(texts, langs)
         languages = list(matrices)
         groups = {lang: rows for lang, (rows, _) in matrices.items()}
-        jobs = (delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows], C=self.C, loss=self.loss,
-                                       class_weight=self.class_weight, cv=self.cv,
-                                       train_posteriors=self.train_posteriors, random_state=self.random_state)
-                for lang, (rows, X) in matrices.items())
-        results = run_parallel(jobs, self.n_jobs)
+        fit_kw = {"C": self.C, "loss": self.loss, "class_weight": self.class_weight, "cv": self.cv,
+                  "random_state": self.random_state}
+        blocks = class_blocks(Y.shape[1], len(languages), self.n_jobs)
+        if len(blocks) == 1:  # a job per language, its sigmoids included
+            results = run_parallel((delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows],
+                                                           train_posteriors=self.train_posteriors, **fit_kw)
+                                    for lang, (rows, X) in matrices.items()), self.n_jobs)
+        else:  # a job per language and block of classes; each language's sigmoids here
+            parts = run_parallel((delayed(_fit_classes)(X, Y[rows][:, block], **fit_kw)
+                                  for rows, X in matrices.values() for block in blocks), self.n_jobs)
+            results = [_language_model(lang, tfidf.vectorizers_[lang], X, Y[rows],
+                                       parts[i * len(blocks):(i + 1) * len(blocks)], self.train_posteriors)
+                       for i, (lang, (rows, X)) in enumerate(matrices.items())]
         self.languages_ = languages
         self.n_classes_ = Y.shape[1]
         self.models_ = {lang: model for lang, (model, _, _) in zip(languages, results, strict=True)}
