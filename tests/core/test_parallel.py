@@ -51,6 +51,22 @@ def test_blas_threads_fixes_the_jobs_threads_whatever_n_jobs() -> None:
         assert set(iter_parallel((delayed(_blas_threads)() for _ in range(3)), n_jobs, blas_threads=1)) == {1}
 
 
+def test_split_blocks_splits_only_when_the_groups_are_too_few_jobs() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gfun.core.parallel import JOBS_PER_WORKER, split_blocks
+
+    assert [b.tolist() for b in split_blocks(5, 2, groups=7)] == [[0, 1, 2, 3, 4]]  # 7 groups keep 2 workers busy
+    blocks = split_blocks(10, 4, groups=2)  # 2 groups, 4 workers: 8 jobs wanted, 4 blocks a group
+    assert len(blocks) == -(-JOBS_PER_WORKER * 4 // 2) == 4
+    assert np.concatenate(blocks).tolist() == list(range(10))  # every item once, in order
+    assert len(split_blocks(3, 64)) == 3 and len(split_blocks(0, 4)) == 0  # at most one block per item
+    assert len(split_blocks(10, 1)) == JOBS_PER_WORKER
+    with ThreadPoolExecutor(1) as pool:  # a job on a thread of this process does not split its work further
+        assert len(pool.submit(split_blocks, 10, 4, nested=False).result()) == 1
+        assert len(pool.submit(split_blocks, 10, 4).result()) == 8
+
+
 def test_on_dask_cluster_follows_the_joblib_backend() -> None:
     assert not on_dask_cluster()
     with parallel_config(backend="threading"):

@@ -68,3 +68,17 @@ def test_the_f1_plus_k_rule_cuts_between_the_f1_and_the_k_optimal_thresholds():
     assert t_k < t_f1 and t_k <= t_mix <= t_f1
     full, _ = validated_thresholds(s, y, make_folds(300, 5, 0), "f1+k")
     assert full[0] == t_mix
+
+
+@pytest.mark.parametrize("rule", ["f1", "validated", "k", "f1+k"])
+def test_thresholds_fitted_in_blocks_of_classes_are_the_same_bits(rule: str) -> None:
+    """With ``n_jobs`` the classes' optimal thresholds are fitted in blocks, in parallel: the same numbers."""
+    rng = np.random.RandomState(3)
+    Y = rng.rand(400, 13) < np.linspace(0.03, 0.5, 13)
+    scores = rng.randn(400, 13) + 1.5 * Y - 0.8
+    folds = make_folds(400, 3, 0)
+    one = validated_thresholds(scores, Y, folds, rule)
+    for n_jobs in (2, 5):
+        many = validated_thresholds(scores, Y, folds, rule, n_jobs=n_jobs)
+        assert np.array_equal(one[0], many[0]) and np.array_equal(one[1], many[1])
+    assert np.any(one[0] != 0)

@@ -35,16 +35,6 @@ def test_posteriors_in_sample_and_out_of_fold(data) -> None:
         view.transform(["hei"], np.array(["fi"]))
 
 
-def test_class_blocks_split_classes_only_when_languages_are_too_few_jobs() -> None:
-    from gfun.views.posteriors import JOBS_PER_WORKER, class_blocks
-
-    assert [b.tolist() for b in class_blocks(5, 7, 2)] == [[0, 1, 2, 3, 4]]  # 7 languages keep 2 workers busy
-    blocks = class_blocks(10, 2, 4)  # 2 languages, 4 workers: 8 jobs wanted, 4 blocks a language
-    assert len(blocks) == -(-JOBS_PER_WORKER * 4 // 2) == 4
-    assert np.concatenate(blocks).tolist() == list(range(10))  # every class once, in order
-    assert len(class_blocks(3, 1, 64)) == 3  # at most one block per class
-
-
 def test_the_view_has_the_same_bits_whatever_its_class_blocks(data, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each class's SVMs depend on its labels, the folds and the seed only: the view fitted in blocks of classes
     (as on a cluster with more workers than languages) is the view fitted a language at a time, bit for bit."""

@@ -27,14 +27,20 @@ only pays on a cluster's workers (the B view's frozen pass, which loads the enco
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+import numpy as np
 from joblib import Parallel, effective_n_jobs
 from joblib.parallel import get_active_backend
 
-__all__ = ["blas_threads_per_job", "iter_parallel", "on_dask_cluster", "run_parallel"]
+__all__ = ["JOBS_PER_WORKER", "blas_threads_per_job", "iter_parallel", "on_dask_cluster", "run_parallel",
+           "split_blocks"]
+
+#: How many jobs per worker :func:`split_blocks` aims at: a few, so that unequal blocks even out.
+JOBS_PER_WORKER = 2
 
 
 def blas_threads_per_job(n_jobs: int | None) -> int:
@@ -47,6 +53,22 @@ def on_dask_cluster() -> bool:
     """Whether the active joblib backend is Dask's (``parallel_config(backend="dask")``): jobs run on its workers."""
     backend, _ = get_active_backend(prefer="threads")
     return type(backend).__name__ == "DaskDistributedBackend"
+
+
+def split_blocks(n_items: int, n_jobs: int | None, *, groups: int = 1, nested: bool = True) -> list[np.ndarray]:
+    """Blocks of ``range(n_items)`` (ascending, in order) for work that runs as ``groups`` jobs unless split: one
+    block while the groups give every worker :data:`JOBS_PER_WORKER` jobs, else as many as it takes, at most one per
+    item. ``n_jobs`` counts the workers as joblib does (on a Dask cluster, its workers). ``nested=False``: one block
+    unless this runs in the main thread or on a Dask cluster (a job already running on a thread of this process
+    does not start more).
+
+    Splitting must not change the result: use it for work whose items are computed independently of one another
+    (the classes of one-vs-rest models, per-class thresholds)."""
+    if not nested and threading.current_thread() is not threading.main_thread() and not on_dask_cluster():
+        return [np.arange(n_items)]
+    workers = max(1, effective_n_jobs(n_jobs))
+    k = max(1, min(n_items, -(-JOBS_PER_WORKER * workers // max(1, groups))))
+    return [block for block in np.array_split(np.arange(n_items), k) if block.size]
 
 
 def _blas_cap(n_jobs: int | None, prefer: str, blas_threads: int | None) -> AbstractContextManager:

@@ -52,7 +52,7 @@ class ValidationMixin:
         self.validated_decision_ = self.oof_decision_
         if self.threshold != "zero" and folds:
             self.threshold_, self.validated_decision_ = validated_thresholds(self.oof_decision_, Y, folds,
-                                                                             self.threshold)
+                                                                             self.threshold, n_jobs=self.n_jobs)
             self.oof_decision_ = self.oof_decision_ - self.threshold_
         self._set_platt(Y)
 

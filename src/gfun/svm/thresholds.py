@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from joblib import delayed
 
+from gfun.core.parallel import run_parallel, split_blocks
 from gfun.metrics.measures import f1_from_counts
 
 __all__ = ["MIN_POSITIVES_FOR_THRESHOLD", "THRESHOLD_RULES", "THRESHOLD_SHRINKAGE", "f1_thresholds", "k_thresholds",
@@ -74,9 +76,24 @@ def k_thresholds(scores: np.ndarray, Y: np.ndarray, min_positives: int = MIN_POS
 THRESHOLD_SHRINKAGE: tuple[float, ...] = (0.0, 1.0)
 
 
+def _optimal_and_crossed(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
+                         rule: str, min_positives: int) -> tuple[np.ndarray, np.ndarray]:
+    """The optimal threshold of each column (the ``rule``'s) on all of ``scores``, and per document the one fitted
+    without its fold."""
+    if rule == "k":
+        full = k_thresholds(scores, Y, min_positives)
+    else:
+        full = k_thresholds(scores, Y, min_positives, f1_weight=0.5 if rule == "f1+k" else 1.0)
+    crossed = np.zeros_like(scores)
+    for tr, te in folds:
+        crossed[te] = _optimal_and_crossed(scores[tr], Y[tr], (), rule, min_positives)[0]
+    return full, crossed
+
+
 def validated_thresholds(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
                          rule: str = "validated", shrinkage: Sequence[float] = THRESHOLD_SHRINKAGE,
-                         min_positives: int = MIN_POSITIVES_FOR_THRESHOLD) -> tuple[np.ndarray, np.ndarray]:
+                         min_positives: int = MIN_POSITIVES_FOR_THRESHOLD, n_jobs: int | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
     """Per-class decision thresholds on out-of-fold ``scores`` and their honest (cross-fitted) validation.
 
     The F1-optimal threshold of a class fitted on the very scores it is judged on always looks better than
@@ -102,6 +119,9 @@ def validated_thresholds(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tupl
         The fractions ``"validated"`` chooses from.
     min_positives : int
         See :func:`f1_thresholds`.
+    n_jobs : int, optional
+        Blocks of classes whose optimal thresholds are fitted in parallel (threads, or a Dask cluster's workers,
+        from the main thread only); the same thresholds for any ``n_jobs``.
 
     Returns
     -------
@@ -117,11 +137,14 @@ def validated_thresholds(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tupl
         return np.zeros(k), scores.copy()
     if rule not in THRESHOLD_RULES:
         raise ValueError(f"threshold rule must be one of {THRESHOLD_RULES}, got {rule!r}")
-    optimal = {"k": k_thresholds, "f1+k": lambda s, y, m: k_thresholds(s, y, m, f1_weight=0.5)}.get(rule, f1_thresholds)
-    full = optimal(scores, Y, min_positives)
-    crossed = np.zeros_like(scores)  # per document, the optimal threshold fitted without its fold
-    for tr, te in folds:
-        crossed[te] = optimal(scores[tr], Y[tr], min_positives)
+    blocks = split_blocks(k, n_jobs, nested=False)
+    if len(blocks) == 1:
+        full, crossed = _optimal_and_crossed(scores, Y, folds, rule, min_positives)
+    else:  # each class's thresholds depend on its own column only
+        parts = run_parallel((delayed(_optimal_and_crossed)(scores[:, b], Y[:, b], folds, rule, min_positives)
+                              for b in blocks), n_jobs)
+        full, crossed = np.concatenate([f for f, _ in parts]), np.hstack([c for _, c in parts])
+    # crossed: per document, the optimal threshold fitted without its fold
     if rule in ("f1", "k", "f1+k"):
         return full, scores - crossed
 

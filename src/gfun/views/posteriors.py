@@ -9,7 +9,8 @@ The posteriors of the training documents are produced either in-sample, by the c
 trained on them (the paper's Fun(TAT), the default), or out-of-fold (``train_posteriors="cv"``).
 
 The languages are fitted as parallel jobs; where they are too few jobs for the workers (a Dask cluster), each
-language's classes are split into blocks (:func:`class_blocks`), each block a job, with the same models.
+language's classes are split into blocks (:func:`gfun.core.parallel.split_blocks`), each block a job, with the
+same models.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import delayed, effective_n_jobs
+from joblib import delayed
 
-from gfun.core.parallel import run_parallel
+from gfun.core.parallel import run_parallel, split_blocks
 from gfun.core.state import checked_array, load_state, put_state
 from gfun.corpus.inputs import check_C
 from gfun.svm.calibration import fit_platt, platt_posteriors
@@ -32,7 +33,7 @@ from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.words import LinearTerms, linear_terms, term_words
 
-__all__ = ["JOBS_PER_WORKER", "PosteriorsView", "class_blocks"]
+__all__ = ["PosteriorsView"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,20 +48,6 @@ class _LanguageModel:
     def posteriors(self, texts: Sequence[str]) -> np.ndarray:
         X = self.vectorizer.transform(texts)
         return platt_posteriors(self.svm.decision_function(X), self.platt_A, self.platt_B)
-
-
-#: How many jobs per worker the X view aims at when it splits a language's classes into blocks: the languages alone
-#: are few jobs (the largest one sets the time) once the workers outnumber them (a Dask cluster).
-JOBS_PER_WORKER = 2
-
-
-def class_blocks(n_classes: int, n_languages: int, n_jobs: int | None) -> list[np.ndarray]:
-    """The blocks (ascending class indices) each language's classes are fitted in: one block while the languages
-    give every worker :data:`JOBS_PER_WORKER` jobs, else as many blocks as it takes (at most one per class). The
-    models are the same for any blocks: each class's SVMs depend on its own labels, the folds and the seed only."""
-    workers = max(1, effective_n_jobs(n_jobs))
-    k = max(1, min(n_classes, -(-JOBS_PER_WORKER * workers // max(1, n_languages))))
-    return [block for block in np.array_split(np.arange(n_classes), k) if block.size]
 
 
 def _fit_classes(X: sp.csr_matrix, Y: np.ndarray, *, C: float, loss: str, class_weight: str | None, cv: int,
@@ -179,7 +166,7 @@ class PosteriorsView(ViewGenerator):
         groups = {lang: rows for lang, (rows, _) in matrices.items()}
         fit_kw = {"C": self.C, "loss": self.loss, "class_weight": self.class_weight, "cv": self.cv,
                   "random_state": self.random_state}
-        blocks = class_blocks(Y.shape[1], len(languages), self.n_jobs)
+        blocks = split_blocks(Y.shape[1], self.n_jobs, groups=len(languages))
         if len(blocks) == 1:  # a job per language, its sigmoids included
             results = run_parallel((delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows],
                                                            train_posteriors=self.train_posteriors, **fit_kw)
