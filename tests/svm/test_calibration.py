@@ -123,3 +123,16 @@ def test_platt_through_the_origin_agrees_with_the_sign_of_the_score() -> None:
     assert ((platt_posteriors(scores, A_free, B_free) > 0.5) != (scores > 0)).any()  # free sigmoids disagree
     anti = fit_platt(-scores, y, fit_intercept=False)[0]  # scores that point the wrong way: still decreasing
     assert (anti < 0).all()
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_sigmoids_fitted_in_blocks_of_columns_are_the_same_bits(fit_intercept: bool) -> None:
+    """Each column's sigmoid is fitted on its own: in parallel blocks of columns (one column a block included) the
+    same numbers."""
+    rng = np.random.RandomState(0)
+    Y = rng.rand(3000, 13) < np.linspace(0.01, 0.4, 13)
+    scores = rng.randn(3000, 13) + 2.0 * Y - 1.0
+    A, B = fit_platt(scores, Y, fit_intercept=fit_intercept)
+    for n_jobs in (2, 7, 13):
+        A2, B2 = fit_platt(scores, Y, fit_intercept=fit_intercept, n_jobs=n_jobs)
+        assert np.array_equal(A, A2) and np.array_equal(B, B2)

@@ -3,7 +3,8 @@
 The fit follows Platt (2000) with the numerically safe Newton method of Lin, Lin and Weng
 (2007), the procedure libsvm uses for ``probability=True``: regularised targets
 ``t+ = (N+ + 1) / (N+ + 2)`` and ``t- = 1 / (N- + 2)``, and ``P(y=1|s) = 1 / (1 + exp(A s + B))``.
-It is vectorised over classes: one call fits one sigmoid per column.
+It is vectorised over classes: one call fits one sigmoid per column, each column on its own (the same numbers
+whatever the other columns), so that blocks of columns can be fitted in parallel (``n_jobs``).
 
 ``fit_intercept=False`` fits the sigmoid through ``P = 0.5`` at score 0 (``B = 0``, ``A < 0``), so that
 ``P > 0.5`` exactly when the score is positive: probabilities that agree with the labels a decision
@@ -13,6 +14,9 @@ threshold of 0 predicts (what :class:`gfun.funnelling.generalized.GeneralizedFun
 from __future__ import annotations
 
 import numpy as np
+from joblib import delayed
+
+from gfun.core.parallel import run_parallel, split_blocks
 
 __all__ = ["fit_platt", "platt_posteriors"]
 
@@ -33,7 +37,8 @@ def _sigmoid_neg(f: np.ndarray) -> np.ndarray:
 
 
 def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_step: float = 1e-10,
-              sigma: float = 1e-12, eps: float = 1e-5, fit_intercept: bool = True) -> tuple[np.ndarray, np.ndarray]:
+              sigma: float = 1e-12, eps: float = 1e-5, fit_intercept: bool = True, n_jobs: int | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
     """Fit one Platt sigmoid per column.
 
     Parameters
@@ -47,6 +52,9 @@ def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_ste
         Newton iterations, smallest line-search step, Hessian ridge and stopping tolerance on the gradient.
     fit_intercept : bool
         ``False`` fixes ``B = 0`` and keeps ``A <= -1e-6``: ``P > 0.5`` if and only if the score is positive.
+    n_jobs : int, optional
+        Blocks of columns fitted in parallel (threads, or a Dask cluster's workers, from the main thread only): the
+        same sigmoids for any ``n_jobs``.
 
     Returns
     -------
@@ -58,6 +66,11 @@ def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_ste
         s = s[:, None]
     yy = y.toarray() if hasattr(y, "toarray") else np.asarray(y)
     yy = yy.reshape(s.shape).astype(bool)
+    options = {"max_iter": max_iter, "min_step": min_step, "sigma": sigma, "eps": eps, "fit_intercept": fit_intercept}
+    blocks = split_blocks(s.shape[1], n_jobs, nested=False)
+    if len(blocks) > 1:
+        parts = run_parallel((delayed(fit_platt)(s[:, b], yy[:, b], **options) for b in blocks), n_jobs)
+        return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
     n_pos = yy.sum(axis=0).astype(np.float64)
     n_neg = yy.shape[0] - n_pos
     hi = (n_pos + 1.0) / (n_pos + 2.0)

@@ -61,7 +61,7 @@ class ValidationMixin:
         if not self.probability:
             self.platt_A_ = self.platt_B_ = None
         elif self.oof_decision_ is not None:
-            self.platt_A_, self.platt_B_ = fit_platt(self.oof_decision_, Y)
+            self.platt_A_, self.platt_B_ = fit_platt(self.oof_decision_, Y, n_jobs=self.n_jobs)
         else:  # too few samples to cross-validate: smoothed priors
             n, n_pos = Y.shape[0], Y.sum(axis=0)
             self.platt_A_ = np.zeros(Y.shape[1])
@@ -79,6 +79,6 @@ class ValidationMixin:
             return
         oof = getattr(self, "oof_decision_", None)
         if oof is not None:
-            self.platt_A_, self.platt_B_ = fit_platt(oof, Y, fit_intercept=False)
+            self.platt_A_, self.platt_B_ = fit_platt(oof, Y, fit_intercept=False, n_jobs=self.n_jobs)
         else:
             self.platt_A_, self.platt_B_ = np.full(Y.shape[1], -1.0), np.zeros(Y.shape[1])
