@@ -101,7 +101,7 @@ def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo, dask_cl
     train, test = small_demo
     kernel = {"max_memory": max_memory, "n_components": 100}
     params = {"views": "x", "aggregation": "mean", "random_state": 0, "n_jobs": 2,
-              "meta": default_meta().set_params(C="cv", C_grid=(0.1, 1.0, 10.0), **kernel),
+              "meta": default_meta().set_params(C="cv", C_grid=(0.1, 1.0, 10.0), threshold="validated", **kernel),
               "mapper": default_mapper().set_params(cv=3, **kernel), "view_params": {"x": {"cv": 3}}}
     # the threaded reference with one job: liblinear's random generator is shared by a process's threads
     local = GeneralizedFunnelling(**{**params, "n_jobs": 1}).fit(train)
@@ -112,6 +112,8 @@ def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo, dask_cl
     assert {task["worker"] for task in stream.data} <= set(dask_client.scheduler_info()["workers"])
     if max_memory == "1MB":  # the Nystroem passes too
         assert any("normal_equations" in task["key"] for task in stream.data)
+    for job in ("_fit_classes", "_optimal_and_crossed", "fit_platt"):  # X's class blocks, thresholds, sigmoids
+        assert any(job in task["key"] for task in stream.data), f"no {job} job ran on the workers"
     # the same bits: the jobs that compute with BLAS run one BLAS thread here as on the workers
     assert np.array_equal(remote.predict_proba(test), local.predict_proba(test))
     assert np.array_equal(remote.decision_function(test), local.decision_function(test))
