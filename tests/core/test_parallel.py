@@ -54,7 +54,7 @@ def test_blas_threads_fixes_the_jobs_threads_whatever_n_jobs() -> None:
 def test_split_blocks_splits_only_when_the_groups_are_too_few_jobs() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from gfun.core.parallel import JOBS_PER_WORKER, split_blocks
+    from gfun.core.parallel import JOBS_PER_WORKER, SPLIT_FROM_ROWS, split_blocks
 
     assert [b.tolist() for b in split_blocks(5, 2, groups=7)] == [[0, 1, 2, 3, 4]]  # 7 groups keep 2 workers busy
     blocks = split_blocks(10, 4, groups=2)  # 2 groups, 4 workers: 8 jobs wanted, 4 blocks a group
@@ -62,8 +62,11 @@ def test_split_blocks_splits_only_when_the_groups_are_too_few_jobs() -> None:
     assert np.concatenate(blocks).tolist() == list(range(10))  # every item once, in order
     assert len(split_blocks(3, 64)) == 3 and len(split_blocks(0, 4)) == 0  # at most one block per item
     assert len(split_blocks(10, 1)) == JOBS_PER_WORKER
-    with ThreadPoolExecutor(1) as pool:  # a job on a thread of this process does not split its work further
-        assert len(pool.submit(split_blocks, 10, 4, nested=False).result()) == 1
+    # GIL-bound work: split on this process's threads from SPLIT_FROM_ROWS rows on, and never inside another job
+    assert len(split_blocks(10, 4, rows=SPLIT_FROM_ROWS - 1)) == 1
+    assert len(split_blocks(10, 4, rows=SPLIT_FROM_ROWS)) == 8
+    with ThreadPoolExecutor(1) as pool:
+        assert len(pool.submit(split_blocks, 10, 4, rows=SPLIT_FROM_ROWS).result()) == 1
         assert len(pool.submit(split_blocks, 10, 4).result()) == 8
 
 
@@ -112,7 +115,7 @@ def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo, dask_cl
     assert {task["worker"] for task in stream.data} <= set(dask_client.scheduler_info()["workers"])
     if max_memory == "1MB":  # the Nystroem passes too
         assert any("normal_equations" in task["key"] for task in stream.data)
-    for job in ("_fit_classes", "_optimal_and_crossed", "fit_platt"):  # X's class blocks, thresholds, sigmoids
+    for job in ("_fit_classes", "_optimal_and_crossed", "_fit_columns"):  # X's class blocks, thresholds, sigmoids
         assert any(job in task["key"] for task in stream.data), f"no {job} job ran on the workers"
     # the same bits: the jobs that compute with BLAS run one BLAS thread here as on the workers
     assert np.array_equal(remote.predict_proba(test), local.predict_proba(test))

@@ -126,13 +126,19 @@ def test_platt_through_the_origin_agrees_with_the_sign_of_the_score() -> None:
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_sigmoids_fitted_in_blocks_of_columns_are_the_same_bits(fit_intercept: bool) -> None:
-    """Each column's sigmoid is fitted on its own: in parallel blocks of columns (one column a block included) the
-    same numbers."""
+def test_sigmoids_fitted_in_blocks_of_columns_are_the_same_bits(fit_intercept: bool,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each column's sigmoid is fitted on its own: in blocks of columns (one column a block included), as on a
+    cluster (the blocks run here on threads), the same numbers."""
+    import gfun.core.parallel
+
     rng = np.random.RandomState(0)
     Y = rng.rand(3000, 13) < np.linspace(0.01, 0.4, 13)
     scores = rng.randn(3000, 13) + 2.0 * Y - 1.0
     A, B = fit_platt(scores, Y, fit_intercept=fit_intercept)
+    calls = []
+    monkeypatch.setattr(gfun.core.parallel, "on_dask_cluster", lambda: calls.append(1) or True)
     for n_jobs in (2, 7, 13):
         A2, B2 = fit_platt(scores, Y, fit_intercept=fit_intercept, n_jobs=n_jobs)
         assert np.array_equal(A, A2) and np.array_equal(B, B2)
+    assert calls  # the blocks were asked for

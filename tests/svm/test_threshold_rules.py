@@ -71,13 +71,17 @@ def test_the_f1_plus_k_rule_cuts_between_the_f1_and_the_k_optimal_thresholds():
 
 
 @pytest.mark.parametrize("rule", ["f1", "validated", "k", "f1+k"])
-def test_thresholds_fitted_in_blocks_of_classes_are_the_same_bits(rule: str) -> None:
-    """With ``n_jobs`` the classes' optimal thresholds are fitted in blocks, in parallel: the same numbers."""
+def test_thresholds_fitted_in_blocks_of_classes_are_the_same_bits(rule: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a cluster the classes' optimal thresholds are fitted in blocks, in parallel: the same numbers (the blocks
+    run here on threads, as if on a cluster)."""
+    import gfun.core.parallel
+
     rng = np.random.RandomState(3)
     Y = rng.rand(400, 13) < np.linspace(0.03, 0.5, 13)
     scores = rng.randn(400, 13) + 1.5 * Y - 0.8
     folds = make_folds(400, 3, 0)
     one = validated_thresholds(scores, Y, folds, rule)
+    monkeypatch.setattr(gfun.core.parallel, "on_dask_cluster", lambda: True)
     for n_jobs in (2, 5):
         many = validated_thresholds(scores, Y, folds, rule, n_jobs=n_jobs)
         assert np.array_equal(one[0], many[0]) and np.array_equal(one[1], many[1])

@@ -53,8 +53,9 @@ def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_ste
     fit_intercept : bool
         ``False`` fixes ``B = 0`` and keeps ``A <= -1e-6``: ``P > 0.5`` if and only if the score is positive.
     n_jobs : int, optional
-        Blocks of columns fitted in parallel (threads, or a Dask cluster's workers, from the main thread only): the
-        same sigmoids for any ``n_jobs``.
+        Blocks of columns fitted in parallel, on a Dask cluster's workers or, from
+        :data:`gfun.core.parallel.SPLIT_FROM_ROWS` samples on, on threads (:func:`gfun.core.parallel.split_blocks`):
+        the same sigmoids for any ``n_jobs``.
 
     Returns
     -------
@@ -67,10 +68,16 @@ def fit_platt(scores: np.ndarray, y: np.ndarray, *, max_iter: int = 100, min_ste
     yy = y.toarray() if hasattr(y, "toarray") else np.asarray(y)
     yy = yy.reshape(s.shape).astype(bool)
     options = {"max_iter": max_iter, "min_step": min_step, "sigma": sigma, "eps": eps, "fit_intercept": fit_intercept}
-    blocks = split_blocks(s.shape[1], n_jobs, nested=False)
-    if len(blocks) > 1:
-        parts = run_parallel((delayed(fit_platt)(s[:, b], yy[:, b], **options) for b in blocks), n_jobs)
-        return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
+    blocks = split_blocks(s.shape[1], n_jobs, rows=s.shape[0])
+    if len(blocks) == 1:
+        return _fit_columns(s, yy, **options)
+    parts = run_parallel((delayed(_fit_columns)(s[:, b], yy[:, b], **options) for b in blocks), n_jobs)
+    return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
+
+
+def _fit_columns(s: np.ndarray, yy: np.ndarray, *, max_iter: int, min_step: float, sigma: float, eps: float,
+                 fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fit_platt` of float64 scores and boolean targets of the same shape, in this process."""
     n_pos = yy.sum(axis=0).astype(np.float64)
     n_neg = yy.shape[0] - n_pos
     hi = (n_pos + 1.0) / (n_pos + 2.0)

@@ -120,8 +120,9 @@ def validated_thresholds(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tupl
     min_positives : int
         See :func:`f1_thresholds`.
     n_jobs : int, optional
-        Blocks of classes whose optimal thresholds are fitted in parallel (threads, or a Dask cluster's workers,
-        from the main thread only); the same thresholds for any ``n_jobs``.
+        Blocks of classes whose optimal thresholds are fitted in parallel, on a Dask cluster's workers or, from
+        :data:`gfun.core.parallel.SPLIT_FROM_ROWS` samples on, on threads (:func:`gfun.core.parallel.split_blocks`);
+        the same thresholds for any ``n_jobs``.
 
     Returns
     -------
@@ -137,7 +138,7 @@ def validated_thresholds(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tupl
         return np.zeros(k), scores.copy()
     if rule not in THRESHOLD_RULES:
         raise ValueError(f"threshold rule must be one of {THRESHOLD_RULES}, got {rule!r}")
-    blocks = split_blocks(k, n_jobs, nested=False)
+    blocks = split_blocks(k, n_jobs, rows=n)
     if len(blocks) == 1:
         full, crossed = _optimal_and_crossed(scores, Y, folds, rule, min_positives)
     else:  # each class's thresholds depend on its own column only
