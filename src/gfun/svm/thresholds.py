@@ -80,13 +80,11 @@ def _optimal_and_crossed(scores: np.ndarray, Y: np.ndarray, folds: Sequence[tupl
                          rule: str, min_positives: int) -> tuple[np.ndarray, np.ndarray]:
     """The optimal threshold of each column (the ``rule``'s) on all of ``scores``, and per document the one fitted
     without its fold."""
-    if rule == "k":
-        full = k_thresholds(scores, Y, min_positives)
-    else:
-        full = k_thresholds(scores, Y, min_positives, f1_weight=0.5 if rule == "f1+k" else 1.0)
+    f1_weight = {"k": 0.0, "f1+k": 0.5}.get(rule, 1.0)
+    full = k_thresholds(scores, Y, min_positives, f1_weight=f1_weight)
     crossed = np.zeros_like(scores)
     for tr, te in folds:
-        crossed[te] = _optimal_and_crossed(scores[tr], Y[tr], (), rule, min_positives)[0]
+        crossed[te] = k_thresholds(scores[tr], Y[tr], min_positives, f1_weight=f1_weight)
     return full, crossed
 
 
