@@ -47,3 +47,20 @@ def test_normal_equations_and_ridge_path_solve_the_regularised_least_squares() -
     direct = np.linalg.solve(Fc.T @ Fc + np.eye(6) / (2 * C), Fc.T @ Tc)
     np.testing.assert_allclose(W[:6], direct, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(W[6], T.mean(axis=0) - F[:, :6].mean(axis=0) @ W[:6], rtol=1e-6, atol=1e-9)
+
+
+def test_kmeans_landmarks_are_the_same_bits_whatever_the_threads_of_the_process() -> None:
+    # scikit-learn's Lloyd iterations add up each OpenMP thread's share of the centres: with the process's threads
+    # they moved the centres' last bits (and every array of the model after them) with the machine's core count and
+    # between a Dask worker (one thread) and the calling process
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.RandomState(0)
+    X = rng.rand(3000, 30)
+    runs = []
+    for threads in (1, 2, 4):
+        with threadpool_limits(limits=threads):
+            runs.append(nystroem_landmarks(X, 200, "kmeans", random_state=0))
+    assert runs[0].shape == (200, 30)
+    for other in runs[1:]:
+        assert np.array_equal(runs[0], other)

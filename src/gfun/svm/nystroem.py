@@ -38,16 +38,21 @@ CHUNKS_PER_JOB = 1
 def nystroem_landmarks(X: np.ndarray, n_components: int, landmarks: str, random_state: int | None) -> np.ndarray:
     """``n_components`` landmarks for the Nystroem features: k-means centres (``landmarks="kmeans"``: k-means++
     seeding, a few Lloyd iterations on a random sample of at most ``8 * n_components`` vectors) or a uniform
-    sample of the rows of ``X`` (``"random"``, or when ``n_components`` covers them all)."""
+    sample of the rows of ``X`` (``"random"``, or when ``n_components`` covers them all). k-means runs on one thread:
+    the same centres whatever the threads of the process (its OpenMP and BLAS threads), on a worker or not."""
     n = X.shape[0]
     m = min(int(n_components), n)
     rng = np.random.RandomState(random_state)
     if landmarks == "random" or m == n:
         return X[np.sort(rng.choice(n, m, replace=False))]
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     sample = X[np.sort(rng.choice(n, min(n, 8 * m), replace=False))]
-    km = KMeans(n_clusters=m, n_init=1, max_iter=10, random_state=random_state).fit(sample)
+    # one thread: scikit-learn's Lloyd iterations sum each thread's share of the centres, so the centres' last bits
+    # (and every bit of the model after them) would depend on the OpenMP threads of the process fitting them
+    with threadpool_limits(limits=1):
+        km = KMeans(n_clusters=m, n_init=1, max_iter=10, random_state=random_state).fit(sample)
     return km.cluster_centers_
 
 
