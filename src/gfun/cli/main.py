@@ -73,7 +73,8 @@ def train_configuration(args: argparse.Namespace) -> tuple[Any, dict | None]:
     """The configuration (:class:`gfun.configuration.Config`) and the view parameters of ``gfun train``'s
     arguments, defaults applied (the views of the install, the word vectors)."""
     from gfun.configuration import (
-        DEFAULT_VIEWS_TORCH,
+        DEFAULT_VIEWS_CORE,
+        DEFAULT_VIEWS_GPU,
         DEFAULT_WORD_VECTORS,
         default_views,
         method_config,
@@ -82,10 +83,11 @@ def train_configuration(args: argparse.Namespace) -> tuple[Any, dict | None]:
 
     views, word_vectors = args.views, args.word_vectors
     if args.method == "gfun" and views is None:
-        views = default_views()
+        views = default_views(args.device)
         logger.info("no --views: gFun-%s, the default %s", views.upper(),
-                    "with the torch extra installed" if views == DEFAULT_VIEWS_TORCH else
-                    "without the torch extra (gfun[torch] adds the M view: gFun-XMP)")
+                    "without the torch extra (gfun[torch] adds the M view: gFun-XMP)" if views == DEFAULT_VIEWS_CORE
+                    else "with the torch extra and a CUDA device" if views == DEFAULT_VIEWS_GPU
+                    else "with the torch extra on a CPU (gFun-XPEF on a GPU)")
     if word_vectors is None and args.method in ("gfun", "fun") and set("mr") & set((views or "") + (
             args.zero_shot_views or "")):
         word_vectors = DEFAULT_WORD_VECTORS
@@ -309,8 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "parallel collection: debtags by default, or --view-param kcca.parallel=FILE)")
     p.add_argument("--views", default=None, help="gFun view letters: x (Posteriors), m (aligned word embeddings), "
                    "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors), p (pooled: one "
-                   "classifier over a vocabulary shared by all languages); e.g. xmw, xmb. Default: xmp with the torch "
-                   "extra installed, else xp (the best configurations within a minute on debtags, 2 cores)")
+                   "classifier over a vocabulary shared by all languages), e (a frozen encoder's document vector), "
+                   "f (that vector beside p's vocabulary); e.g. xmw, xmb, xpef. Default: xpef with the torch extra "
+                   "and a CUDA device, xmp with the extra on a CPU, else xp")
     p.add_argument("--r-wce", action="store_true",
                    help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
     add_neural_arguments(p, saving=True)
