@@ -27,6 +27,10 @@ from typing import Any
 
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _runs import run_list  # noqa: E402
+
 MEASURES = ("F1_macro", "F1_micro", "K_macro", "K_micro")
 
 
@@ -35,14 +39,6 @@ def _value(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
-
-
-def _runs(spec: str) -> list[int]:
-    out: list[int] = []
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def build(spec: str, run: int, args: argparse.Namespace) -> Any:
@@ -87,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = pd.read_csv(out).to_dict("records") if out is not None and out.exists() else []
     done = {(int(r["run"]), r["config"]) for r in rows}
     specs = [s for s in args.configs.split(",") if s]
-    for run in _runs(args.runs):
+    for run in run_list(args.runs):
         todo = [s for s in specs if (run, s) not in done]
         if not todo:
             continue

