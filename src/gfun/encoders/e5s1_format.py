@@ -169,8 +169,8 @@ def tensor_directory(buf: bytes | memoryview) -> tuple[dict[str, Any], dict[str,
 
 def _parse(buf: memoryview) -> E5S1File:
     config, special, entries = tensor_directory(buf)
-    n_pieces, blob_len = struct.unpack_from("<i", buf, _TOKENIZER_AT)[0], struct.unpack_from(
-        "<Q", buf, _TOKENIZER_AT + 20)[0]
+    (n_pieces,) = struct.unpack_from("<i", buf, _TOKENIZER_AT)
+    (blob_len,) = struct.unpack_from("<Q", buf, _TOKENIZER_AT + 20)
     pos = _TOKENIZER_AT + 28
     offs = np.frombuffer(buf, dtype="<u4", count=n_pieces + 1, offset=pos)
     pos += 4 * (n_pieces + 1)
