@@ -7,7 +7,8 @@ its test documents, per language and averaged over languages as ``gfun evaluate`
 languages, ``zero`` over the languages without training documents (debtags). Rows already in ``--out`` are kept
 (resumable); the table printed at the end holds the mean over runs of each measure and of the fit time, and, with
 ``--reference``, the paired t-test of each configuration against it (``+``/``-``: significantly better/worse at
-p < .05). ``--view-cache`` lets the configurations of a run share the views they have in common.
+p < .05), and, where some test documents carry no label, the share of them given a label (``unlabelled``).
+``--view-cache`` lets the configurations of a run share the views they have in common.
 
 Example (the ablation on debtags run 0)::
 
@@ -32,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _runs import run_list  # noqa: E402
 
 MEASURES = ("F1_macro", "F1_micro", "K_macro", "K_micro")
+#: The share of the test documents without any true label that are given a label (lower is better).
+FLAGGED = "unlabelled_flagged"
 
 
 def _value(text: str) -> Any:
@@ -124,7 +127,9 @@ def table(frame: pd.DataFrame, specs: list[str], reference: str | None) -> str:
             continue
         runs = sorted(set(s.run))
         lines.append(f"\n{setting}-shot, {len(runs)} run(s)" + (f", t-test against {reference}" if reference else ""))
-        lines.append(f"{'configuration':40s} " + " ".join(f"{m:>9s}" for m in MEASURES) + "   fit_s")
+        flagged = FLAGGED in s.columns and s[FLAGGED].notna().any()
+        lines.append(f"{'configuration':40s} " + " ".join(f"{m:>9s}" for m in MEASURES) + "   fit_s"
+                     + (" unlabelled" if flagged else ""))
         ref = s[s.config == reference].set_index("run") if reference else None
         for spec in specs:
             c = s[s.config == spec].set_index("run")
@@ -140,7 +145,8 @@ def table(frame: pd.DataFrame, specs: list[str], reference: str | None) -> str:
                         if p < 0.05:
                             mark = "+" if c.loc[common, m].mean() > ref.loc[common, m].mean() else "-"
                 cells.append(f"{c[m].mean():8.3f}{mark or ' '}")
-            lines.append(f"{spec:40s} " + " ".join(cells) + f" {c.fit_s.mean():7.1f}")
+            lines.append(f"{spec:40s} " + " ".join(cells) + f" {c.fit_s.mean():7.1f}"
+                         + (f" {c[FLAGGED].mean():10.3f}" if flagged else ""))
     return "\n".join(lines)
 
 

@@ -66,3 +66,16 @@ def test_a_single_run_has_no_spread_and_says_so():
     assert "±" not in md and LEGEND_ONE_RUN in md and LEGEND not in md
     assert "| ***.500*** |" in md and "| .490 |" in md
     assert "\\pm" not in to_latex(t) and "± .019" in to_markdown(significance_table(_scores(), measures=["F1_macro"]))
+
+
+def test_unlabelled_flagged_is_best_lowest() -> None:
+    """The share of unlabelled documents given a label is a cost: its best method is the lowest, and the legend says
+    what the column is."""
+    df = _scores().assign(unlabelled_flagged=lambda d: d["F1_macro"])
+    t = significance_table(df, measures=["F1_macro", "unlabelled_flagged"]).set_index(["measure", "method"])
+    assert t.loc[("F1_macro", "A"), "best"] and not t.loc[("F1_macro", "D"), "best"]
+    assert t.loc[("unlabelled_flagged", "D"), "best"] and not t.loc[("unlabelled_flagged", "A"), "best"]
+    assert t.loc[("unlabelled_flagged", "A"), "mark"] == ""  # A is far above D: significantly worse
+    md = to_markdown(significance_table(df, measures=["F1_macro", "unlabelled_flagged"]))
+    assert "| F1M | unlabelled |" in md and "(the lowest is the best)" in md
+    assert "(the lowest is the best)" not in to_markdown(significance_table(df, measures=["F1_macro"]))

@@ -45,6 +45,7 @@ from gfun.experiments.runner import (
     run_cells,
 )
 from gfun.experiments.tables import significance_table, summary_frame, to_latex, to_markdown
+from gfun.metrics.evaluation import UNLABELLED_FLAGGED
 from gfun.metrics.formatting import DISPLAY_NAMES, count_noun
 from gfun.metrics.measures import MEASURES
 
@@ -102,11 +103,16 @@ def relative_improvement(scores: pd.DataFrame, measure: str = "F1_macro", baseli
 
 def write_tables(out: Path, stem: str, run_scores: pd.DataFrame, configs: Sequence[Config], *,
                  title: str, groups: dict[str, str] | None = None) -> pd.DataFrame:
-    """Write ``<stem>.csv``, ``.md`` and ``.tex`` from per-run language-averaged scores; returns the table."""
+    """Write ``<stem>.csv``, ``.md`` and ``.tex`` from per-run language-averaged scores; returns the table.
+
+    The measures are those of :data:`~gfun.metrics.measures.MEASURES`, and ``unlabelled_flagged`` where some test
+    documents have no label."""
     order = [c.name for c in configs]
     groups = groups or {c.name: c.group for c in configs}
     labels = {c.name: c.display for c in configs}
-    table = significance_table(run_scores, order=order, groups=groups)
+    flagged = UNLABELLED_FLAGGED in run_scores.columns and run_scores[UNLABELLED_FLAGGED].notna().any()
+    table = significance_table(run_scores, order=order, groups=groups,
+                               measures=(*MEASURES, UNLABELLED_FLAGGED) if flagged else MEASURES)
     write_bytes_atomic(out / f"{stem}.csv", summary_frame(table).to_csv().encode("utf-8"))
     runs = count_noun(int(run_scores["run"].nunique()), "run")
     write_bytes_atomic(out / f"{stem}.md",

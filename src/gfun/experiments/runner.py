@@ -25,9 +25,10 @@ import pandas as pd
 
 from gfun.core.atomic import write_bytes_atomic
 from gfun.experiments.keys import check_key_value
+from gfun.metrics.evaluation import UNLABELLED_FLAGGED
 from gfun.metrics.measures import CONTINGENCY_COLUMNS, MEASURES, measures_from_contingency
 
-__all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "cell_scores",
+__all__ = ["CellStore", "ExperimentSettings", "QUICK_SAMPLE", "SCORE_COLUMNS", "UNLABELLED_COUNTS", "cell_scores",
            "drop_view_cache", "evaluate_cell", "experiment_estimator", "load_run", "open_experiment", "run_cells",
            "sample_corpus", "view_memory", "with_view_cache"]
 
@@ -35,7 +36,12 @@ logger = logging.getLogger(__name__)
 
 #: Documents per language (train, test) and number of languages of ``--quick``.
 QUICK_SAMPLE: tuple[int, int, int] = (60, 30, 3)
-SCORE_COLUMNS: tuple[str, ...] = (*MEASURES, "F1_macro_present")
+#: What :func:`cell_scores` gives per language: the measures, ``F1_macro_present`` and ``unlabelled_flagged`` (the
+#: share of the test documents without any true label that get a predicted label).
+SCORE_COLUMNS: tuple[str, ...] = (*MEASURES, "F1_macro_present", UNLABELLED_FLAGGED)
+#: Columns of a cell beside the contingency counts (the same on every class row of a language): the language's test
+#: documents without any true label, and how many of them got at least one predicted label.
+UNLABELLED_COUNTS: tuple[str, str] = ("n_unlabelled", "n_unlabelled_flagged")
 
 
 @dataclasses.dataclass
@@ -185,11 +191,13 @@ def evaluate_cell(estimator: Any, train: Any, test: Any) -> pd.DataFrame:
     """Fit ``estimator`` on ``train`` and return per-language, per-class contingency counts on ``test``.
 
     Languages the fitted estimator cannot serve (:class:`gfun.errors.UnseenLanguageError`) get NaN
-    counts. Columns: ``lang, class, TP, FP, FN, TN, n_train, fit_s, predict_s``; ``n_train`` is the number of
+    counts. Columns: ``lang, class, TP, FP, FN, TN, n_unlabelled, n_unlabelled_flagged, n_train, fit_s,
+    predict_s``; ``n_unlabelled`` and ``n_unlabelled_flagged`` (:data:`UNLABELLED_COUNTS`) count the language's
+    test documents without any true label and those of them given a label; ``n_train`` is the number of
     training documents of the row's language (0: a zero-shot language).
     """
     from gfun.errors import UnseenLanguageError
-    from gfun.metrics.evaluation import per_class_contingency
+    from gfun.metrics.evaluation import per_class_contingency, unlabelled_counts
 
     n_train = {lang: len(idx) for lang, idx in train.by_language().items()}
     t0 = time.perf_counter()
@@ -202,13 +210,14 @@ def evaluate_cell(estimator: Any, train: Any, test: Any) -> pd.DataFrame:
         try:
             pred = estimator.predict(sub)
             frame = per_class_contingency(sub.Y, pred, sub.langs, list(test.classes))
+            frame = frame.assign(**dict(zip(UNLABELLED_COUNTS, unlabelled_counts(sub.Y, pred), strict=True)))
         except UnseenLanguageError:
             logger.debug("%s cannot serve language %s: NaN", type(estimator).__name__, lang)
             frame = pd.DataFrame({"lang": lang, "class": list(test.classes),
-                                  **{c: math.nan for c in CONTINGENCY_COLUMNS}})
+                                  **{c: math.nan for c in (*CONTINGENCY_COLUMNS, *UNLABELLED_COUNTS)}})
         frames.append(frame.assign(n_train=n_train.get(lang, 0)))
     out = pd.concat(frames, ignore_index=True)
-    for c in CONTINGENCY_COLUMNS:
+    for c in (*CONTINGENCY_COLUMNS, *UNLABELLED_COUNTS):
         out[c] = out[c].astype(float)
     out["fit_s"] = fit_s
     out["predict_s"] = time.perf_counter() - t0
@@ -353,14 +362,20 @@ def cell_scores(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per (cell, language): the key columns, ``lang``, the measures of
-        :data:`gfun.metrics.evaluation.MEASURES` and ``F1_macro_present`` (NaN for languages the cell could not serve).
+        One row per (cell, language): the key columns, ``lang`` and :data:`SCORE_COLUMNS` (NaN for languages the
+        cell could not serve; ``unlabelled_flagged`` NaN also where every test document has a label, or in cells
+        stored without :data:`UNLABELLED_COUNTS`).
     """
     rows = []
+    counted = all(c in frame.columns for c in UNLABELLED_COUNTS)
     for group, sub in frame.groupby([*keys, "lang"], sort=False):
         table = sub[list(CONTINGENCY_COLUMNS)].to_numpy(dtype=float)
-        measures = (dict.fromkeys(SCORE_COLUMNS, math.nan) if np.isnan(table[:, 0]).any()
-                    else measures_from_contingency(table))
+        measures = dict.fromkeys(SCORE_COLUMNS, math.nan)
+        if not np.isnan(table[:, 0]).any():
+            measures.update(measures_from_contingency(table))
+            n, flagged = sub[list(UNLABELLED_COUNTS)].iloc[0] if counted else (math.nan, math.nan)
+            if n > 0:  # False for NaN
+                measures[UNLABELLED_FLAGGED] = float(flagged) / float(n)
         rows.append({**dict(zip([*keys, "lang"], group, strict=True)), **measures})
     return pd.DataFrame(rows)
 

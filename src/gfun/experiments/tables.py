@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gfun.metrics.evaluation import UNLABELLED_FLAGGED
 from gfun.metrics.formatting import DISPLAY_NAMES
 from gfun.metrics.measures import MEASURES
 from gfun.metrics.significance import paired_ttest
@@ -38,7 +39,8 @@ def dagger(p: float) -> str:
 
 def significance_table(run_scores: pd.DataFrame, *, method_col: str = "config", run_col: str = "run",
                        measures: Sequence[str] = MEASURES, order: Sequence[str] | None = None,
-                       groups: Mapping[str, str] | None = None) -> pd.DataFrame:
+                       groups: Mapping[str, str] | None = None,
+                       lower_is_better: Sequence[str] = (UNLABELLED_FLAGGED,)) -> pd.DataFrame:
     """Mean, std, best, group-best and significance of every (method, measure).
 
     Parameters
@@ -52,14 +54,17 @@ def significance_table(run_scores: pd.DataFrame, *, method_col: str = "config", 
         Methods in output order (default: order of appearance).
     groups : mapping of method to group name, optional
         For the group-best mark; by default every method is its own group (no marks).
+    lower_is_better : sequence of str
+        The measures whose best is the lowest mean (``unlabelled_flagged``: the share of the documents without any
+        label that are given one).
 
     Returns
     -------
     pandas.DataFrame
         One row per (method, measure), in ``order``: ``method, group, measure, mean, std`` (sample
-        standard deviation over runs, ddof=1; 0 for one run), ``n_runs``, ``best`` (highest mean, ties all
-        best), ``group_best``, ``p_value`` (paired t-test against the best over the runs both have; NaN for
-        the best, or with fewer than 2 common runs) and ``mark`` (see :func:`dagger`).
+        standard deviation over runs, ddof=1; 0 for one run), ``n_runs``, ``best`` (highest mean, or lowest for
+        ``lower_is_better``; ties all best), ``group_best``, ``p_value`` (paired t-test against the best over
+        the runs both have; NaN for the best, or with fewer than 2 common runs) and ``mark`` (see :func:`dagger`).
     """
     methods = list(order) if order is not None else list(dict.fromkeys(run_scores[method_col]))
     groups = dict(groups) if groups else {m: m for m in methods}
@@ -67,13 +72,14 @@ def significance_table(run_scores: pd.DataFrame, *, method_col: str = "config", 
     for measure in measures:
         per = {m: run_scores.loc[run_scores[method_col] == m].set_index(run_col)[measure].dropna() for m in methods}
         means = {m: float(s.mean()) if len(s) else math.nan for m, s in per.items()}
+        sign = -1.0 if measure in lower_is_better else 1.0  # best = the highest of sign * mean
         valid = [m for m in methods if not math.isnan(means[m])]
-        top = max((means[m] for m in valid), default=math.nan)
-        best_methods = [m for m in valid if means[m] == top]
+        top = max((sign * means[m] for m in valid), default=math.nan)
+        best_methods = [m for m in valid if sign * means[m] == top]
         group_top: dict[str, float] = {}
         for m in valid:
             g = groups.get(m, m)
-            group_top[g] = max(group_top.get(g, -math.inf), means[m])
+            group_top[g] = max(group_top.get(g, -math.inf), sign * means[m])
         for m in methods:
             s = per[m]
             is_best = m in best_methods
@@ -86,7 +92,8 @@ def significance_table(run_scores: pd.DataFrame, *, method_col: str = "config", 
             rows.append({"method": m, "group": groups.get(m, m), "measure": measure, "mean": means[m],
                          "std": float(s.std(ddof=1)) if len(s) > 1 else (0.0 if len(s) else math.nan),
                          "n_runs": len(s), "best": is_best,
-                         "group_best": (not math.isnan(means[m])) and means[m] == group_top.get(groups.get(m, m)),
+                         "group_best": (not math.isnan(means[m]))
+                         and sign * means[m] == group_top.get(groups.get(m, m)),
                          "p_value": p, "mark": dagger(p)})
     return pd.DataFrame(rows)
 
@@ -156,6 +163,9 @@ def to_markdown(table: pd.DataFrame, *, labels: Mapping[str, str] | None = None,
     lines.extend(f"| {n} | " + " | ".join(r) + " |" for n, r in zip(names, body, strict=True))
     if legend:
         lines += ["", LEGEND if len(table) and table["n_runs"].max() > 1 else LEGEND_ONE_RUN]
+        if UNLABELLED_FLAGGED in set(table["measure"]):
+            lines[-1] += (f" {DISPLAY_NAMES[UNLABELLED_FLAGGED]}: the share of the test documents without any true "
+                          "label that are given a label (the lowest is the best).")
     return "\n".join(lines) + "\n"
 
 

@@ -29,7 +29,7 @@ from gfun.metrics.measures import (
 )
 
 __all__ = ["CONTINGENCY_COLUMNS", "MEASURES", "UNLABELLED_FLAGGED", "evaluate", "evaluate_model",
-           "measures_from_contingency", "per_class_contingency"]
+           "measures_from_contingency", "per_class_contingency", "unlabelled_counts"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,10 +121,27 @@ def evaluate(y_true: ArrayLike, y_pred: ArrayLike, langs: ArrayLike | None = Non
 
 def _flagged_share(labelled: np.ndarray, p: Any) -> float:
     """The share of the documents not ``labelled`` that get at least one predicted label (NaN without any)."""
-    if labelled.all():
-        return math.nan
+    n, flagged = _flagged_counts(labelled, p)
+    return flagged / n if n else math.nan
+
+
+def _flagged_counts(labelled: np.ndarray, p: Any) -> tuple[int, int]:
+    """How many documents are not ``labelled``, and how many of them get at least one predicted label."""
     predicted = np.asarray(p.sum(axis=1)).ravel() > 0
-    return float(predicted[~labelled].mean())
+    return int((~labelled).sum()), int(predicted[~labelled].sum())
+
+
+def unlabelled_counts(y_true: ArrayLike, y_pred: ArrayLike) -> tuple[int, int]:
+    """The documents without any true label, and how many of them get at least one predicted label: what
+    ``unlabelled_flagged`` (:func:`evaluate`) is the ratio of, as counts that add up over batches and runs.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like or sparse matrix of shape (n_docs, n_classes)
+        Binary true and predicted labels.
+    """
+    t, p = _check_pair(y_true, y_pred)
+    return _flagged_counts(_has_label(t), p)
 
 
 def _has_label(t: Any) -> np.ndarray:
