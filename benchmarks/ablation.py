@@ -175,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder of one resumable CSV per corpus and ablation.md")
     ap.add_argument("--report-only", action="store_true", help="write the report from the CSVs in --out, fit nothing")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    logger.setLevel(logging.INFO)
     corpora = [c for c in args.corpora.split(",") if c]
     unknown = [c for c in corpora if c not in CORPORA]
     if unknown:
