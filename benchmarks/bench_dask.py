@@ -318,7 +318,8 @@ def main() -> int:
     ap.add_argument("--corpora", default="run0,all", help="run0 (6,491 training documents), all (100,286)")
     ap.add_argument("--configs", default="x,xm", help="view letters of gFun configurations (x, xm, xmb...)")
     ap.add_argument("--modes", default="local,dask")
-    ap.add_argument("--workers", type=int, default=2, help="worker processes of the cluster (one thread each)")
+    ap.add_argument("--workers", type=int, default=2, help="worker processes of the cluster (one thread each; with 1, "
+                    "joblib runs the jobs in the calling process instead)")
     ap.add_argument("--n-jobs", type=int, default=2, help="threads of the local fit")
     ap.add_argument("--docs", type=int, default=0, help="at most this many training documents (0: all)")
     ap.add_argument("--test-docs", type=int, default=0, help="at most this many test documents (0: all)")
@@ -343,6 +344,11 @@ def main() -> int:
     modes = [m for m in args.modes.split(",") if m]
     if not set(corpora) <= {"run0", "all"} or not set(modes) <= {"local", "dask"}:
         ap.error("--corpora takes run0 and all, --modes local and dask")
+    if args.workers < 1:
+        ap.error("--workers takes 1 or more")
+    if args.workers == 1 and "dask" in modes:
+        sys.stderr.write("--workers 1: joblib runs the jobs of a one-worker cluster in the calling process, with its "
+                         "threads, so this dask point is not one of the scaling curve (see docs/benchmarks.md)\n")
     rows = []
     configs = [c for c in args.configs.split(",") if c]
     for corpus in corpora:
