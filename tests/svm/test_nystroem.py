@@ -64,3 +64,20 @@ def test_kmeans_landmarks_are_the_same_bits_whatever_the_threads_of_the_process(
     assert runs[0].shape == (200, 30)
     for other in runs[1:]:
         assert np.array_equal(runs[0], other)
+
+
+def test_the_nystroem_map_is_the_same_bits_whatever_the_blas_threads() -> None:
+    # the eigendecomposition of K_mm gave other last bits with 1 and 2 OpenBLAS threads (1,000 landmarks), and every
+    # array of the model after it moved with them; nystroem_map runs it on one thread
+    from threadpoolctl import threadpool_limits
+
+    from gfun.svm.nystroem import nystroem_map
+
+    L = np.random.RandomState(0).rand(1000, 40)
+    maps = []
+    for threads in (1, 2, 4):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            maps.append(nystroem_map(L, 0.05))
+    assert maps[0].shape[1] == 1000 and np.isfinite(maps[0]).all()
+    for other in maps[1:]:
+        assert np.array_equal(maps[0], other)

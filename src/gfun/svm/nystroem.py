@@ -23,7 +23,8 @@ from gfun.svm.linear import make_folds
 from gfun.svm.rbf_kernel import rbf_kernel_inplace
 
 __all__ = ["CHUNKS_PER_JOB", "CHUNK_ROWS", "NystroemPathMixin", "from_upper_triangle", "held_out_scores",
-           "normal_equations", "nystroem_features", "nystroem_landmarks", "ridge_path", "row_blocks"]
+           "normal_equations", "nystroem_features", "nystroem_landmarks", "nystroem_map", "ridge_path",
+           "row_blocks"]
 
 logger = logging.getLogger("gfun.svm.kernel")
 
@@ -54,6 +55,22 @@ def nystroem_landmarks(X: np.ndarray, n_components: int, landmarks: str, random_
     with threadpool_limits(limits=1):
         km = KMeans(n_clusters=m, n_init=1, max_iter=10, random_state=random_state).fit(sample)
     return km.cluster_centers_
+
+
+def nystroem_map(landmarks: np.ndarray, gamma: float) -> np.ndarray:
+    """The map ``(m, n_landmarks)`` of the Nystroem features ``K(X, landmarks) @ map.T``: ``K_mm^(-1/2)`` from the
+    eigendecomposition of the landmarks' RBF kernel, its null directions dropped (features of bounded scale).
+
+    It runs on one BLAS thread: an eigendecomposition's last bits depend on the threads that compute it, and with
+    them every array of the model after it, so one thread gives the same model whatever the process's BLAS threads
+    (``OPENBLAS_NUM_THREADS``, the machine's cores) and wherever it is fitted (a Dask worker has one thread)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        Kmm = rbf_kernel_inplace(landmarks, None, gamma)
+        evals, evecs = np.linalg.eigh(Kmm)
+    keep = evals > evals.max() * 1e-10
+    return (evecs[:, keep] / np.sqrt(evals[keep])).T
 
 
 def row_blocks(n: int, multiple_of: int | None = None) -> list[slice]:
@@ -220,12 +237,9 @@ class NystroemPathMixin:
         """
         n, k = Y.shape
         L = self._landmarks(X)
-        Kmm = rbf_kernel_inplace(L, None, self.gamma_)
-        evals, evecs = np.linalg.eigh(Kmm)
-        keep = evals > evals.max() * 1e-10  # drop the null directions of K_mm: features of bounded scale
         self.nystroem_components_ = L
-        self.nystroem_map_ = (evecs[:, keep] / np.sqrt(evals[keep])).T  # features = K(X, L) @ map.T
-        m = int(keep.sum())
+        self.nystroem_map_ = nystroem_map(L, self.gamma_)  # features = K(X, L) @ map.T
+        m = self.nystroem_map_.shape[0]
         T = np.where(Y, 1.0, -1.0)
         need_cv = len(grid) > 1 or self.probability or self.threshold != "zero"
         folds = make_folds(n, self.cv, self.random_state, groups) if need_cv else []
