@@ -7,9 +7,11 @@ computed on the workers) and its serial part ``S = wall - W / workers``, and pri
 1. per worker count, the measured fit beside the model's ``T(N) = sum over phases of S + W / N``;
 2. the fit the model predicts for ``N`` machines of ``--cores`` cores at larger sizes (``--sizes``), with the X
    view's work growing as ``n^--x-exponent`` (1.17 on debtags), the meta-classifier's as ``n``, the bytes sent as
-   ``--bytes-per-doc`` at ``--bandwidth`` Gbit/s between machines, and the largest job of the X view (the TF-IDF of
-   the largest language, ``--largest-share`` of the documents, a single job) as a floor of that phase. ``S`` is
-   unknown beyond the measured size: the table gives both bounds, ``S`` constant and ``S`` growing as ``n``.
+   ``--bytes-per-doc`` at ``--bandwidth`` Gbit/s between machines, and the largest job of the X view as a floor of
+   that phase: the merge of the largest language's TF-IDF (``--largest-share`` of the documents), whose texts a
+   cluster counts in blocks, ``--merge-share`` of that language's one-pass TF-IDF (``bench_tfidf_blocks.py``;
+   ``--merge-share 1`` models one job per language, as before the blocks). ``S`` is unknown beyond the measured
+   size: the table gives both bounds, ``S`` constant and ``S`` growing as ``n``.
 
 A worker count of 1 is left out of the fit: joblib runs the jobs of a one-worker cluster in the calling process
 (its sequential backend), so that point measures one process, not one worker.
@@ -48,7 +50,7 @@ def model_fit(n_workers: int, S: dict[str, float], W: dict[str, float]) -> float
 
 def extrapolate(n: float, n0: float, machines: int, cores: int, S: dict[str, float], W: dict[str, float],
                 x_exponent: float, largest_share: float, vectorizer_s: float, bytes_per_doc: float,
-                bandwidth_gbit: float, serial_grows: bool) -> float:
+                bandwidth_gbit: float, serial_grows: bool, merge_share: float = 1.0) -> float:
     """The model's fit at ``n`` documents on ``machines`` machines of ``cores`` cores."""
     ratio = n / n0
     grow = {"view_x": ratio ** x_exponent, "meta": ratio}
@@ -56,8 +58,8 @@ def extrapolate(n: float, n0: float, machines: int, cores: int, S: dict[str, flo
     for p in PHASES:
         serial = S[p] * (ratio if serial_grows else 1.0)
         parallel = W[p] * grow[p] / (machines * cores)
-        if p == "view_x":  # the largest language's TF-IDF is one job, linear in its documents
-            parallel = max(parallel, vectorizer_s * largest_share * ratio)
+        if p == "view_x":  # the merge of the largest language's TF-IDF is one job, linear in its documents
+            parallel = max(parallel, vectorizer_s * largest_share * merge_share * ratio)
         total += serial + parallel
     if machines > 1:
         total += n * bytes_per_doc / (bandwidth_gbit * 1e9 / 8)
@@ -73,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--x-exponent", type=float, default=1.17, help="growth of the X view's work with n")
     ap.add_argument("--largest-share", type=float, default=0.302,
                     help="share of the documents in the largest language (debtags: English, 30,300 of 100,286)")
+    ap.add_argument("--merge-share", type=float, default=0.082,
+                    help="the part of a language's one-pass TF-IDF that stays one job when its texts are counted in "
+                    "blocks (bench_tfidf_blocks.py: 0.066-0.086 for debtags' English; 1: one job per language)")
     ap.add_argument("--bytes-per-doc", type=float, default=4500.0,
                     help="bytes sent between machines per training document (docs/benchmarks.md: 4.5 GB at 10^6)")
     ap.add_argument("--bandwidth", type=float, default=10.0, help="Gbit/s between machines")
@@ -114,10 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         print("| machines | fit s, S constant | speed-up | fit s, S grows as n | speed-up |")
         print("|---|---|---|---|---|")
         one = {g: extrapolate(size, n0, 1, args.cores, S, W, args.x_exponent, args.largest_share, vectorizer_s,
-                              args.bytes_per_doc, args.bandwidth, g) for g in (False, True)}
+                              args.bytes_per_doc, args.bandwidth, g, args.merge_share) for g in (False, True)}
         for m in machines:
             t = {g: extrapolate(size, n0, m, args.cores, S, W, args.x_exponent, args.largest_share, vectorizer_s,
-                                args.bytes_per_doc, args.bandwidth, g) for g in (False, True)}
+                                args.bytes_per_doc, args.bandwidth, g, args.merge_share) for g in (False, True)}
             print(f"| {m} | {t[False]:,.0f} | {one[False] / t[False]:.1f}x | {t[True]:,.0f} | "
                   f"{one[True] / t[True]:.1f}x |")
     if args.plot:

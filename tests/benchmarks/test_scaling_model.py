@@ -49,6 +49,9 @@ def test_extrapolation_bounds_and_floors():
     kw.update(largest_share=0.5, vectorizer_s=4.0)
     many = mod.extrapolate(1e6, machines=1000, serial_grows=False, **kw)
     assert many == pytest.approx(10 + 4.0 * 0.5 * 100 + 25 * 100 / 8000)
+    # counted in blocks, only its merge is: the floor shrinks by the merge's share
+    blocks = mod.extrapolate(1e6, machines=1000, serial_grows=False, merge_share=0.1, **kw)
+    assert blocks == pytest.approx(10 + 4.0 * 0.5 * 100 * 0.1 + 25 * 100 / 8000)
     # bytes between machines count from two machines on
     kw.update(bytes_per_doc=1250.0)
     assert mod.extrapolate(1e6, machines=2, serial_grows=False, **kw) - mod.extrapolate(

@@ -70,6 +70,20 @@ def test_split_blocks_splits_only_when_the_groups_are_too_few_jobs() -> None:
         assert len(pool.submit(split_blocks, 10, 4).result()) == 8
 
 
+def test_document_blocks_cut_the_large_languages_on_a_cluster_only(monkeypatch) -> None:
+    import gfun.core.parallel as parallel
+    from gfun.core.parallel import JOBS_PER_WORKER, MIN_BLOCK_DOCS, document_blocks
+
+    sizes = [30_000, 10_000, 500]
+    assert document_blocks(sizes, 16) == [1, 1, 1]  # threads of one process: tokenising takes turns on the GIL
+    monkeypatch.setattr(parallel, "on_dask_cluster", lambda: True)
+    target = -(-sum(sizes) // (JOBS_PER_WORKER * 16))
+    assert target > MIN_BLOCK_DOCS
+    assert document_blocks(sizes, 16) == [-(-30_000 // target), -(-10_000 // target), 1]
+    assert document_blocks(sizes, 2) == [3, 1, 1]  # blocks of 10,125 documents: only the largest is cut
+    assert document_blocks([5 * MIN_BLOCK_DOCS], 1000) == [5]  # never below MIN_BLOCK_DOCS a block
+
+
 def test_on_dask_cluster_follows_the_joblib_backend() -> None:
     assert not on_dask_cluster()
     with parallel_config(backend="threading"):
@@ -115,7 +129,8 @@ def test_fit_on_a_dask_local_cluster_equals_the_threaded_fit(small_demo, dask_cl
     assert {task["worker"] for task in stream.data} <= set(dask_client.scheduler_info()["workers"])
     if max_memory == "1MB":  # the Nystroem passes too
         assert any("normal_equations" in task["key"] for task in stream.data)
-    for job in ("_fit_classes", "_optimal_and_crossed", "_fit_columns"):  # X's class blocks, thresholds, sigmoids
+    # X's TF-IDF counted in blocks and its class blocks, the thresholds, the sigmoids
+    for job in ("_count_block", "_fit_counted", "_fit_classes", "_optimal_and_crossed", "_fit_columns"):
         assert any(job in task["key"] for task in stream.data), f"no {job} job ran on the workers"
     # the same bits: the jobs that compute with BLAS run one BLAS thread here as on the workers
     assert np.array_equal(remote.predict_proba(test), local.predict_proba(test))

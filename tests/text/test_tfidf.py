@@ -329,3 +329,36 @@ def test_small_corpora_written_with_spaces_raise_no_unsegmented_warning(shared_d
         squeezed = [text.replace(" ", "") for text in sample[name]]
         msgs = _unsegmented_warnings(caplog, name.split("_")[0], squeezed)
         assert len(msgs) == 1 and "cannot tokenise" in msgs[0], name
+
+
+@pytest.mark.parametrize("bounds", [[0, 5], [0, 2, 5], [0, 1, 2, 3, 4, 5], [0, 0, 3, 5, 5]])
+def test_counting_in_blocks_fits_the_same_bits_as_one_pass(bounds: list[int]) -> None:
+    """A language's texts counted in consecutive blocks (on a cluster's workers) and merged give the vectorizer and
+    the matrix of one pass over them: the same terms in the same columns, the same idf, the same bits (empty blocks
+    included)."""
+    texts = [*TINY, "date elderberry fig apple", "fig fig banana cherry"]
+    one = TfidfVectorizer("en", **PLAIN)
+    expected = one.fit_transform(texts)
+    blocked = TfidfVectorizer("en", **PLAIN)
+    counts = blocked.fit_blocks([blocked.count_block(texts[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
+    assert blocked.vocabulary_ == one.vocabulary_ and np.array_equal(blocked.idf_, one.idf_)
+    assert _same_csr(blocked._weight(counts), expected)
+    assert _same_csr(blocked.transform(texts), one.transform(texts))
+
+
+def test_multilingual_tfidf_on_a_cluster_counts_large_languages_in_blocks(monkeypatch) -> None:
+    import gfun.text.tfidf as tfidf
+
+    texts = [*TINY, "banana date fig", "Apfel Banane Kirsche", "Banane Dattel", "apple fig fig"]
+    langs = ["en", "en", "en", "en", "de", "de", "en"]
+    reference = MultilingualTfidf(**PLAIN).fit_transform(texts, langs)
+    cut = []
+    monkeypatch.setattr(tfidf, "on_dask_cluster", lambda: True)
+    monkeypatch.setattr(tfidf, "document_blocks", lambda sizes, n_jobs: cut.append(list(sizes)) or [2, 3])
+    blocked = MultilingualTfidf(**PLAIN).fit_transform(texts, langs)
+    assert cut == [[2, 5]]  # de, en: the sizes the blocks were chosen from
+    assert list(blocked) == list(reference)
+    for lang, (rows, X) in reference.items():
+        assert np.array_equal(blocked[lang][0], rows) and _same_csr(blocked[lang][1], X)
+    with pytest.raises(ValueError, match="no block"):
+        tfidf.merge_term_counts([])

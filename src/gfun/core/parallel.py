@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -36,8 +36,8 @@ import numpy as np
 from joblib import Parallel, effective_n_jobs
 from joblib.parallel import get_active_backend
 
-__all__ = ["JOBS_PER_WORKER", "blas_threads_per_job", "iter_parallel", "on_dask_cluster", "run_parallel",
-           "split_blocks", "SPLIT_FROM_ROWS"]
+__all__ = ["JOBS_PER_WORKER", "MIN_BLOCK_DOCS", "blas_threads_per_job", "document_blocks", "iter_parallel",
+           "on_dask_cluster", "run_parallel", "split_blocks", "SPLIT_FROM_ROWS"]
 
 #: How many jobs per worker :func:`split_blocks` aims at: a few, so that unequal blocks even out.
 JOBS_PER_WORKER = 2
@@ -45,6 +45,10 @@ JOBS_PER_WORKER = 2
 #: the meta-classifier's thresholds and sigmoids of 100,286 documents took 19 s less in blocks; at 6,491 nothing
 #: was gained.
 SPLIT_FROM_ROWS = 20_000
+
+
+#: Fewest documents :func:`document_blocks` puts in a block: below, the job costs more to ship than to run.
+MIN_BLOCK_DOCS = 1_000
 
 
 def blas_threads_per_job(n_jobs: int | None) -> int:
@@ -76,6 +80,22 @@ def split_blocks(n_items: int, n_jobs: int | None, *, groups: int = 1, rows: int
     workers = max(1, effective_n_jobs(n_jobs))
     k = max(1, min(n_items, -(-JOBS_PER_WORKER * workers // max(1, groups))))
     return [block for block in np.array_split(np.arange(n_items), k) if block.size]
+
+
+def document_blocks(sizes: Sequence[int], n_jobs: int | None) -> list[int]:
+    """How many blocks of consecutive documents each group (a language's training documents) is cut into, for work
+    done document by document in Python (tokenising), whose blocks are merged in order.
+
+    One block per group on the threads of one process, where such work takes turns on the GIL. On a Dask cluster,
+    blocks of about ``sum(sizes) / (JOBS_PER_WORKER * workers)`` documents (at least :data:`MIN_BLOCK_DOCS`), so
+    that the largest group no longer sets the time of the phase; a group of fewer documents stays one block.
+    Splitting must not change the result (:func:`gfun.text.tfidf.merge_term_counts` merges the blocks of a
+    language's counts into those of one pass)."""
+    if not on_dask_cluster():
+        return [1] * len(sizes)
+    workers = max(1, effective_n_jobs(n_jobs))
+    target = max(MIN_BLOCK_DOCS, -(-sum(int(s) for s in sizes) // (JOBS_PER_WORKER * workers)))
+    return [max(1, -(-int(s) // target)) for s in sizes]
 
 
 def _blas_cap(n_jobs: int | None, prefer: str, blas_threads: int | None) -> AbstractContextManager:

@@ -19,7 +19,7 @@ import logging
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,12 +27,12 @@ from joblib import delayed
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from gfun.core.parallel import run_parallel
+from gfun.core.parallel import document_blocks, on_dask_cluster, run_parallel
 from gfun.core.state import checked_array, load_state, put_states
 from gfun.errors import UnknownLanguageError
 from gfun.text.analysis import UNSPACED_NGRAMS, Analyzer
 
-__all__ = ["MultilingualTfidf", "TfidfVectorizer"]
+__all__ = ["MultilingualTfidf", "TermCounts", "TfidfVectorizer", "merge_term_counts"]
 
 logger = logging.getLogger("gfun.text")
 
@@ -66,6 +66,17 @@ def _tally_spacing(texts: Iterable[str], tally: list[int]) -> Iterable[str]:
         tally[0] += sum(map(len, words))
         tally[1] += len(words)
         yield text
+
+
+class TermCounts(NamedTuple):
+    """The raw term counts of consecutive training texts of one language (:meth:`TfidfVectorizer.count_block`)."""
+
+    #: float64 CSR (texts x terms), each row's columns sorted.
+    counts: sp.csr_matrix
+    #: The terms of the columns, in the order they first occur in the texts.
+    terms: list[str]
+    #: Characters other than white space and whitespace-separated words of the texts (the unsegmented-script check).
+    spacing: list[int]
 
 
 def _row_ids(indptr: np.ndarray) -> np.ndarray:
@@ -151,9 +162,11 @@ class TfidfVectorizer(BaseEstimator):
         if not np.issubdtype(np.dtype(self.dtype), np.floating):
             raise ValueError(f"dtype must be a floating-point dtype, got {self.dtype!r}")
 
-    def _count(self, texts: Iterable[str], vocabulary: dict[str, int] | None) -> tuple[sp.csr_matrix, dict]:
-        """Raw term counts (float64 CSR). With ``vocabulary=None`` the vocabulary is grown."""
-        analyze = self.analyzer_
+    def _count(self, texts: Iterable[str], vocabulary: dict[str, int] | None, analyzer: Analyzer | None = None,
+               ) -> tuple[sp.csr_matrix, dict]:
+        """Raw term counts (float64 CSR). With ``vocabulary=None`` the vocabulary is grown, its terms in the order
+        they first occur. ``analyzer``: another than ``analyzer_`` (a block of training texts counted as a job)."""
+        analyze = self.analyzer_ if analyzer is None else analyzer
         indices = array("q")
         indptr = array("q", [0])
         if vocabulary is None:
@@ -198,10 +211,33 @@ class TfidfVectorizer(BaseEstimator):
         self.analyzer_ = Analyzer(self.lang, **_analyzer_params(self))
         spacing = [0, 0]  # characters other than white space, whitespace-separated words
         counts, vocab = self._count(_tally_spacing(_check_texts(texts), spacing), None)
+        return self._fit_counts(TermCounts(counts, list(vocab), spacing))
+
+    def count_block(self, texts: Iterable[str]) -> TermCounts:
+        """The raw counts of a block of this language's training texts over the block's own terms: what
+        :meth:`fit_blocks` merges. It changes nothing in the vectorizer (blocks can be counted at once)."""
+        self._validate()
+        spacing = [0, 0]
+        counts, vocab = self._count(_tally_spacing(_check_texts(texts), spacing), None,
+                                    Analyzer(self.lang, **_analyzer_params(self)))
+        return TermCounts(counts, list(vocab), spacing)
+
+    def fit_blocks(self, blocks: Sequence[TermCounts]) -> sp.csr_matrix:
+        """Fit on the training texts counted in consecutive blocks (:meth:`count_block`, in the texts' order);
+        returns their raw counts over the fitted vocabulary. The vocabulary, the idf and the counts are those of
+        fitting on all the texts at once, bit for bit: the blocks' terms are merged in the order they first occur,
+        as one pass over the texts meets them."""
+        self._validate()
+        self.analyzer_ = Analyzer(self.lang, **_analyzer_params(self))
+        return self._fit_counts(merge_term_counts(blocks))
+
+    def _fit_counts(self, block: TermCounts) -> sp.csr_matrix:
+        """The vocabulary (pruned, alphabetical), the idf and the training counts over it, from the raw counts of
+        all the training texts."""
+        counts, terms, spacing = block
         n_docs = counts.shape[0]
         if n_docs == 0:
             raise ValueError(f"cannot fit the TF-IDF of language {self.lang!r} on zero documents")
-        terms = list(vocab)
         df = np.bincount(counts.indices, minlength=len(terms))
         self._check_segmented(counts, df, terms, spacing[0] / max(spacing[1], 1))
         keep = np.flatnonzero(df >= self.min_df)
@@ -367,12 +403,44 @@ class TfidfVectorizer(BaseEstimator):
         return est
 
 
+def merge_term_counts(blocks: Sequence[TermCounts]) -> TermCounts:
+    """The counts of consecutive blocks of texts as one pass over all of them gives them: each block's columns
+    renumbered into the terms of all blocks in the order they first occur, the rows stacked in block order."""
+    if not blocks:
+        raise ValueError("no block of counts to merge")
+    terms: dict[str, int] = {}
+    renumbered = []
+    for counts, block_terms, _ in blocks:
+        ids = np.fromiter((terms.setdefault(t, len(terms)) for t in block_terms), dtype=np.int64,
+                          count=len(block_terms))
+        renumbered.append((counts, ids))
+    n_terms = len(terms)
+    parts = [sp.csr_matrix((counts.data, ids[counts.indices], counts.indptr.astype(np.int64)),
+                           shape=(counts.shape[0], n_terms)) for counts, ids in renumbered]
+    merged = sp.vstack(parts, format="csr")
+    merged.sort_indices()
+    spacing = [sum(int(b.spacing[0]) for b in blocks), sum(int(b.spacing[1]) for b in blocks)]
+    return TermCounts(merged, list(terms), spacing)
+
+
 def _fit_vectorizer(vec: TfidfVectorizer, texts: Iterable[str], weight: bool,
                     ) -> tuple[TfidfVectorizer, sp.csr_matrix | None]:
     """Fit one language's vectorizer (a job of :class:`MultilingualTfidf`); its training matrix with ``weight``."""
     if weight:
         return vec, vec.fit_transform(texts)
     return vec.fit(texts), None
+
+
+def _count_block(vec: TfidfVectorizer, texts: list[str]) -> TermCounts:
+    """Count a block of one language's training texts (a job of :class:`MultilingualTfidf`)."""
+    return vec.count_block(texts)
+
+
+def _fit_counted(vec: TfidfVectorizer, blocks: list[TermCounts], weight: bool,
+                 ) -> tuple[TfidfVectorizer, sp.csr_matrix | None]:
+    """Fit one language's vectorizer on its counted blocks (a job of :class:`MultilingualTfidf`)."""
+    counts = vec.fit_blocks(blocks)
+    return vec, (vec._weight(counts) if weight else None)
 
 
 class MultilingualTfidf(BaseEstimator):
@@ -475,8 +543,19 @@ class MultilingualTfidf(BaseEstimator):
         if isinstance(docs, str) or not isinstance(docs, Mapping):
             raise TypeError(f"docs must map each language to its texts, got {type(docs).__name__}")
         langs = [str(lang) for lang in docs]
-        results = run_parallel((delayed(_fit_vectorizer)(self._vectorizer(lang), _check_texts(texts), weight)
-                                for lang, texts in zip(langs, docs.values(), strict=True)), self.n_jobs)
+        if on_dask_cluster():  # a language's texts counted in blocks where it has more than the workers' share
+            texts = [list(_check_texts(t)) for t in docs.values()]
+            n_blocks = document_blocks([len(t) for t in texts], self.n_jobs)
+            cuts = [np.array_split(np.arange(len(t)), b) for t, b in zip(texts, n_blocks, strict=True)]
+            counted = iter(run_parallel((delayed(_count_block)(self._vectorizer(lang), [t[i] for i in cut.tolist()])
+                                         for lang, t, lang_cuts in zip(langs, texts, cuts, strict=True)
+                                         for cut in lang_cuts), self.n_jobs))
+            blocks = [[next(counted) for _ in lang_cuts] for lang_cuts in cuts]
+            results = run_parallel((delayed(_fit_counted)(self._vectorizer(lang), parts, weight)
+                                    for lang, parts in zip(langs, blocks, strict=True)), self.n_jobs)
+        else:
+            results = run_parallel((delayed(_fit_vectorizer)(self._vectorizer(lang), _check_texts(texts), weight)
+                                    for lang, texts in zip(langs, docs.values(), strict=True)), self.n_jobs)
         self.vectorizers_ = {lang: vec for lang, (vec, _) in zip(langs, results, strict=True)}
         self.languages_ = sorted(self.vectorizers_)
         return {lang: X for lang, (_, X) in zip(langs, results, strict=True)}
