@@ -47,13 +47,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_pooled  # noqa: E402
 
-from gfun.metrics.significance import paired_ttest  # noqa: E402
+from gfun.metrics.evaluation import UNLABELLED_FLAGGED as FLAGGED  # noqa: E402
+from gfun.metrics.formatting import DISPLAY_NAMES as HEADERS  # noqa: E402
+from gfun.metrics.measures import MEASURES  # noqa: E402
 
 logger = logging.getLogger("ablation")
 
-MEASURES = ("F1_macro", "F1_micro", "K_macro", "K_micro")
-FLAGGED = bench_pooled.FLAGGED
-HEADERS = {"F1_macro": "F1M", "F1_micro": "F1µ", "K_macro": "KM", "K_micro": "Kµ", FLAGGED: "unlabelled"}
 
 
 class Corpus(NamedTuple):
@@ -87,18 +86,6 @@ LEVERS: dict[str, str] = {
 BASELINES = ("encoder-tfidf", "xmp")
 
 
-def mark(a: pd.Series, b: pd.Series) -> str:
-    """``+``/``-`` when ``a`` is significantly above/below ``b`` (paired t-test over the runs both have, p < .05)."""
-    common = a.index.intersection(b.index)
-    if len(common) < 2:
-        return ""
-    x, y = a.loc[common].to_numpy(), b.loc[common].to_numpy()
-    p = paired_ttest(x, y)
-    if not p < 0.05:  # NaN: identical runs
-        return ""
-    return "+" if x.mean() > y.mean() else "-"
-
-
 def corpus_table(frame: pd.DataFrame, base: str, rows: Sequence[str], setting: str,
                  descriptions: dict[str, str]) -> tuple[list[str], dict[tuple[str, str], str]]:
     """Markdown lines of one corpus and setting: the base's means, then each row's mean difference from it with
@@ -122,7 +109,7 @@ def corpus_table(frame: pd.DataFrame, base: str, rows: Sequence[str], setting: s
             if not len(common):
                 cells.append("-")
                 continue
-            sign = mark(c[m].dropna(), ref[m].dropna())
+            sign = bench_pooled.significance_mark(c[m], ref[m])
             marks[(row, m)] = sign
             cells.append(f"{(c.loc[common, m] - ref.loc[common, m]).mean():+.3f}{sign}")
         name = f"{row} ({descriptions[row]})" if row in descriptions else row

@@ -32,9 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _runs import run_list  # noqa: E402
 
-MEASURES = ("F1_macro", "F1_micro", "K_macro", "K_micro")
-#: The share of the test documents without any true label that are given a label (lower is better).
-FLAGGED = "unlabelled_flagged"
+from gfun.metrics.evaluation import UNLABELLED_FLAGGED as FLAGGED  # noqa: E402
+from gfun.metrics.measures import MEASURES  # noqa: E402
 
 
 def _value(text: str) -> Any:
@@ -116,10 +115,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def table(frame: pd.DataFrame, specs: list[str], reference: str | None) -> str:
-    """Mean over runs per configuration and setting, with the paired t-test against ``reference``."""
+def significance_mark(a: pd.Series, b: pd.Series) -> str:
+    """``+``/``-`` when ``a`` is significantly above/below ``b`` (paired t-test over the runs, the index, both have;
+    p < .05), else ``""``."""
     from gfun.metrics.significance import paired_ttest
 
+    a, b = a.dropna(), b.dropna()
+    common = a.index.intersection(b.index)
+    if len(common) < 2:
+        return ""
+    x, y = a.loc[common].to_numpy(), b.loc[common].to_numpy()
+    if not paired_ttest(x, y) < 0.05:  # NaN: identical runs
+        return ""
+    return "+" if x.mean() > y.mean() else "-"
+
+
+def table(frame: pd.DataFrame, specs: list[str], reference: str | None) -> str:
+    """Mean over runs per configuration and setting, with the paired t-test against ``reference``."""
     lines = []
     for setting in ("many", "zero"):
         s = frame[(frame.setting == setting) & frame.config.isin(specs)]
@@ -137,13 +149,7 @@ def table(frame: pd.DataFrame, specs: list[str], reference: str | None) -> str:
                 continue
             cells = []
             for m in MEASURES:
-                mark = ""
-                if ref is not None and spec != reference:
-                    common = c.index.intersection(ref.index)
-                    if len(common) >= 2:
-                        p = paired_ttest(c.loc[common, m].to_numpy(), ref.loc[common, m].to_numpy())
-                        if p < 0.05:
-                            mark = "+" if c.loc[common, m].mean() > ref.loc[common, m].mean() else "-"
+                mark = significance_mark(c[m], ref[m]) if ref is not None and spec != reference else ""
                 cells.append(f"{c[m].mean():8.3f}{mark or ' '}")
             lines.append(f"{spec:40s} " + " ".join(cells) + f" {c.fit_s.mean():7.1f}"
                          + (f" {c[FLAGGED].mean():10.3f}" if flagged else ""))
