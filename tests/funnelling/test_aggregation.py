@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from gfun.configuration import build_estimator
 from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
 from gfun.funnelling.aggregation import Mean, Stack, WMean, fit_view_weights
@@ -392,28 +393,6 @@ def test_select_without_normalisation_tries_raw_candidates_only(demo) -> None:
     assert model.aggregation_.l2_ is False
 
 
-def test_select_compares_many_candidates_coarsely_but_keeps_a_full_precision_model(demo, monkeypatch) -> None:
-    """More than ``SELECT_DIRECT_UP_TO`` candidates are compared with libsvm's tolerance at ``SELECT_TOL``; the kept
-    one is validated again and trained at libsvm's default, so that with the same choice the model is the one a
-    full-precision comparison gives (same thresholds, sigmoids and predictions)."""
-    import gfun.funnelling.select as meta_tier
-    from gfun.configuration import build_estimator
-
-    train, test = demo
-    coarse = build_estimator("xw", meta_C=1.0, random_state=0).fit(train)
-    assert len(coarse.aggregation_.scores_) > meta_tier.SELECT_DIRECT_UP_TO
-    monkeypatch.setattr(meta_tier, "SELECT_TOL", RBFSVMOvR().tol)
-    precise = build_estimator("xw", meta_C=1.0, random_state=0).fit(train)
-    assert coarse.selected_views_ == precise.selected_views_ and coarse.aggregation_.l2_ == precise.aggregation_.l2_
-    assert coarse.meta_.tol == precise.meta_.tol == RBFSVMOvR().tol and coarse.meta_.probability
-    assert coarse.aggregation_.scores_ != precise.aggregation_.scores_  # the comparison itself did change
-    before, after = coarse.aggregation_.scores_, precise.aggregation_.scores_
-    drift = [abs(before[k] - after[k]) for k in after]
-    assert max(drift) < 0.02
-    np.testing.assert_array_equal(coarse.meta_.threshold_, precise.meta_.threshold_)
-    np.testing.assert_array_equal(coarse.predict_proba(test), precise.predict_proba(test))
-
-
 def _count_validations(monkeypatch) -> list[float]:
     """Record the C of every cross-validation ``RBFSVMOvR.validate`` runs (one entry per call: its C)."""
     calls: list = []
@@ -422,23 +401,26 @@ def _count_validations(monkeypatch) -> list[float]:
     return calls
 
 
-def test_select_with_one_view_keeps_the_winners_validation(demo, monkeypatch) -> None:
-    """One view has two candidates (normalised and raw): they are compared directly, at ``SELECT_DIRECT_TOL``, and
-    the winner's validation is its model's: two validations instead of three (a coarse comparison, then the kept
-    candidate's), for the model the second validation would give at that tolerance."""
+def test_select_validates_each_candidate_once_and_keeps_the_winners_validation(demo, monkeypatch) -> None:
+    """Every candidate is cross-validated once, at ``SELECT_TOL``; the kept one's validation is its model's (one
+    validation per candidate, none again), and its final models are trained at the meta-classifier's own tolerance.
+    A kept candidate whose validation was released is validated again, to the same model."""
     import gfun.funnelling.select as meta_tier
 
     train, test = demo
-    meta = default_meta().set_params(C=1.0, tol=meta_tier.SELECT_DIRECT_TOL)
-    calls = _count_validations(monkeypatch)
-    direct = GeneralizedFunnelling(views="x", random_state=0, meta=meta).fit(train)
-    assert len(direct.aggregation_.scores_) == 2 and len(calls) == 2
-    monkeypatch.setattr(meta_tier, "SELECT_DIRECT_UP_TO", 0)
+    calls: list = []  # select's validations (W's mapper validates too, at its own tolerance)
+    validate = RBFSVMOvR._validate
+    monkeypatch.setattr(RBFSVMOvR, "_validate", lambda self, *a, **k: (
+        calls.append(self.C) if self.tol == meta_tier.SELECT_TOL else None) or validate(self, *a, **k))
+    model = build_estimator("xw", meta_C=1.0, random_state=0).fit(train)
+    assert len(model.aggregation_.scores_) == len(calls) == 6  # xw, x and w, each normalised and raw
+    assert model.meta_.tol == RBFSVMOvR().tol != meta_tier.SELECT_TOL and model.meta_.probability
+    monkeypatch.setattr(meta_tier, "_held", lambda *args: set())  # every validation released
     calls.clear()
-    again = GeneralizedFunnelling(views="x", random_state=0, meta=meta).fit(train)
-    assert len(calls) == 3 and again.aggregation_.l2_ == direct.aggregation_.l2_
-    np.testing.assert_array_equal(direct.meta_.threshold_, again.meta_.threshold_)
-    np.testing.assert_array_equal(direct.predict_proba(test), again.predict_proba(test))
+    again = build_estimator("xw", meta_C=1.0, random_state=0).fit(train)
+    assert len(calls) == 7 and again.selected_views_ == model.selected_views_
+    np.testing.assert_array_equal(again.meta_.threshold_, model.meta_.threshold_)
+    np.testing.assert_array_equal(again.predict_proba(test), model.predict_proba(test))
 
 
 def test_select_with_C_by_cv_compares_at_one_C_and_chooses_C_for_the_kept_candidate(demo, monkeypatch) -> None:

@@ -1,5 +1,5 @@
-"""gfun.funnelling.select: the parts of select that need no fit (the documents it judges on, the views it lets the
-model drop, how many candidates it compares directly, the C of its comparisons, its saved state)."""
+"""gfun.funnelling.select: the parts of select that need no view (the documents it judges on, the views it lets the
+model drop, the C of its comparisons, the kept candidate's model from its comparison, its saved state)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ import logging
 
 import numpy as np
 
+from gfun.funnelling.meta import MetaTrainer, default_meta
 from gfun.funnelling.select import (
-    SELECT_DIRECT_UP_TO,
     SELECT_MIN_JUDGED,
+    SELECT_TOL,
     Select,
-    compares_directly,
+    compare,
     comparison_C,
     judged_documents,
+    keep,
     unused_views,
 )
 from gfun.svm.kernel import RBFSVMOvR
@@ -55,7 +57,6 @@ def test_unused_views_are_those_no_document_can_need() -> None:
 
 
 def test_comparisons() -> None:
-    assert compares_directly(SELECT_DIRECT_UP_TO) and not compares_directly(SELECT_DIRECT_UP_TO + 1)
     assert comparison_C(RBFSVMOvR(C=3.0)) == 3.0
     assert comparison_C(RBFSVMOvR(C="cv", C_grid=(0.01, 0.3, 5.0))) == 0.3
 
@@ -68,3 +69,42 @@ def test_select_saves_and_restores_its_form() -> None:
     loaded = Select.from_state(policy.get_params(), meta, {}, kept=["x"])
     assert (loaded.cv, loaded.selected_, loaded.l2_, loaded.scores_) == (4, ["x"], True, {})
     assert loaded.kept_views(["x", "w"]) == ["x"]
+
+
+def _meta_input(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A meta-level input (in-sample and out-of-fold posteriors of 3 classes) and its labels."""
+    rng = np.random.RandomState(seed)
+    Y = rng.rand(150, 3) < 0.3
+    Z = np.clip(Y * 0.6 + rng.rand(150, 3) * 0.5, 0, 1)
+    Zval = np.clip(Y * 0.4 + rng.rand(150, 3) * 0.7, 0, 1)
+    return Z, Zval, Y
+
+
+def test_the_kept_model_is_its_comparisons_validation_with_full_precision_final_models() -> None:
+    """``keep`` turns the kept candidate's comparison (``SELECT_TOL``, no sigmoids) into the model that a validation
+    with sigmoids at ``SELECT_TOL`` gives, its final models trained at the template's own ``tol``."""
+    Z, Zval, Y = _meta_input()
+    trainer = MetaTrainer(default_meta().set_params(C=1.0), validation="oof", groups=None, n_jobs=1,
+                          random_state=0, verbose=False)
+    compared = compare(trainer, Z, Zval, Y, zscore=True, cv=3)
+    assert compared.tol == SELECT_TOL and not compared.probability
+    kept, scaler = keep(trainer, Z, Zval, Y, zscore=True, cv=3, compared=compared)
+    direct = trainer.clone(3, tol=SELECT_TOL)
+    direct.validate(scaler.transform(Z), Y, X_val=scaler.transform(Zval))
+    direct.set_params(tol=trainer.template.tol).finish(scaler.transform(Z), Y)
+    assert kept.tol == trainer.template.tol != SELECT_TOL
+    np.testing.assert_array_equal(kept.threshold_, direct.threshold_)
+    np.testing.assert_array_equal(kept.platt_A_, direct.platt_A_)
+    test = scaler.transform(_meta_input(1)[0])
+    np.testing.assert_array_equal(kept.predict_proba(test), direct.predict_proba(test))
+
+
+def test_the_kept_model_with_C_by_cv_reuses_its_comparison_for_that_C() -> None:
+    Z, Zval, Y = _meta_input()
+    trainer = MetaTrainer(default_meta().set_params(C="cv", C_grid=(0.1, 1.0, 10.0)), validation="oof", groups=None,
+                          n_jobs=1, random_state=0, verbose=False)
+    compared = compare(trainer, Z, Zval, Y, zscore=False, cv=3)
+    assert np.unique(compared.C_).tolist() == [1.0]
+    kept, scaler = keep(trainer, Z, Zval, Y, zscore=False, cv=3, compared=compared)
+    assert scaler is None and kept.tol == trainer.template.tol and set(kept.C_) <= {0.1, 1.0, 10.0}
+    assert kept.cv_scores_.shape == (3, 3)

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from gfun.funnelling.branch import Branch
     from gfun.svm.kernel import RBFSVMOvR
 
-__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_DIRECT_TOL", "SELECT_DIRECT_UP_TO", "SELECT_FORMS",
-           "SELECT_MIN_JUDGED", "SELECT_SCORES", "SELECT_TOL", "Select", "Selection", "compare", "compares_directly",
-           "comparison_C", "judged_documents", "keep", "one_standard_error_choice", "select_views", "unused_views"]
+__all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_FORMS", "SELECT_MIN_JUDGED", "SELECT_SCORES",
+           "SELECT_TOL", "Select", "Selection", "compare", "comparison_C", "judged_documents", "keep",
+           "one_standard_error_choice", "select_views", "unused_views"]
 
 logger = logging.getLogger("gfun.funnelling.generalized")
 
@@ -45,20 +45,11 @@ SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
 SELECT_AVERAGES: tuple[str, ...] = ("pooled", "language")
 #: ``select``'s forms of the sets of views between one view and all: the form all views validated better in, or both.
 SELECT_FORMS: tuple[str, ...] = ("preferred", "both")
-#: libsvm stopping tolerance of the cross-validation models with which ``aggregation="select"`` compares many
-#: candidates (more than :data:`SELECT_DIRECT_UP_TO`; libsvm's default is 1e-3); the kept one is validated again at
-#: the meta-classifier's own tolerance. A looser tolerance makes the comparison cheaper and moves the validated
-#: scores less than the folds differ from one another.
-SELECT_TOL = 0.1
-#: ``select`` compares up to this many candidates (a single view's two forms, normalised and raw) directly: at
-#: :data:`SELECT_DIRECT_TOL`, the winner's validation being the kept one's (its thresholds and sigmoids; with
-#: ``C="cv"``, its held-out decisions at the comparison's C), where a coarse comparison and a second validation would
-#: cost more.
-SELECT_DIRECT_UP_TO = 3
-#: libsvm tolerance of a direct comparison (:data:`SELECT_DIRECT_UP_TO`) and, with ``C="cv"``, of the kept
-#: candidate's search of C; the final models are trained at the meta-classifier's own ``tol`` (libsvm's 1e-3 by
-#: default).
-SELECT_DIRECT_TOL = 0.05
+#: libsvm stopping tolerance of ``select``'s cross-validation of its candidates (libsvm's default is 1e-3): the kept
+#: candidate's validation is its comparison's (its thresholds and sigmoids; with ``C="cv"``, its held-out decisions
+#: at the comparison's C, the rest of the grid validated at this tolerance too), and only its final models are trained
+#: at the meta-classifier's own ``tol``. The validated scores move by less than the folds differ from one another.
+SELECT_TOL = 0.05
 #: ``select`` judges its candidates on the documents a neural view held out of its training only when there are at
 #: least this many per cross-validation fold (else on all training documents, with a warning).
 SELECT_MIN_JUDGED = 20
@@ -152,12 +143,6 @@ def comparison_C(template: RBFSVMOvR) -> float:
     return float(template.C)
 
 
-def compares_directly(n_candidates: int) -> bool:
-    """Whether ``select`` compares ``n_candidates`` directly, at :data:`SELECT_DIRECT_TOL` (at most
-    :data:`SELECT_DIRECT_UP_TO`), rather than at :data:`SELECT_TOL` with a second validation of the kept one."""
-    return n_candidates <= SELECT_DIRECT_UP_TO
-
-
 def _selection_score(name: str) -> Any:
     """The function ``(pred, y) -> float`` of ``select_score`` ``name`` (boolean matrices, documents x classes)."""
     from gfun.metrics.measures import k_from_counts
@@ -212,6 +197,12 @@ def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.nda
     return min(near, key=lambda i: (sizes[i], -scores[i]))
 
 
+def _held(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequence[int]) -> set[int]:
+    """The candidates so far whose validations ``select`` holds: the best-scoring one and the one the
+    one-standard-error rule keeps (the arguments of :func:`one_standard_error_choice`)."""
+    return {int(np.argmax(scores)), one_standard_error_choice(scores, per_fold, sizes)}
+
+
 @dataclass
 class Selection:
     """What :func:`select_views` keeps: the views (indices), their form, every candidate's score, the kept
@@ -246,14 +237,12 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     ``judged_on`` (a boolean mask, :func:`judged_documents`) or all. The kept candidate follows the
     one-standard-error rule (Breiman et al., 1984, :func:`one_standard_error_choice`): the fewest views whose score
     is within one standard error of the best candidate's, the best of those, so that a view must earn its place by
-    more than the noise of the estimate. Candidates are compared at one C
-    (:func:`comparison_C`) without sigmoids: a few (one view's two forms,
-    :func:`compares_directly`) at :data:`SELECT_DIRECT_TOL`, the
-    winner's validation being the kept one's; more at a coarse libsvm tolerance
-    (:data:`SELECT_TOL`), the kept one being validated again at the meta-classifier's own.
-    With ``C="cv"``, C is chosen per class for the kept candidate only
-    (:func:`keep`). The final models are trained at the meta-classifier's own
-    tolerance.
+    more than the noise of the estimate. Candidates are compared at one C (:func:`comparison_C`) without sigmoids,
+    at libsvm tolerance :data:`SELECT_TOL`, and the kept candidate's validation is its comparison's (:func:`keep`).
+    The validations of the best candidate so far and of the one the rule keeps so far are held, the others
+    released (memory for two, however many candidates); a kept candidate whose validation was released is
+    validated again, to the same numbers. With ``C="cv"``, C is chosen per class for the kept candidate only
+    (:func:`keep`). The final models are trained at the meta-classifier's own tolerance.
     """
     from itertools import combinations
 
@@ -281,7 +270,7 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
         return float(np.mean(parts))
 
     everything = np.arange(len(Yb)) if judged_on is None else np.flatnonzero(judged_on)
-    candidates: list[tuple] = []
+    candidates: list[list] = []
     tried: dict[str, float] = {}
     full = tuple(range(len(names)))
     if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
@@ -293,13 +282,11 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     def both_forms(subset: tuple[int, ...]) -> bool:  # single views always; the other sets with forms="both"
         return len(subset) == 1 or forms == "both"
 
-    direct = compares_directly(len(form_list) + sum(len(form_list) if both_forms(s) else 1 for s in subsets))
-
     def attempt(subset: tuple[int, ...], l2: bool) -> None:
         norm = l2_normalize if l2 else (lambda z: z)
         tr = mean_input([norm(train[i]) for i in subset], [everyone] * len(subset))
         va = mean_input([norm(val[i]) for i in subset], [everyone] * len(subset))
-        meta = compare(trainer, tr, va, Y, zscore=l2, cv=cv, direct=direct)
+        meta = compare(trainer, tr, va, Y, zscore=l2, cv=cv)
         if meta.validated_decision_ is None:  # too few documents to cross-validate
             value, per_fold = 0.0, np.zeros(len(folds))
         else:
@@ -307,7 +294,15 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
             per_fold = np.array([judged(pred, te) for _, te in folds])
             value = judged(pred, everything)
         tried[label([names[i] for i in subset]) + ("" if l2 else " (raw)")] = value
-        candidates.append((value, per_fold, subset, l2, tr, va, meta if direct else None))
+        candidates.append([value, per_fold, subset, l2, tr, va, meta])
+        held = _held([c[0] for c in candidates], [c[1] for c in candidates], [len(c[2]) for c in candidates])
+        for i, candidate in enumerate(candidates):
+            if i not in held:
+                candidate[6] = None  # released
+
+    def choice() -> int:
+        return one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
+                                         [len(c[2]) for c in candidates])
 
     for l2 in form_list:
         attempt(full, l2)
@@ -315,9 +310,9 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     for subset in subsets:
         for l2 in (form_list if both_forms(subset) else (preferred,)):
             attempt(subset, l2)
-    best = candidates[one_standard_error_choice([c[0] for c in candidates], [c[1] for c in candidates],
-                                                [len(c[2]) for c in candidates])]
-    _, _, subset, l2, Zmeta, Zval, compared = best
+    _, _, subset, l2, Zmeta, Zval, compared = candidates[choice()]
+    if compared is None:  # released: the same validation again
+        compared = compare(trainer, Zmeta, Zval, Y, zscore=l2, cv=cv)
     meta, scaler = keep(trainer, Zmeta, Zval, Y, zscore=l2, cv=cv, compared=compared)
     kept = [names[i] for i in subset]
     if trainer.verbose:
@@ -355,33 +350,29 @@ def judged_documents(names: Sequence[str], heldout: Sequence[np.ndarray | None],
 
 
 def compare(trainer: MetaTrainer, Z: np.ndarray, Zval: np.ndarray | None, Y: np.ndarray, *, zscore: bool,
-            cv: int, direct: bool) -> RBFSVMOvR:
+            cv: int) -> RBFSVMOvR:
     """The cross-validation of a candidate of ``select`` by a clone of ``trainer``'s template
-    (:meth:`gfun.svm.kernel.RBFSVMOvR.validate`: no final models, no sigmoids) at :func:`comparison_C`: at
-    :data:`SELECT_DIRECT_TOL` when ``direct`` (the kept candidate's validation is then this one: :func:`keep`),
-    else at :data:`SELECT_TOL`."""
+    (:meth:`gfun.svm.kernel.RBFSVMOvR.validate`: no final models, no sigmoids) at :func:`comparison_C` and
+    :data:`SELECT_TOL`; the kept candidate's validation is this one (:func:`keep`)."""
     _, Z, Zval = trainer.scaled(Z, Zval, zscore)
-    meta = trainer.clone(cv, C=comparison_C(trainer.template), probability=False,
-                       tol=SELECT_DIRECT_TOL if direct else SELECT_TOL)
+    meta = trainer.clone(cv, C=comparison_C(trainer.template), probability=False, tol=SELECT_TOL)
     return meta.validate(Z, Y, X_val=Zval, groups=trainer.groups)
 
 def keep(trainer: MetaTrainer, Z: np.ndarray, Zval: np.ndarray | None, Y: np.ndarray, *, zscore: bool, cv: int,
-     compared: RBFSVMOvR | None = None) -> tuple[RBFSVMOvR, ZScore | None]:
+         compared: RBFSVMOvR) -> tuple[RBFSVMOvR, ZScore | None]:
     """The meta-classifier (and its input scaler) of the candidate ``select`` keeps, trained at the template's
     ``tol``.
 
-    ``compared``: its :func:`compare` when the comparison was direct. Its validation is then the model's at a
-    fixed C; with ``C="cv"`` the kept candidate is validated over the template's grid at
-    :data:`SELECT_DIRECT_TOL`, ``compared``'s held-out decisions standing for :func:`comparison_C`. Without it
-    (a coarse comparison), the kept candidate is validated again at the template's ``tol`` (over its grid with
-    ``C="cv"``).
+    ``compared``: the candidate's :func:`compare`. Its validation is the model's at a fixed C; with ``C="cv"`` the
+    kept candidate is validated over the template's grid at :data:`SELECT_TOL`, ``compared``'s held-out decisions
+    standing for :func:`comparison_C`.
     """
     scaler, Z, Zval = trainer.scaled(Z, Zval, zscore)
-    reusable = compared is not None and compared.oof_decision_ is not None  # None: too few documents to validate
+    reusable = compared.oof_decision_ is not None  # None: too few documents to validate
     if reusable and not isinstance(trainer.template.C, str):
         meta = compared.set_params(probability=trainer.template.probability).calibrate(Y)
     else:
-        meta = trainer.clone(cv, tol=SELECT_DIRECT_TOL if compared is not None else trainer.template.tol)
+        meta = trainer.clone(cv, tol=SELECT_TOL)
         meta.validate(Z, Y, X_val=Zval, groups=trainer.groups, known=compared if reusable else None)
     meta.set_params(tol=trainer.template.tol)
     return meta.finish(Z, Y), scaler
