@@ -35,7 +35,8 @@ def any_language_model(sib, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gfun.funnelling.generalized import GeneralizedFunnelling
 
     path = tmp_path_factory.mktemp("serve-xp") / "model"
-    GeneralizedFunnelling(views="xp", random_state=0, n_jobs=1).fit(sib.train).save(str(path))
+    # seed 4: X alone validates above X and P (at seed 0 X and P are within one standard error of X, and kept)
+    GeneralizedFunnelling(views="xp", random_state=4, n_jobs=1).fit(sib.train).save(str(path))
     return path
 
 
