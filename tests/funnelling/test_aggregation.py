@@ -393,11 +393,13 @@ def test_select_without_normalisation_tries_raw_candidates_only(demo) -> None:
     assert model.aggregation_.l2_ is False
 
 
-def _count_validations(monkeypatch) -> list[float]:
-    """Record the C of every cross-validation ``RBFSVMOvR.validate`` runs (one entry per call: its C)."""
+def _count_validations(monkeypatch, tol: float | None = None) -> list[float]:
+    """Record the C of every cross-validation ``RBFSVMOvR.validate`` runs (one entry per call: its C), or of those
+    at libsvm tolerance ``tol`` only."""
     calls: list = []
     validate = RBFSVMOvR._validate
-    monkeypatch.setattr(RBFSVMOvR, "_validate", lambda self, *a, **k: calls.append(self.C) or validate(self, *a, **k))
+    monkeypatch.setattr(RBFSVMOvR, "_validate", lambda self, *a, **k: (
+        calls.append(self.C) if tol is None or self.tol == tol else None) or validate(self, *a, **k))
     return calls
 
 
@@ -408,10 +410,7 @@ def test_select_validates_each_candidate_once_and_keeps_the_winners_validation(d
     import gfun.funnelling.select as meta_tier
 
     train, test = demo
-    calls: list = []  # select's validations (W's mapper validates too, at its own tolerance)
-    validate = RBFSVMOvR._validate
-    monkeypatch.setattr(RBFSVMOvR, "_validate", lambda self, *a, **k: (
-        calls.append(self.C) if self.tol == meta_tier.SELECT_TOL else None) or validate(self, *a, **k))
+    calls = _count_validations(monkeypatch, meta_tier.SELECT_TOL)  # not W's mapper's, at its own tolerance
     model = build_estimator("xw", meta_C=1.0, random_state=0).fit(train)
     assert len(model.aggregation_.scores_) == len(calls) == 6  # xw, x and w, each normalised and raw
     assert model.meta_.tol == RBFSVMOvR().tol != meta_tier.SELECT_TOL and model.meta_.probability
