@@ -51,6 +51,39 @@ def test_document_vectors_are_unit_norm_batch_independent_and_cached(tiny, demo,
     assert not np.allclose(other.encode(texts[:3]), V[:3])
 
 
+def test_cached_vectors_are_read_without_loading_the_encoder_until_its_files_change(tiny, demo, tmp_path):
+    import shutil
+
+    import transformers
+
+    texts = list(demo[0].texts)[:12]
+    settings = {"prefix": "", "max_length": 64, "cache_dir": tmp_path / "cache", "device": "cpu"}
+    enc = DocumentEncoder(tiny, **settings)
+    V, key = enc.encode(texts), enc.key()
+
+    def no_loading():
+        raise AssertionError("the encoder was loaded")
+
+    warm = DocumentEncoder(tiny, **settings)
+    warm._load = no_loading
+    np.testing.assert_array_equal(warm.encode(texts), V)
+    assert warm.key() == key
+    # another folder with the same files is hashed (loaded) once, to the same key
+    copy = Path(shutil.copytree(tiny, tmp_path / "copy"))
+    assert DocumentEncoder(copy, **settings).key() == key
+    # weights rewritten in place: the remembered key is not trusted, the new weights give a new key
+    model = transformers.AutoModel.from_pretrained(copy)
+    with torch.no_grad():
+        model.embeddings.word_embeddings.weight.mul_(2.0)
+    model.save_pretrained(copy)
+    changed = DocumentEncoder(copy, **settings)
+    assert changed.key() != key
+    assert not np.allclose(changed.encode(texts[:2]), V[:2])
+    # without a cache nothing is remembered; "auto" quantisation on an "auto" device needs torch to be resolved
+    assert DocumentEncoder(tiny, prefix="", device="cpu")._key_memo() is None
+    assert DocumentEncoder(tiny, quantize="auto", cache_dir=tmp_path)._key_memo() is None
+
+
 def test_an_interrupted_pass_resumes_from_the_chunks_it_wrote(tiny, demo, tmp_path, monkeypatch):
     import gfun.encoders.document_vectors as dv
 

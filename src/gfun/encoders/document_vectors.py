@@ -41,6 +41,23 @@ CHUNK = 1024
 CACHE_VERSION = 1
 
 
+def _read_key(path: Path) -> str | None:
+    """The key remembered in ``path`` (``None`` when it is missing or unreadable)."""
+    try:
+        key = json.loads(path.read_text(encoding="utf-8"))["key"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return key if isinstance(key, str) else None
+
+
+def _write_key(path: Path, key: str) -> None:
+    """Remember ``key`` in ``path``, atomically (a reader sees the old file or the new one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"key": key}), encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def text_digests(texts: Sequence[str]) -> np.ndarray:
     """SHA-256 of each text (UTF-8), as an array of 32-byte strings."""
     return np.array([hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts], dtype="S32")
@@ -128,20 +145,56 @@ class DocumentEncoder:
 
     def key(self) -> str:
         """Identifies what a vector of this encoder means: its weights, its tokenizer and every setting that changes a
-        vector."""
-        if self._key is None:
-            from gfun.encoders.frozen import frozen_fingerprint
+        vector.
 
-            encoder, tokenizer, frozen, _ = self._load()
-            names = [name for name, _ in encoder.named_parameters()]
-            backend = getattr(tokenizer, "backend_tokenizer", None)
-            vocab = backend.to_str() if backend is not None else json.dumps(sorted(tokenizer.get_vocab().items()))
-            spec = {"version": CACHE_VERSION, "weights": frozen_fingerprint(encoder, names)[:24],
-                    "tokenizer": hashlib.sha256(vocab.encode()).hexdigest()[:24],
-                    "prefix": self.prefix, "pooling": self.resolved_pooling(), "max_length": int(self.max_length),
-                    "quantize": frozen.quantize}
-            self._key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
+        Computing it loads the encoder (seconds: torch, transformers and the weights). With a ``cache_dir`` it is
+        also remembered under the encoder folder's file list (names, sizes, modification times) and the settings,
+        so that a later process whose vectors are all cached reads them without loading the encoder; a folder whose
+        files changed is loaded and hashed again.
+        """
+        if self._key is None:
+            memo = self._key_memo()
+            self._key = _read_key(memo) if memo is not None else None
+            if self._key is None:
+                self._key = self._computed_key()
+                if memo is not None:
+                    _write_key(memo, self._key)
         return self._key
+
+    def _key_memo(self) -> Path | None:
+        """The file that remembers :meth:`key` for this encoder folder and these settings (``None`` without a cache,
+        or when the settings need torch to be resolved: ``quantize="auto"`` with ``device="auto"``)."""
+        root = self._cache_root()
+        if root is None:
+            return None
+        quantize = self.quantize
+        if quantize == "auto":
+            if self.device in (None, "auto"):
+                return None
+            quantize = str(self.device).startswith("cpu")
+        from gfun.encoders.resolver import resolve_encoder
+
+        folder = resolve_encoder(self.model).resolve()
+        files = sorted((str(p.relative_to(folder)), st.st_size, st.st_mtime_ns)
+                       for p in folder.rglob("*") if p.is_file() for st in (p.stat(),))
+        spec = {"version": CACHE_VERSION, "folder": str(folder), "files": files, "prefix": self.prefix,
+                "pooling": self.pooling, "max_length": int(self.max_length), "quantize": bool(quantize)}
+        name = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
+        return root / "document-vectors" / "keys" / f"{name}.json"
+
+    def _computed_key(self) -> str:
+        """:meth:`key`, computed from the loaded encoder's weights and tokenizer."""
+        from gfun.encoders.frozen import frozen_fingerprint
+
+        encoder, tokenizer, frozen, _ = self._load()
+        names = [name for name, _ in encoder.named_parameters()]
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        vocab = backend.to_str() if backend is not None else json.dumps(sorted(tokenizer.get_vocab().items()))
+        spec = {"version": CACHE_VERSION, "weights": frozen_fingerprint(encoder, names)[:24],
+                "tokenizer": hashlib.sha256(vocab.encode()).hexdigest()[:24],
+                "prefix": self.prefix, "pooling": self.resolved_pooling(), "max_length": int(self.max_length),
+                "quantize": frozen.quantize}
+        return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
 
     # ------------------------------------------------------------------ encoding
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -219,13 +272,16 @@ class DocumentEncoder:
         return max(1, min(cpus if self.n_jobs < 0 else int(self.n_jobs), cpus))
 
     # ------------------------------------------------------------------ disk cache
-    def _cache_folder(self) -> Path | None:
+    def _cache_root(self) -> Path | None:
         if not self.cache_dir:
             return None
         from gfun.encoders._cache import gfun_cache_dir
 
-        root = gfun_cache_dir() if self.cache_dir == "auto" else Path(self.cache_dir)
-        return root / "document-vectors" / self.key()
+        return gfun_cache_dir() if self.cache_dir == "auto" else Path(self.cache_dir)
+
+    def _cache_folder(self) -> Path | None:
+        root = self._cache_root()
+        return None if root is None else root / "document-vectors" / self.key()
 
     def _read_cache(self, digests: np.ndarray) -> dict[bytes, np.ndarray]:
         folder = self._cache_folder()
