@@ -11,7 +11,8 @@ With a ``cache_dir`` each text's vector is kept on disk, keyed by the encoder's 
 vector (prefix, pooling, truncation, quantisation) and the SHA-256 of the text: a text met again (another
 configuration, another run of an experiment, the test documents of a model fitted before) is read, not encoded.
 The cache is a folder of shards (``.npz``, one per call that encoded something), written atomically, so concurrent
-processes and a crash mid-write leave it readable.
+processes and a crash mid-write leave it readable. The key is remembered beside them (``keys/``) under the encoder
+folder's file list, so texts that are all cached are read without loading the encoder (:meth:`DocumentEncoder.key`).
 
 Nothing here imports torch at module import time.
 """
