@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from gfun.corpus.inputs import check_C
 from gfun.svm.calibration import platt_posteriors
 from gfun.svm.linear import LinearOvR
+from gfun.svm.ridge import RIDGE_ALPHAS, ridge_scores
 from gfun.text.pooled import PooledTfidf
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.pooled import VIEW_TOL, calibrated_scores, pooled_scores
@@ -76,9 +77,7 @@ class _EncoderParams(ViewGenerator):
     def _fit_posteriors(self, X: Any, Y: np.ndarray, langs: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
         if self.train_posteriors not in ("in-sample", "cv"):
             raise ValueError(f"train_posteriors must be 'in-sample' or 'cv', got {self.train_posteriors!r}")
-        self.svm_, in_sample, held_out = pooled_scores(X, Y, C=self.C, class_weight=self.class_weight, cv=self.cv,
-                                                       random_state=self.random_state, n_jobs=self.n_jobs,
-                                                       groups=groups, tol=self.tol)
+        self.svm_, in_sample, held_out = self._fit_scores(X, Y, groups)
         self.platt_A_, self.platt_B_, held_out = calibrated_scores(in_sample, held_out, Y, self._name)
         self.languages_ = sorted({str(lang) for lang in np.asarray(langs, dtype=object)})
         self.n_classes_ = Y.shape[1]
@@ -87,6 +86,12 @@ class _EncoderParams(ViewGenerator):
             return oof
         self.train_oof_ = oof  # transient: handed over once by pop_training_oof
         return platt_posteriors(in_sample, self.platt_A_, self.platt_B_).astype(np.float32)
+
+    def _fit_scores(self, X: Any, Y: np.ndarray, groups: np.ndarray | None
+                    ) -> tuple[LinearOvR, np.ndarray, np.ndarray | None]:
+        """The linear models, their in-sample and their out-of-fold scores: class-balanced linear SVMs."""
+        return pooled_scores(X, Y, C=self.C, class_weight=self.class_weight, cv=self.cv,
+                             random_state=self.random_state, n_jobs=self.n_jobs, groups=groups, tol=self.tol)
 
     def _posteriors(self, X: Any) -> np.ndarray:
         return platt_posteriors(self.svm_.decision_function(X), self.platt_A_, self.platt_B_).astype(np.float32)
@@ -165,11 +170,18 @@ _SHARED_DOC = """    model : str or path-like
 
 
 class EncoderPosteriorsView(_EncoderParams):
-    __doc__ = f"""Encoder VGF (letter E): a frozen encoder's document vector -> class-balanced linear SVMs -> calibrated
-    posteriors; serves any language.
+    __doc__ = f"""Encoder VGF (letter E): a frozen encoder's document vector -> ridge classifiers (or class-balanced
+    linear SVMs) -> calibrated posteriors; serves any language.
 
     Parameters
     ----------
+    learner : {{"ridge", "svm"}}
+        ``"ridge"``: one ridge regression per class in closed form, each class's penalty chosen from ``alphas`` by
+        leave-one-out (:mod:`gfun.svm.ridge`: exact, about 1 s where the SVMs take half a minute on debtags, and
+        better posteriors there, RESULTS.md); ``"svm"``: class-balanced linear SVMs (liblinear, ``C``,
+        ``class_weight``, ``tol``), as F's.
+    alphas : sequence of float
+        The penalties of ``learner="ridge"`` (:data:`gfun.svm.ridge.RIDGE_ALPHAS`).
 {_SHARED_DOC}
 
     Attributes
@@ -189,9 +201,12 @@ class EncoderPosteriorsView(_EncoderParams):
 
     def __init__(self, model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
                  quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = "auto",
-                 device: str = "auto", C: float = 0.1, class_weight: str | None = "balanced", cv: int = 5,
-                 train_posteriors: Literal["cv", "in-sample"] = "cv", tol: float = VIEW_TOL,
+                 device: str = "auto", learner: Literal["ridge", "svm"] = "ridge",
+                 alphas: Sequence[float] = RIDGE_ALPHAS, C: float = 0.1, class_weight: str | None = "balanced",
+                 cv: int = 5, train_posteriors: Literal["cv", "in-sample"] = "cv", tol: float = VIEW_TOL,
                  n_jobs: int | None = None, random_state: int | None = None, progress: bool = False) -> None:
+        self.learner = learner
+        self.alphas = alphas
         self.model = model
         self.prefix = prefix
         self.max_length = max_length
@@ -211,6 +226,8 @@ class EncoderPosteriorsView(_EncoderParams):
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray, *,
                       groups: np.ndarray | None = None) -> np.ndarray:
         """Fit on the training documents of all languages; ``groups`` keeps the translations of one text in one fold."""
+        if self.learner not in ("ridge", "svm"):
+            raise ValueError(f"learner must be 'ridge' or 'svm', got {self.learner!r}")
         check_C(self.C, "C", allow_cv=False)
         Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int8)
         X = self._vectors(texts, fit=True)
@@ -218,6 +235,13 @@ class EncoderPosteriorsView(_EncoderParams):
         logger.info("E view: %d documents of %d language(s), %d dimensions", X.shape[0], len(self.languages_),
                     X.shape[1])
         return out
+
+    def _fit_scores(self, X: Any, Y: np.ndarray, groups: np.ndarray | None
+                    ) -> tuple[LinearOvR, np.ndarray, np.ndarray | None]:
+        if self.learner == "svm":
+            return super()._fit_scores(X, Y, groups)
+        return ridge_scores(X, Y, alphas=self.alphas, cv=self.cv, random_state=self.random_state, groups=groups,
+                            n_jobs=self.n_jobs)
 
     def transform(self, texts: Sequence[str], langs: np.ndarray) -> np.ndarray:
         return self._posteriors(self._vectors(texts, fit=False))
