@@ -41,6 +41,15 @@ def test_model_level_fields_get_the_values_that_reproduce_the_old_behaviour() ->
     assert upper["train_languages_"] == []
 
 
+def test_an_e_view_saved_before_its_ridge_learner_keeps_its_linear_svms() -> None:
+    old = {"params": {"C": 0.1, "class_weight": "balanced", "cv": 5}}
+    new = {"params": {"C": 0.1, "learner": "ridge"}}
+    meta = {"params": {"views": "xe"}, "views": [{"letter": "x", "state": {}}, {"letter": "e", "state": old},
+                                                 {"letter": "e", "state": new}]}
+    upgrade("GeneralizedFunnelling", meta, {})
+    assert old["params"]["learner"] == "svm" and new["params"]["learner"] == "ridge"
+
+
 def test_a_state_of_no_known_shape_is_left_to_the_loader() -> None:
     for meta in ({"params": {"views": "x"}, "views": [True, {"letter": "r", "state": 3}]}, {"params": 7}):
         assert upgrade("GeneralizedFunnelling", meta, {})[0] is meta

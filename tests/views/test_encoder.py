@@ -148,6 +148,28 @@ def test_a_loaded_view_refuses_another_encoder(tiny, demo, tmp_path):
         moved.transform(texts[:2], langs[:2])
 
 
+def test_the_e_view_learns_by_ridge_by_default_and_by_linear_svms_on_request(tiny, demo):
+    from gfun.svm.ridge import ridge_scores
+    from gfun.views.pooled import pooled_scores
+
+    train, _ = demo
+    texts, langs, Y = list(train.texts), np.asarray(train.langs, dtype=object), train.Y.toarray()
+    settings = {"model": tiny, "prefix": "", "max_length": 64, "device": "cpu", "random_state": 0, "cv": 3}
+    ridge = EncoderPosteriorsView(**settings)
+    oof = ridge.fit_transform(texts, langs, Y)
+    X = ridge._vectors(texts, fit=False)
+    model, _, held_out = ridge_scores(X, Y, cv=3, random_state=0)
+    np.testing.assert_array_equal(ridge.svm_.coef, model.coef)
+    assert oof.shape == Y.shape and np.isfinite(oof).all()
+    svm = EncoderPosteriorsView(learner="svm", **settings)
+    svm.fit_transform(texts, langs, Y)
+    reference = pooled_scores(X, Y, C=0.1, class_weight="balanced", cv=3, random_state=0)[0]
+    np.testing.assert_array_equal(svm.svm_.coef, reference.coef)
+    assert not np.allclose(svm.svm_.coef, ridge.svm_.coef)
+    with pytest.raises(ValueError, match="learner must be 'ridge' or 'svm', got 'lasso'"):
+        EncoderPosteriorsView(learner="lasso", **settings).fit_transform(texts, langs, Y)
+
+
 def test_fused_view_weight_zero_is_the_pooled_tfidf_model(tiny, demo):
     """With the encoder's vector weighted 0, F learns on the pooled TF-IDF row alone: P's classifier, the same
     scores."""

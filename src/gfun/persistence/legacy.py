@@ -14,6 +14,7 @@ saved. Each step fills in what the older shape lacked with the value that reprod
   the views it has, none dropped, ``select``'s raw form;
 * a per-language TF-IDF state without ``segment`` keeps runs of text whole (``segment=False``);
 * a recurrent view without ``hidden_size_`` had the parameter's value;
+* an E view without ``learner`` learned by linear SVMs (``learner="svm"``);
 * an UpperBound without ``train_languages_`` has none recorded;
 * the flat TF-IDF and SVM parameters of the Naive, UpperBound and cross-lingual baselines (``C``, ``C_grid``,
   ``cv``, ``loss``, ``class_weight``, ``min_df``, ``stopwords``, ``stem``) become their nested ``tfidf`` and
@@ -68,6 +69,9 @@ def _funnelling(estimator: str, meta: dict, arrays: dict[str, np.ndarray]) -> No
         if (entry.get("view", entry.get("letter")) == "r" and isinstance(state, dict)
                 and isinstance(state.get("params"), dict) and "hidden_size" in state["params"]):
             state.setdefault("hidden_size_", state["params"]["hidden_size"])
+        if (entry.get("view", entry.get("letter")) == "e" and isinstance(state, dict)
+                and isinstance(state.get("params"), dict)):
+            state["params"].setdefault("learner", "svm")
 
 
 def _tfidf(estimator: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:

@@ -3,9 +3,9 @@ pooled TF-IDF space, early fusion).
 
 Both embed each document once with a frozen encoder (:class:`gfun.encoders.document_vectors.DocumentEncoder`: by
 default the offline multilingual-e5-small, ``"passage: "`` prefix, mean pooling, the first 512 tokens, nothing
-trained), standardise the vector on the training documents, and train one class-balanced linear SVM per class on
-the documents of every language at once; Platt sigmoids fitted on out-of-fold scores turn the SVMs' scores into
-calibrated posteriors, and the training documents' views are out-of-fold by default, as for P. The encoder is
+trained), standardise the vector on the training documents, and train one linear classifier per class on the
+documents of every language at once (E: ridge regression in closed form, :mod:`gfun.svm.ridge`; F: a class-balanced
+linear SVM); Platt sigmoids fitted on out-of-fold scores turn the classifiers' scores into calibrated posteriors, and the training documents' views are out-of-fold by default, as for P. The encoder is
 multilingual, so both views serve any language, seen in training or not.
 
 - **E** (:class:`EncoderPosteriorsView`) learns on the vector alone: what the encoder knows about a document's
@@ -247,11 +247,16 @@ class EncoderPosteriorsView(_EncoderParams):
         return self._posteriors(self._vectors(texts, fit=False))
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        return self._state()
+        meta, arrays = self._state()
+        meta["params"]["alphas"] = [float(a) for a in meta["params"]["alphas"]]
+        return meta, arrays
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> EncoderPosteriorsView:
-        obj = cls(**meta["params"])
+        params = dict(meta["params"])
+        if "alphas" in params:
+            params["alphas"] = tuple(params["alphas"])
+        obj = cls(**params)
         obj._restore(meta, arrays)
         return obj
 
