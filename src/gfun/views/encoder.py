@@ -162,7 +162,8 @@ _SHARED_DOC = """    model : str or path-like
     tol : float
         liblinear's stopping tolerance (:data:`gfun.views.pooled.VIEW_TOL`, as P's).
     n_jobs : int, optional
-        Classes fitted in parallel, and the encoder's batches encoded side by side on a CPU (the same vectors).
+        Classes (E by ridge: fits) fitted in parallel, and the encoder's batches encoded side by side on a CPU (the
+        same vectors).
     random_state : int, optional
         Seed of the folds and of liblinear.
     progress : bool
@@ -187,6 +188,7 @@ class EncoderPosteriorsView(_EncoderParams):
     Attributes
     ----------
     svm_ : LinearOvR
+        The linear models of the classes (ridge regressions or SVMs, as ``learner`` says).
     platt_A_, platt_B_ : ndarray (n_classes,)
     vector_mean_, vector_scale_ : ndarray (hidden,)
         The standardisation of the vectors.
