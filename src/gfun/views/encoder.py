@@ -5,8 +5,9 @@ Both embed each document once with a frozen encoder (:class:`gfun.encoders.docum
 default the offline multilingual-e5-small, ``"passage: "`` prefix, mean pooling, the first 512 tokens, nothing
 trained), standardise the vector on the training documents, and train one linear classifier per class on the
 documents of every language at once (E: ridge regression in closed form, :mod:`gfun.svm.ridge`; F: a class-balanced
-linear SVM); Platt sigmoids fitted on out-of-fold scores turn the classifiers' scores into calibrated posteriors, and the training documents' views are out-of-fold by default, as for P. The encoder is
-multilingual, so both views serve any language, seen in training or not.
+linear SVM); Platt sigmoids fitted on out-of-fold scores turn the classifiers' scores into calibrated posteriors,
+and the training documents' views are out-of-fold by default, as for P. The encoder is multilingual, so both views
+serve any language, seen in training or not.
 
 - **E** (:class:`EncoderPosteriorsView`) learns on the vector alone: what the encoder knows about a document's
   topic, in any language, with no vocabulary.
