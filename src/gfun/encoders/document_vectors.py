@@ -53,10 +53,10 @@ def _read_key(path: Path) -> str | None:
 
 def _write_key(path: Path, key: str) -> None:
     """Remember ``key`` in ``path``, atomically (a reader sees the old file or the new one)."""
+    from gfun.core.atomic import write_bytes_atomic
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"key": key}), encoding="utf-8")
-    os.replace(tmp, path)
+    write_bytes_atomic(path, json.dumps({"key": key}).encode("utf-8"), follow_symlinks=False)
 
 
 def text_digests(texts: Sequence[str]) -> np.ndarray:
