@@ -51,14 +51,13 @@ def test_blas_threads_fixes_the_jobs_threads_whatever_n_jobs() -> None:
         assert set(iter_parallel((delayed(_blas_threads)() for _ in range(3)), n_jobs, blas_threads=1)) == {1}
 
 
-def test_split_blocks_splits_only_when_the_groups_are_too_few_jobs() -> None:
+def test_split_blocks_gives_each_worker_a_few_blocks() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     from gfun.core.parallel import JOBS_PER_WORKER, SPLIT_FROM_ROWS, split_blocks
 
-    assert [b.tolist() for b in split_blocks(5, 2, groups=7)] == [[0, 1, 2, 3, 4]]  # 7 groups keep 2 workers busy
-    blocks = split_blocks(10, 4, groups=2)  # 2 groups, 4 workers: 8 jobs wanted, 4 blocks a group
-    assert len(blocks) == -(-JOBS_PER_WORKER * 4 // 2) == 4
+    blocks = split_blocks(10, 4)
+    assert len(blocks) == JOBS_PER_WORKER * 4
     assert np.concatenate(blocks).tolist() == list(range(10))  # every item once, in order
     assert len(split_blocks(3, 64)) == 3 and len(split_blocks(0, 4)) == 0  # at most one block per item
     assert len(split_blocks(10, 1)) == JOBS_PER_WORKER
@@ -68,6 +67,25 @@ def test_split_blocks_splits_only_when_the_groups_are_too_few_jobs() -> None:
     with ThreadPoolExecutor(1) as pool:
         assert len(pool.submit(split_blocks, 10, 4, rows=SPLIT_FROM_ROWS).result()) == 1
         assert len(pool.submit(split_blocks, 10, 4).result()) == 8
+
+
+def test_weighted_blocks_give_the_larger_groups_more_blocks() -> None:
+    from gfun.core.parallel import JOBS_PER_WORKER, weighted_blocks
+
+    # 7 groups keep 2 workers busy: one block each, whatever the weights
+    assert [[b.tolist() for b in g] for g in weighted_blocks(5, [9, 1, 1, 1, 1, 1, 1], 2)] == [[[0, 1, 2, 3, 4]]] * 7
+    # 16 workers, 32 jobs wanted: debtags-like languages, English 30% of the work
+    weights = [30, 25, 20, 15, 5, 3, 2]
+    blocks = weighted_blocks(73, weights, 16)
+    counts = [len(g) for g in blocks]
+    assert counts == [int(np.ceil(JOBS_PER_WORKER * 16 * w / 100)) for w in weights] == [10, 8, 7, 5, 2, 1, 1]
+    for g in blocks:  # every class once per group, in order
+        assert np.concatenate(g).tolist() == list(range(73))
+    # the largest block of work is near the work each worker gets, not 5 times it as with equal counts per group
+    largest = max(w / len(g) for w, g in zip(weights, blocks, strict=True))
+    assert largest <= sum(weights) / (JOBS_PER_WORKER * 16) * 1.01
+    assert [len(g) for g in weighted_blocks(3, [1, 1000], 64)] == [1, 3]  # at least one block, at most one per item
+    assert [len(g) for g in weighted_blocks(4, [0, 0], 4)] == [4, 4]  # no work measured: equal shares
 
 
 def test_document_blocks_cut_the_large_languages_on_a_cluster_only(monkeypatch) -> None:
@@ -168,8 +186,8 @@ def test_every_tier_runs_on_a_dask_local_cluster_and_gives_the_local_fit(small_d
     workers = set(dask_client.scheduler_info()["workers"])
     ran = {task["key"] for task in stream.data}
     assert {task["worker"] for task in stream.data} == workers  # both workers took part
-    for job in ("_fit_vectorizer", "_fit_classes", "_frozen_batches", "normal_equations", "held_out_scores", "_path",
-                "_fit_binary"):
+    for job in ("_count_block", "_fit_counted", "_fit_classes", "_frozen_batches", "normal_equations",
+                "held_out_scores", "_path", "_fit_binary"):
         assert any(job in key for key in ran), f"no {job} job ran on the workers"
     assert remote.selected_views_ == local.selected_views_ and remote.aggregation_.scores_ == local.aggregation_.scores_
     assert np.array_equal(remote.decision_function(test), local.decision_function(test))

@@ -9,8 +9,8 @@ The posteriors of the training documents are produced either in-sample, by the c
 trained on them (the paper's Fun(TAT), the default), or out-of-fold (``train_posteriors="cv"``).
 
 The languages are fitted as parallel jobs; where they are too few jobs for the workers (a Dask cluster), each
-language's classes are split into blocks (:func:`gfun.core.parallel.split_blocks`), each block a job, with the
-same models.
+language's classes are split into blocks, more for a language with more work (:func:`gfun.core.parallel.
+weighted_blocks`), each block a job, with the same models.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import delayed
 
-from gfun.core.parallel import run_parallel, split_blocks
+from gfun.core.parallel import run_parallel, weighted_blocks
 from gfun.core.state import checked_array, load_state, put_state
 from gfun.corpus.inputs import check_C
 from gfun.svm.calibration import fit_platt, platt_posteriors
@@ -50,49 +50,64 @@ class _LanguageModel:
         return platt_posteriors(self.svm.decision_function(X), self.platt_A, self.platt_B)
 
 
+@dataclass
+class _ClassBlock:
+    """What the job of some classes of one language returns: their SVMs, sigmoids and training posteriors."""
+
+    svm: LinearOvR
+    platt_A: np.ndarray
+    platt_B: np.ndarray
+    constant: np.ndarray  # classes without a positive (or a negative) training document here
+    posteriors: np.ndarray  # float32: in-sample or out-of-fold, by ``train_posteriors``
+    held_out: np.ndarray  # float32: out-of-fold (in-sample when the documents are too few to cross-validate)
+    cross_validated: bool
+
+
 def _fit_classes(X: sp.csr_matrix, Y: np.ndarray, *, C: float, loss: str, class_weight: str | None, cv: int,
-                 random_state: int | None) -> tuple[LinearOvR, np.ndarray | None]:
-    """The linear SVMs of some classes (the columns of ``Y``) of one language and their ``cv``-fold out-of-fold
-    decision scores (``None`` with too few documents to cross-validate)."""
+                 train_posteriors: str, random_state: int | None) -> _ClassBlock:
+    """The linear SVMs of some classes (the columns of ``Y``) of one language, their Platt sigmoids fitted on
+    ``cv``-fold out-of-fold decision scores (on in-sample scores with too few documents to cross-validate), and the
+    training documents' posteriors. Every class is fitted on its own: blocks of classes give the same numbers as
+    all of them at once, and the whole of a block's work runs where its job runs."""
     fit_kw = {"loss": loss, "class_weight": class_weight, "random_state": random_state}
     svm = fit_linear_ovr(X, Y, C, **fit_kw)
     folds = make_folds(X.shape[0], cv, random_state)
-    return svm, (cross_val_decision(X, Y, C, folds, **fit_kw) if folds else None)
-
-
-def _language_model(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray,
-                    parts: list[tuple[LinearOvR, np.ndarray | None]], train_posteriors: str
-                    ) -> tuple[_LanguageModel, np.ndarray, np.ndarray]:
-    """One language's model from the SVMs of its class blocks (in class order), with its Platt sigmoids; returns it
-    with the training documents' posteriors (in-sample or out-of-fold, by ``train_posteriors``) and their
-    out-of-fold posteriors."""
-    svm = LinearOvR(np.vstack([part.coef for part, _ in parts]), np.concatenate([part.intercept for part, _ in parts]))
     in_sample = svm.decision_function(X)
-    if parts[0][1] is not None:
-        held_out = np.hstack([scores for _, scores in parts])
-    else:
-        logger.warning("language %r has %d training document(s): too few to cross-validate; the Platt "
-                       "sigmoids are fitted on in-sample scores", lang, X.shape[0])
-        held_out = in_sample
+    held_out = cross_val_decision(X, Y, C, folds, **fit_kw) if folds else in_sample
     A, B = fit_platt(held_out, Y)
     n_pos = Y.sum(axis=0)
     constant = (n_pos == 0) | (n_pos == Y.shape[0])
     if constant.any():  # classes without positive (or negative) documents here: smoothed prior
         A[constant] = 0.0
         B[constant] = np.log((Y.shape[0] - n_pos[constant] + 1.0) / (n_pos[constant] + 1.0))
-    scores = in_sample if train_posteriors == "in-sample" else held_out
-    model = _LanguageModel(vec, svm, A, B)
+    out_of_fold = platt_posteriors(held_out, A, B).astype(np.float32)
+    scores = platt_posteriors(in_sample, A, B).astype(np.float32) if train_posteriors == "in-sample" else out_of_fold
+    return _ClassBlock(svm, A, B, constant, scores, out_of_fold, bool(folds))
+
+
+def _language_model(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, parts: list[_ClassBlock]
+                    ) -> tuple[_LanguageModel, np.ndarray, np.ndarray]:
+    """One language's model from its class blocks (in class order); returns it with the training documents'
+    posteriors (in-sample or out-of-fold, by ``train_posteriors``) and their out-of-fold posteriors."""
+    svm = LinearOvR(np.vstack([part.svm.coef for part in parts]),
+                    np.concatenate([part.svm.intercept for part in parts]))
+    model = _LanguageModel(vec, svm, np.concatenate([part.platt_A for part in parts]),
+                           np.concatenate([part.platt_B for part in parts]))
+    if not parts[0].cross_validated:
+        logger.warning("language %r has %d training document(s): too few to cross-validate; the Platt "
+                       "sigmoids are fitted on in-sample scores", lang, X.shape[0])
     logger.info("X view: language %s fitted (%d docs, %d terms, %d constant classes)", lang, X.shape[0],
-                X.shape[1], int(constant.sum()))
-    return model, platt_posteriors(scores, A, B).astype(np.float32), platt_posteriors(held_out, A, B).astype(np.float32)
+                X.shape[1], int(sum(part.constant.sum() for part in parts)))
+    return model, np.hstack([part.posteriors for part in parts]), np.hstack([part.held_out for part in parts])
 
 
 def _fit_language(lang: str, vec: TfidfVectorizer, X: sp.csr_matrix, Y: np.ndarray, *, C: float, loss: str,
                   class_weight: str | None, cv: int, train_posteriors: str, random_state: int | None,
                   ) -> tuple[_LanguageModel, np.ndarray, np.ndarray]:
     """One language's model, all its classes in one job (see :func:`_language_model`)."""
-    part = _fit_classes(X, Y, C=C, loss=loss, class_weight=class_weight, cv=cv, random_state=random_state)
-    return _language_model(lang, vec, X, Y, [part], train_posteriors)
+    part = _fit_classes(X, Y, C=C, loss=loss, class_weight=class_weight, cv=cv, train_posteriors=train_posteriors,
+                        random_state=random_state)
+    return _language_model(lang, vec, X, [part])
 
 
 class PosteriorsView(ViewGenerator):
@@ -165,18 +180,18 @@ class PosteriorsView(ViewGenerator):
         languages = list(matrices)
         groups = {lang: rows for lang, (rows, _) in matrices.items()}
         fit_kw = {"C": self.C, "loss": self.loss, "class_weight": self.class_weight, "cv": self.cv,
-                  "random_state": self.random_state}
-        blocks = split_blocks(Y.shape[1], self.n_jobs, groups=len(languages))
-        if len(blocks) == 1:  # a job per language, its sigmoids included
-            results = run_parallel((delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows],
-                                                           train_posteriors=self.train_posteriors, **fit_kw)
+                  "train_posteriors": self.train_posteriors, "random_state": self.random_state}
+        blocks = weighted_blocks(Y.shape[1], [X.nnz for _, X in matrices.values()], self.n_jobs)
+        if all(len(b) == 1 for b in blocks):  # a job per language
+            results = run_parallel((delayed(_fit_language)(lang, tfidf.vectorizers_[lang], X, Y[rows], **fit_kw)
                                     for lang, (rows, X) in matrices.items()), self.n_jobs)
-        else:  # a job per language and block of classes; each language's sigmoids here
+        else:  # a job per language and block of classes, more blocks for more work; here, only their assembly
             parts = run_parallel((delayed(_fit_classes)(X, Y[rows][:, block], **fit_kw)
-                                  for rows, X in matrices.values() for block in blocks), self.n_jobs)
-            results = [_language_model(lang, tfidf.vectorizers_[lang], X, Y[rows],
-                                       parts[i * len(blocks):(i + 1) * len(blocks)], self.train_posteriors)
-                       for i, (lang, (rows, X)) in enumerate(matrices.items())]
+                                  for (rows, X), lang_blocks in zip(matrices.values(), blocks, strict=True)
+                                  for block in lang_blocks), self.n_jobs)
+            ends = np.cumsum([len(b) for b in blocks])
+            results = [_language_model(lang, tfidf.vectorizers_[lang], X, parts[end - len(lang_blocks):end])
+                       for (lang, (_, X)), lang_blocks, end in zip(matrices.items(), blocks, ends, strict=True)]
         self.languages_ = languages
         self.n_classes_ = Y.shape[1]
         self.models_ = {lang: model for lang, (model, _, _) in zip(languages, results, strict=True)}
