@@ -82,11 +82,15 @@ def _job_kind(key: str) -> str:
     return m.group(1).strip("_") if m else key.rsplit("-", 1)[0]
 
 
-def _jobs(stream: list[dict], windows: dict[str, tuple[float, float]]) -> tuple[dict, dict[str, float]]:
-    """Per kind of job: tasks, seconds computing, seconds receiving their inputs from other workers; and the
-    seconds the workers computed in each phase of the fit (``windows``: its start and end, wall clock)."""
+def _jobs(stream: list[dict], windows: dict[str, tuple[float, float]]
+          ) -> tuple[dict, dict[str, float], dict[str, float]]:
+    """Per kind of job: tasks, seconds computing, seconds receiving their inputs from other workers; the seconds the
+    workers computed in each phase of the fit (``windows``: its start and end, wall clock); and per phase the
+    seconds of its busiest worker (the phase's wall minus them is the time no worker computed for: the calling
+    process's own work and waits; them minus the mean over workers is the imbalance)."""
     kinds: dict[str, dict[str, float]] = {}
     phases: dict[str, float] = {}
+    per_worker: dict[tuple[str, str], float] = {}
     for task in stream:
         row = kinds.setdefault(_job_kind(task["key"]), {"tasks": 0, "compute_s": 0.0, "transfer_s": 0.0})
         row["tasks"] += 1
@@ -96,9 +100,14 @@ def _jobs(stream: list[dict], windows: dict[str, tuple[float, float]]) -> tuple[
                 row["compute_s"] += seconds
                 phase = next((p for p, (a, b) in windows.items() if a <= part["start"] < b), "other")
                 phases[phase] = phases.get(phase, 0.0) + seconds
+                key = (phase, str(task.get("worker", "")))
+                per_worker[key] = per_worker.get(key, 0.0) + seconds
             elif part["action"] == "transfer":
                 row["transfer_s"] += seconds
-    return kinds, phases
+    busiest: dict[str, float] = {}
+    for (phase, _), seconds in per_worker.items():
+        busiest[phase] = max(busiest.get(phase, 0.0), seconds)
+    return kinds, phases, busiest
 
 
 def _windows(start: float, phases: dict[str, float]) -> dict[str, tuple[float, float]]:
@@ -143,6 +152,7 @@ def _one(point: dict) -> dict:
     est.set_params(meta__max_memory=point["max_memory"], mapper__max_memory=point["max_memory"])
     jobs: dict = {}
     worker_s: dict[str, float] = {}
+    busiest_s: dict[str, float] = {}
     starts: list[float] = []
 
     def fit():
@@ -173,7 +183,7 @@ def _one(point: dict) -> dict:
                 model, pred, figures = measure(fit, lambda m: m.predict_proba(test))
             windows = _windows(starts[0], model.timings_)
             windows["predict"] = (starts[0] + figures["fit_s"], float("inf"))
-            jobs, worker_s = _jobs(stream.data, windows)
+            jobs, worker_s, busiest_s = _jobs(stream.data, windows)
         figures["cluster_start_s"] = start_s
         # the worker processes, reaped when the cluster closed
         figures["workers_peak_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -185,7 +195,8 @@ def _one(point: dict) -> dict:
             "meta_method": model.meta_.method_ or "exact", "selected": "".join(model.selected_views_),
             "F1_macro": res["F1_macro"], "F1_micro": res["F1_micro"],
             "proba_sha256": hashlib.sha256(np.ascontiguousarray(pred).tobytes()).hexdigest(),
-            **{f"workers_{k}_s": v for k, v in worker_s.items()}, "jobs": json.dumps(jobs),
+            **{f"workers_{k}_s": v for k, v in worker_s.items()},
+            **{f"busiest_worker_{k}_s": v for k, v in busiest_s.items()}, "jobs": json.dumps(jobs),
             "load_start": load_start, "load_end": os.getloadavg()[0]}
 
 

@@ -40,13 +40,20 @@ PHASES = ("view_x", "meta")
 
 def split_phases(df: pd.DataFrame) -> pd.DataFrame:
     """Per dask point with two or more workers and per phase: its size, wall seconds, work ``W`` and serial part
-    ``S``."""
+    ``S``; where the CSV has the busiest worker's seconds (``bench_dask.py`` writes them), ``S`` split into
+    ``idle`` (no worker computing: the calling process's work, sending, waiting) and ``imbalance`` (the busiest
+    worker beyond the mean)."""
     rows = []
     for _, r in df[(df["mode"] == "dask") & (df["workers"] >= 2)].iterrows():
         for p in PHASES:
             work = float(r.get(f"workers_{p}_s", np.nan))
-            rows.append({"n": int(r["n_train"]), "workers": int(r["workers"]), "phase": p,
-                         "wall": float(r[f"{p}_s"]), "W": work, "S": float(r[f"{p}_s"]) - work / int(r["workers"])})
+            row = {"n": int(r["n_train"]), "workers": int(r["workers"]), "phase": p, "wall": float(r[f"{p}_s"]),
+                   "W": work, "S": float(r[f"{p}_s"]) - work / int(r["workers"])}
+            busiest = float(r.get(f"busiest_worker_{p}_s", np.nan))
+            if not np.isnan(busiest):  # S = the time no worker computed + the busiest worker's excess
+                row["idle"] = row["wall"] - busiest
+                row["imbalance"] = busiest - work / int(r["workers"])
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -138,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
               + "; ".join(f"{p}: W = {Wn[p]:.1f} core-s, S = {Sn[p]:.1f} s" for p in PHASES))
         print("worker phases (wall s, W core-s, S s):")
         with pd.option_context("display.width", 200, "display.float_format", "{:.1f}".format):
-            print(sub.pivot(index="workers", columns="phase", values=["wall", "W", "S"]).to_string())
+            values = ["wall", "W", "S"] + [c for c in ("idle", "imbalance") if c in sub and sub[c].notna().any()]
+            print(sub.pivot(index="workers", columns="phase", values=values).to_string())
         print("\n| workers | measured fit s | model s | speed-up measured over 2 workers | model |")
         print("|---|---|---|---|---|")
         curve = df[(df["mode"] == "dask") & (df["n_train"] == n)].sort_values("workers")

@@ -88,3 +88,13 @@ def test_the_serial_part_is_fitted_on_two_sizes_and_extrapolated_from_the_larger
     out = capsys.readouterr().out
     assert "40,000 training documents" in out and "100,000 training documents" in out
     assert "view_x: a = 2.00 s, b = 100.0 s per 10^6 documents" in out and "S fitted" in out
+
+
+def test_the_serial_part_is_split_where_the_busiest_worker_is_known():
+    mod = _module()
+    df = _curve({"view_x": 5.0, "meta": 6.0}, {"view_x": 48.0, "meta": 24.0})
+    for p in mod.PHASES:  # the busiest worker computed 1 s more than the mean
+        df[f"busiest_worker_{p}_s"] = df[f"workers_{p}_s"] / df["workers"] + 1.0
+    parts = mod.split_phases(df)
+    assert parts.imbalance.to_numpy() == pytest.approx(1.0)
+    assert (parts.idle + parts.imbalance).to_numpy() == pytest.approx(parts.S.to_numpy())
