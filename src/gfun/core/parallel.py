@@ -88,9 +88,9 @@ def weighted_blocks(n_items: int, weights: Sequence[float], n_jobs: int | None) 
     :data:`JOBS_PER_WORKER` jobs, else each group cut into blocks in proportion to its share of the work, at least
     one, at most one per item.
 
-    With blocks of the same count for every group, the largest group's blocks would set the time of the phase while
-    the small groups' workers wait: on 16 workers, debtags' English (30% of the documents) took as long in 5
-    blocks as the whole phase's work shared out. Splitting must not change the result (see :func:`split_blocks`)."""
+    With the same count of blocks for every group, the largest group's blocks set the time of the phase while the
+    small groups' workers wait: on 16 workers, debtags' English (30% of the documents) in 5 blocks takes as long as
+    the whole phase's work shared out. Splitting must not change the result (see :func:`split_blocks`)."""
     groups = len(weights)
     workers = max(1, effective_n_jobs(n_jobs))
     target = JOBS_PER_WORKER * workers
