@@ -18,7 +18,7 @@ from joblib import delayed
 
 from gfun.core.parallel import run_parallel, split_blocks
 
-__all__ = ["fit_platt", "platt_posteriors"]
+__all__ = ["fit_platt", "fit_platt_or_prior", "platt_posteriors"]
 
 
 def _log1pexp(z: np.ndarray) -> np.ndarray:
@@ -146,6 +146,19 @@ def _fit_columns(s: np.ndarray, yy: np.ndarray, *, max_iter: int, min_step: floa
     if not fit_intercept:  # scores anti-correlated with the labels (or constant): keep the sigmoid decreasing
         A = np.minimum(A, -1e-6)
     return A, B
+
+
+def fit_platt_or_prior(scores: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`fit_platt` per column of ``Y``, except that a class without a positive (or without a negative) document
+    gets the constant sigmoid of its smoothed prior (``A = 0``, ``B = log((N- + 1) / (N+ + 1))``). Returns ``A``,
+    ``B`` and the mask of those constant classes."""
+    A, B = fit_platt(scores, Y)
+    n_pos = Y.sum(axis=0)
+    constant = (n_pos == 0) | (n_pos == Y.shape[0])
+    if constant.any():
+        A[constant] = 0.0
+        B[constant] = np.log((Y.shape[0] - n_pos[constant] + 1.0) / (n_pos[constant] + 1.0))
+    return A, B, constant
 
 
 def platt_posteriors(scores: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:

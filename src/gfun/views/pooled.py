@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 
 from gfun.corpus.inputs import check_C
-from gfun.svm.calibration import fit_platt, platt_posteriors
+from gfun.svm.calibration import fit_platt_or_prior, platt_posteriors
 from gfun.svm.linear import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
 from gfun.text.pooled import PooledTfidf
 from gfun.views.base import LanguageReach, ViewGenerator
@@ -60,12 +60,7 @@ def calibrated_scores(in_sample: np.ndarray, held_out: np.ndarray | None, Y: np.
         logger.warning("%s: %d training document(s), too few to cross-validate; the Platt sigmoids are fitted "
                        "on in-sample scores", name, in_sample.shape[0])
         held_out = in_sample
-    A, B = fit_platt(held_out, Y)
-    n_pos = Y.sum(axis=0)
-    constant = (n_pos == 0) | (n_pos == Y.shape[0])
-    if constant.any():  # classes without positive (or negative) documents: smoothed prior
-        A[constant] = 0.0
-        B[constant] = np.log((Y.shape[0] - n_pos[constant] + 1.0) / (n_pos[constant] + 1.0))
+    A, B, _ = fit_platt_or_prior(held_out, Y)
     return A, B, held_out
 
 

@@ -27,7 +27,7 @@ from joblib import delayed
 from gfun.core.parallel import run_parallel, weighted_blocks
 from gfun.core.state import checked_array, load_state, put_state
 from gfun.corpus.inputs import check_C
-from gfun.svm.calibration import fit_platt, platt_posteriors
+from gfun.svm.calibration import fit_platt_or_prior, platt_posteriors
 from gfun.svm.linear import LinearOvR, cross_val_decision, fit_linear_ovr, make_folds
 from gfun.text.tfidf import MultilingualTfidf, TfidfVectorizer
 from gfun.views.base import LanguageReach, ViewGenerator
@@ -74,12 +74,7 @@ def _fit_classes(X: sp.csr_matrix, Y: np.ndarray, *, C: float, loss: str, class_
     folds = make_folds(X.shape[0], cv, random_state)
     in_sample = svm.decision_function(X)
     held_out = cross_val_decision(X, Y, C, folds, **fit_kw) if folds else in_sample
-    A, B = fit_platt(held_out, Y)
-    n_pos = Y.sum(axis=0)
-    constant = (n_pos == 0) | (n_pos == Y.shape[0])
-    if constant.any():  # classes without positive (or negative) documents here: smoothed prior
-        A[constant] = 0.0
-        B[constant] = np.log((Y.shape[0] - n_pos[constant] + 1.0) / (n_pos[constant] + 1.0))
+    A, B, constant = fit_platt_or_prior(held_out, Y)
     out_of_fold = platt_posteriors(held_out, A, B).astype(np.float32)
     scores = platt_posteriors(in_sample, A, B).astype(np.float32) if train_posteriors == "in-sample" else out_of_fold
     return _ClassBlock(svm, A, B, constant, scores, out_of_fold, bool(folds))
