@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from gfun.core.optional import import_optional
+from gfun.encoders.frozen import precision_label
 
 __all__ = ["DocumentEncoder", "text_digests"]
 
@@ -179,7 +180,8 @@ class DocumentEncoder:
         files = sorted((str(p.relative_to(folder)), st.st_size, st.st_mtime_ns)
                        for p in folder.rglob("*") if p.is_file() for st in (p.stat(),))
         spec = {"version": CACHE_VERSION, "folder": str(folder), "files": files, "prefix": self.prefix,
-                "pooling": self.pooling, "max_length": int(self.max_length), "quantize": bool(quantize)}
+                "pooling": self.pooling, "max_length": int(self.max_length),
+                "quantize": precision_label(bool(quantize))}
         name = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
         return root / "document-vectors" / "keys" / f"{name}.json"
 
@@ -194,7 +196,7 @@ class DocumentEncoder:
         spec = {"version": CACHE_VERSION, "weights": frozen_fingerprint(encoder, names)[:24],
                 "tokenizer": hashlib.sha256(vocab.encode()).hexdigest()[:24],
                 "prefix": self.prefix, "pooling": self.resolved_pooling(), "max_length": int(self.max_length),
-                "quantize": frozen.quantize}
+                "quantize": precision_label(frozen.quantize)}
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
 
     # ------------------------------------------------------------------ encoding
