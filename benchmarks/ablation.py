@@ -158,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baselines", default=",".join(BASELINES))
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--vector-cache", help="the frozen encoder's document-vector cache (bench_pooled.py)")
+    ap.add_argument("--encoder-settings", choices=sorted(bench_pooled.ENCODER_SETTINGS), default="auto",
+                    help="the E and F views' frozen pass (bench_pooled.py)")
     ap.add_argument("--view-cache", help="folder of the views fitted in each run, one subfolder per corpus")
     ap.add_argument("--out", required=True, help="folder of one resumable CSV per corpus and ablation.md")
     ap.add_argument("--report-only", action="store_true", help="write the report from the CSVs in --out, fit nothing")
@@ -184,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                 argv_corpus += ["--zero-shot-langs", corpus.zero_shot_langs]
             if args.vector_cache:
                 argv_corpus += ["--vector-cache", args.vector_cache]
+            argv_corpus += ["--encoder-settings", args.encoder_settings]
             if args.view_cache:
                 argv_corpus += ["--view-cache", str(Path(args.view_cache) / name)]
             logger.info("%s: %s", name, " ".join(argv_corpus))

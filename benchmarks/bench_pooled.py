@@ -43,6 +43,13 @@ def _value(text: str) -> Any:
         return text
 
 
+#: ``--encoder-settings``: the E and F views' ``max_length`` / ``quantize``. ``auto``: the views' defaults (on this
+#: machine's device); ``gpu``: 512 float32 tokens (the vectors of a GPU, read from a cache filled there); ``cpu``: 128
+#: tokens with int8 layers.
+ENCODER_SETTINGS: dict[str, dict] = {"auto": {}, "gpu": {"max_length": 512, "quantize": False},
+                                     "cpu": {"max_length": 128, "quantize": True}}
+
+
 def build(spec: str, run: int, args: argparse.Namespace) -> Any:
     """The unfitted estimator of a configuration spec (``name[:param=value:...]``)."""
     from gfun.configuration import build_estimator, parse_config
@@ -53,6 +60,10 @@ def build(spec: str, run: int, args: argparse.Namespace) -> Any:
     if args.vector_cache:  # the frozen encoder's document vectors, shared by the E/F views and the encoder baselines
         for key in ("e", "f", "encoder-tfidf", "encoder-lr"):
             view_params[key] = {"cache_dir": args.vector_cache}
+    settings = ENCODER_SETTINGS[getattr(args, "encoder_settings", "auto")]
+    if settings:  # the E and F views' frozen pass (the encoder baselines keep theirs: 512 float32 tokens)
+        for key in ("e", "f"):
+            view_params.setdefault(key, {}).update(settings)
     est = build_estimator(config, random_state=run, n_jobs=args.n_jobs, view_params=view_params or None,
                           meta_C=None if config.method in ("pooled", "naive") else 1.0)
     params = {k: _value(v) for k, v in (o.split("=", 1) for o in overrides)}
@@ -71,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="CSV of the rows (resumable)")
     ap.add_argument("--vector-cache", help="folder of the frozen encoder's document-vector cache (the E and F views, "
                     "the encoder baselines): a document is embedded once for every configuration and run")
+    ap.add_argument("--encoder-settings", choices=sorted(ENCODER_SETTINGS), default="auto",
+                    help="the E and F views' frozen pass: auto (the views' defaults on this machine), gpu (512 float32 "
+                    "tokens), cpu (128 tokens, int8 layers)")
     ap.add_argument("--zero-shot-langs", help="comma-separated languages removed from the training documents (their "
                     "test documents stay): a zero-shot setting for any dataset, e.g. half of SIB-200's languages")
     ap.add_argument("--view-cache", help="folder where the views fitted in a run are kept for its other "

@@ -262,3 +262,32 @@ def test_the_bundled_e5_int8_vectors_stay_close_to_float32():
     Q = DocumentEncoder(quantize=True, **settings).encode(texts)
     cos = np.sum(V * Q, axis=1)
     assert cos.mean() > 0.99 and cos.min() > 0.98 and not np.array_equal(V, Q)
+
+
+def test_auto_settings_follow_the_device_and_a_loaded_view_keeps_those_it_was_fitted_with(tiny, demo, monkeypatch):
+    """``max_length`` / ``quantize`` ``"auto"``: 128 tokens and int8 layers on a CPU, 512 tokens in float32 on CUDA.
+    A view fitted on a CPU and loaded where CUDA is available encodes as it was fitted (on the CPU, int8 runs there
+    only): the same posteriors, not an encoder-mismatch error."""
+    from gfun.encoders.document_vectors import AUTO_MAX_LENGTH
+
+    assert AUTO_MAX_LENGTH == {"cuda": 512, "cpu": 128}
+    assert DocumentEncoder(tiny, max_length="auto", quantize="auto", device="cpu").resolved_settings() == (128, True)
+    assert DocumentEncoder(tiny, max_length="auto", quantize="auto", device="cuda").resolved_settings() == (512, False)
+    assert DocumentEncoder(tiny, max_length=64, quantize=False, device="cuda").resolved_settings() == (64, False)
+    with pytest.raises(ValueError, match="max_length"):
+        DocumentEncoder(tiny, max_length="long", device="cpu").resolved_settings()
+    train, test = demo
+    texts, langs, Y = list(train.texts), np.asarray(train.langs, dtype=object), train.Y.toarray()
+    view = EncoderPosteriorsView(model=tiny, prefix="", device="auto", random_state=0, cv=3)
+    assert (view.max_length, view.quantize) == ("auto", "auto")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    view.fit_transform(texts, langs, Y)
+    assert view.encoder_settings_ == {"max_length": 128, "quantize": True}
+    new_texts, new_langs = list(test.texts)[:6], np.asarray(test.langs, dtype=object)[:6]
+    expected = view.transform(new_texts, new_langs)
+    meta, arrays = view.get_state()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    loaded = EncoderPosteriorsView.from_state(meta, arrays)
+    np.testing.assert_allclose(loaded.transform(new_texts, new_langs), expected, atol=1e-6)
+    assert loaded._document_encoder.resolved_settings() == (128, True)
+    assert str(loaded._document_encoder.device) == "cpu"

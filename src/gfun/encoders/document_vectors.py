@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from gfun.core.optional import import_optional
-from gfun.encoders.frozen import precision_label
+from gfun.encoders.frozen import INT8_SCHEME
 
 __all__ = ["DocumentEncoder", "text_digests"]
 
@@ -41,6 +41,10 @@ logger = logging.getLogger(__name__)
 CHUNK = 1024
 #: Bumped when what a cached vector means changes, so that old shards are not read.
 CACHE_VERSION = 1
+#: ``max_length="auto"``: the tokens read per document on a GPU (e5's limit) and on a CPU, where the frozen pass is
+#: the cost of a first fit (debtags run 0 on 2 cores: 128 tokens with int8 layers about 4 times fewer CPU seconds
+#: than 512 in float32; RESULTS.md, "The frozen encoder on a CPU").
+AUTO_MAX_LENGTH = {"cuda": 512, "cpu": 128}
 
 
 def _read_key(path: Path) -> str | None:
@@ -60,6 +64,11 @@ def _write_key(path: Path, key: str) -> None:
     write_bytes_atomic(path, json.dumps({"key": key}).encode("utf-8"), follow_symlinks=False)
 
 
+def _key_quantize(quantize: bool) -> bool | str:
+    """What a cache key says of the precision: ``False`` (float32), or the int8 scheme's name."""
+    return INT8_SCHEME if quantize else False
+
+
 def text_digests(texts: Sequence[str]) -> np.ndarray:
     """SHA-256 of each text (UTF-8), as an array of 32-byte strings."""
     return np.array([hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts], dtype="S32")
@@ -76,10 +85,12 @@ class DocumentEncoder:
         Prepended to every text (e5 models expect ``"passage: "`` for documents).
     pooling : {"auto", "mean", "cls"}
         ``"auto"``: mean for e5 models, the first token's state otherwise.
-    max_length : int
-        Tokens kept per document (the rest is truncated); 512 is e5's limit.
+    max_length : int or "auto"
+        Tokens kept per document (the rest is truncated); 512 is e5's limit. ``"auto"``: as
+        :data:`AUTO_MAX_LENGTH` says for the device (512 on a GPU, 128 on a CPU).
     quantize : bool or "auto"
-        int8 dynamic quantisation of the Linear layers; ``"auto"``: on a CPU.
+        int8 dynamic quantisation of the frozen layers (:data:`gfun.encoders.frozen.INT8_SCHEME`); ``"auto"``: on a
+        CPU.
     batch_size : int
         Documents per batch.
     cache_dir : path-like, "auto" or None
@@ -96,7 +107,7 @@ class DocumentEncoder:
     """
 
     def __init__(self, model: str | os.PathLike[str] = "multilingual-e5-small", *, prefix: str = "passage: ",
-                 pooling: str = "auto", max_length: int = 512, quantize: bool | str = False, batch_size: int = 32,
+                 pooling: str = "auto", max_length: int | str = 512, quantize: bool | str = False, batch_size: int = 32,
                  cache_dir: str | os.PathLike[str] | None = None, device: str = "auto", n_jobs: int | None = None,
                  progress: bool = False) -> None:
         self.model = model
@@ -123,15 +134,39 @@ class DocumentEncoder:
             auto = self.device in (None, "auto")
             device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if auto else self.device)
             encoder, tokenizer = load_encoder(self.model, device=device)
-            quantize = self.quantize
-            if quantize == "auto":
-                quantize = device.type == "cpu"
-            elif not isinstance(quantize, bool):
-                raise ValueError(f"quantize must be True, False or 'auto', got {quantize!r}")
+            _, quantize = self._settings(device.type)
             frozen = FrozenPass(encoder, len(encoder_layers(encoder)), pad_id=int(tokenizer.pad_token_id or 0),
-                                device=device, quantize=bool(quantize), batch_size=self.batch_size)
+                                device=device, quantize=quantize, batch_size=self.batch_size)
             self._loaded = (encoder, tokenizer, frozen, device)
         return self._loaded
+
+    def _settings(self, device_type: str) -> tuple[int, bool]:
+        """``(max_length, quantize)`` on a device of type ``device_type`` (``"auto"`` resolved)."""
+        quantize = self.quantize
+        if quantize == "auto":
+            quantize = device_type == "cpu"
+        elif not isinstance(quantize, bool):
+            raise ValueError(f"quantize must be True, False or 'auto', got {quantize!r}")
+        max_length = self.max_length
+        if max_length == "auto":
+            max_length = AUTO_MAX_LENGTH["cpu" if device_type == "cpu" else "cuda"]
+        elif isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 1:
+            raise ValueError(f"max_length must be a positive number of tokens or 'auto', got {max_length!r}")
+        return int(max_length), bool(quantize)
+
+    def resolved_settings(self) -> tuple[int, bool]:
+        """``(max_length, quantize)`` with ``"auto"`` resolved for the device the encoder runs on (torch is imported
+        to see whether CUDA is available, the encoder is not loaded)."""
+        if self._loaded is not None:
+            return self._settings(self._loaded[3].type)
+        if self.device in (None, "auto"):
+            torch = import_optional("torch", purpose="encoding documents with a transformer")
+            return self._settings("cuda" if torch.cuda.is_available() else "cpu")
+        return self._settings(str(self.device)[:4])
+
+    def resolved_max_length(self) -> int:
+        """The tokens read per document (``"auto"`` resolved on the encoder's device)."""
+        return self.resolved_settings()[0]
 
     def resolved_pooling(self) -> str:
         """The pooling ``"auto"`` stands for with this encoder."""
@@ -165,23 +200,21 @@ class DocumentEncoder:
 
     def _key_memo(self) -> Path | None:
         """The file that remembers :meth:`key` for this encoder folder and these settings (``None`` without a cache,
-        or when the settings need torch to be resolved: ``quantize="auto"`` with ``device="auto"``)."""
+        or when the settings need torch to be resolved: ``quantize`` or ``max_length`` ``"auto"`` with
+        ``device="auto"``)."""
         root = self._cache_root()
         if root is None:
             return None
-        quantize = self.quantize
-        if quantize == "auto":
-            if self.device in (None, "auto"):
-                return None
-            quantize = str(self.device).startswith("cpu")
+        if self.device in (None, "auto") and "auto" in (self.quantize, self.max_length):
+            return None
+        max_length, quantize = self._settings("cuda" if self.device in (None, "auto") else str(self.device)[:4])
         from gfun.encoders.resolver import resolve_encoder
 
         folder = resolve_encoder(self.model).resolve()
         files = sorted((str(p.relative_to(folder)), st.st_size, st.st_mtime_ns)
                        for p in folder.rglob("*") if p.is_file() for st in (p.stat(),))
         spec = {"version": CACHE_VERSION, "folder": str(folder), "files": files, "prefix": self.prefix,
-                "pooling": self.pooling, "max_length": int(self.max_length),
-                "quantize": precision_label(bool(quantize))}
+                "pooling": self.pooling, "max_length": max_length, "quantize": _key_quantize(quantize)}
         name = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
         return root / "document-vectors" / "keys" / f"{name}.json"
 
@@ -195,8 +228,8 @@ class DocumentEncoder:
         vocab = backend.to_str() if backend is not None else json.dumps(sorted(tokenizer.get_vocab().items()))
         spec = {"version": CACHE_VERSION, "weights": frozen_fingerprint(encoder, names)[:24],
                 "tokenizer": hashlib.sha256(vocab.encode()).hexdigest()[:24],
-                "prefix": self.prefix, "pooling": self.resolved_pooling(), "max_length": int(self.max_length),
-                "quantize": precision_label(frozen.quantize)}
+                "prefix": self.prefix, "pooling": self.resolved_pooling(), "max_length": self.resolved_max_length(),
+                "quantize": _key_quantize(frozen.quantize)}
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
 
     # ------------------------------------------------------------------ encoding
@@ -228,7 +261,7 @@ class DocumentEncoder:
         torch = import_optional("torch", purpose="encoding documents with a transformer")
         encoder, tokenizer, frozen, device = self._load()
         t0 = time.perf_counter()
-        enc = tokenizer([self.prefix + t for t in texts], truncation=True, max_length=int(self.max_length),
+        enc = tokenizer([self.prefix + t for t in texts], truncation=True, max_length=self.resolved_max_length(),
                         add_special_tokens=True)
         ids = [np.asarray(x, dtype=np.int64) for x in enc["input_ids"]]
         pooling = self.resolved_pooling()

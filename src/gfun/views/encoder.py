@@ -2,12 +2,12 @@
 pooled TF-IDF space, early fusion).
 
 Both embed each document once with a frozen encoder (:class:`gfun.encoders.document_vectors.DocumentEncoder`: by
-default the offline multilingual-e5-small, ``"passage: "`` prefix, mean pooling, the first 512 tokens, nothing
-trained), standardise the vector on the training documents, and train one linear classifier per class on the
-documents of every language at once (E: ridge regression in closed form, :mod:`gfun.svm.ridge`; F: a class-balanced
-linear SVM); Platt sigmoids fitted on out-of-fold scores turn the classifiers' scores into calibrated posteriors,
-and the training documents' views are out-of-fold by default, as for P. The encoder is multilingual, so both views
-serve any language, seen in training or not.
+default the offline multilingual-e5-small, ``"passage: "`` prefix, mean pooling, the first 512 tokens in float32 on
+a GPU and the first 128 with int8 layers on a CPU, nothing trained), standardise the vector on the training
+documents, and train one linear classifier per class on the documents of every language at once (E: ridge regression
+in closed form, :mod:`gfun.svm.ridge`; F: a class-balanced linear SVM); Platt sigmoids fitted on out-of-fold scores
+turn the classifiers' scores into calibrated posteriors, and the training documents' views are out-of-fold by
+default, as for P. The encoder is multilingual, so both views serve any language, seen in training or not.
 
 - **E** (:class:`EncoderPosteriorsView`) learns on the vector alone: what the encoder knows about a document's
   topic, in any language, with no vocabulary.
@@ -52,11 +52,18 @@ class _EncoderParams(ViewGenerator):
     def _encoder(self) -> Any:
         from gfun.encoders.document_vectors import DocumentEncoder
 
+        settings = getattr(self, "encoder_settings_", None)
+        if settings is None:  # fitting: the parameters, "auto" resolved for the device
+            max_length, quantize, device = self.max_length, self.quantize, self.device
+        else:  # fitted: the settings its vectors were learnt with, whatever the device here (int8 runs on a CPU)
+            max_length, quantize = int(settings["max_length"]), bool(settings["quantize"])
+            device = "cpu" if quantize and self.device in (None, "auto") else self.device
         enc = getattr(self, "_document_encoder", None)
-        if enc is None or enc.model != self.model or enc.cache_dir != self.cache_dir:
-            enc = DocumentEncoder(self.model, prefix=self.prefix, max_length=self.max_length,
-                                  quantize=self.quantize, batch_size=self.batch_size, cache_dir=self.cache_dir,
-                                  device=self.device, n_jobs=self.n_jobs, progress=self.progress)
+        if (enc is None or enc.model != self.model or enc.cache_dir != self.cache_dir
+                or (settings is not None and enc.resolved_settings() != (max_length, quantize))):
+            enc = DocumentEncoder(self.model, prefix=self.prefix, max_length=max_length, quantize=quantize,
+                                  batch_size=self.batch_size, cache_dir=self.cache_dir, device=device,
+                                  n_jobs=self.n_jobs, progress=self.progress)
             self._document_encoder = enc
         return enc
 
@@ -66,6 +73,8 @@ class _EncoderParams(ViewGenerator):
         V = enc.encode(list(texts)).astype(np.float64)
         if fit:
             self.encoder_key_ = enc.key()
+            max_length, quantize = enc.resolved_settings()
+            self.encoder_settings_ = {"max_length": max_length, "quantize": quantize}
             self.vector_mean_ = V.mean(axis=0)
             std = V.std(axis=0)
             self.vector_scale_ = np.where(std > 0, std, 1.0) * np.sqrt(V.shape[1])
@@ -120,7 +129,7 @@ class _EncoderParams(ViewGenerator):
         # a cache folder belongs to the machine that fitted, not to the model: where it is loaded, gfun's own
         params["cache_dir"] = None if params["cache_dir"] is None else "auto"
         meta = {"params": params, "languages_": self.languages_, "n_classes_": self.n_classes_,
-                "encoder_key_": self.encoder_key_}
+                "encoder_key_": self.encoder_key_, "encoder_settings_": self.encoder_settings_}
         arrays = {name.rstrip("_"): getattr(self, name) for name in self._ARRAYS}
         arrays.update({"coef": self.svm_.coef, "intercept": self.svm_.intercept})
         return meta, arrays
@@ -132,6 +141,9 @@ class _EncoderParams(ViewGenerator):
         self.languages_ = list(meta["languages_"])
         self.n_classes_ = int(meta["n_classes_"])
         self.encoder_key_ = str(meta["encoder_key_"])
+        # saved before the settings were recorded: the parameters were the settings (512 tokens, float32 by default)
+        self.encoder_settings_ = meta.get("encoder_settings_") or {
+            "max_length": meta["params"].get("max_length", 512), "quantize": meta["params"].get("quantize") is True}
 
 
 _SHARED_DOC = """    model : str or path-like
@@ -139,10 +151,13 @@ _SHARED_DOC = """    model : str or path-like
         ``save_pretrained`` folder, or a Hugging Face id already in the local cache. Nothing is downloaded.
     prefix : str
         Prepended to every document (e5 models expect ``"passage: "``).
-    max_length : int
-        Tokens of a document the encoder reads (the rest is cut).
+    max_length : int or "auto"
+        Tokens of a document the encoder reads (the rest is cut); ``"auto"``: 512 on a GPU, 128 on a CPU
+        (:data:`gfun.encoders.document_vectors.AUTO_MAX_LENGTH`).
     quantize : bool or "auto"
-        int8 dynamic quantisation of the encoder's Linear layers (``"auto"``: on a CPU).
+        int8 dynamic quantisation of the encoder's layers (:data:`gfun.encoders.frozen.INT8_SCHEME`; ``"auto"``: on
+        a CPU). With both ``"auto"``, a CPU's frozen pass costs about a quarter of the CPU time of 512 float32
+        tokens, at scores within a run's noise of them (RESULTS.md, "The frozen encoder on a CPU").
     batch_size : int
         Documents per batch of the encoder.
     cache_dir : str, "auto" or None
@@ -195,6 +210,9 @@ class EncoderPosteriorsView(_EncoderParams):
         The standardisation of the vectors.
     encoder_key_ : str
         Identifies the encoder's weights and settings (checked when a loaded view encodes).
+    encoder_settings_ : dict
+        ``max_length`` and ``quantize`` as the fit resolved them: a loaded view encodes with these on any device
+        (int8 layers on the CPU).
     languages_ : list of str
         The training languages (the view serves any language).
     """
@@ -202,8 +220,8 @@ class EncoderPosteriorsView(_EncoderParams):
     letter = "e"
     description = "encoder posteriors"
 
-    def __init__(self, model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
-                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = "auto",
+    def __init__(self, model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int | str = "auto",
+                 quantize: bool | str = "auto", batch_size: int = 32, cache_dir: str | None = "auto",
                  device: str = "auto", learner: Literal["ridge", "svm"] = "ridge",
                  alphas: Sequence[float] = RIDGE_ALPHAS, C: float = 0.1, class_weight: str | None = "balanced",
                  cv: int = 5, train_posteriors: Literal["cv", "in-sample"] = "cv", tol: float = VIEW_TOL,
@@ -293,8 +311,8 @@ class FusedPosteriorsView(_EncoderParams):
     _name = "F view"
 
     def __init__(self, weight: float = 1.0, ngram_range: tuple[int, int] = (1, 2), min_df: int = 2,
-                 model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int = 512,
-                 quantize: bool | str = False, batch_size: int = 32, cache_dir: str | None = "auto",
+                 model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int | str = "auto",
+                 quantize: bool | str = "auto", batch_size: int = 32, cache_dir: str | None = "auto",
                  device: str = "auto", C: float = 0.3, class_weight: str | None = "balanced", cv: int = 5,
                  train_posteriors: Literal["cv", "in-sample"] = "cv", tol: float = VIEW_TOL,
                  n_jobs: int | None = None, random_state: int | None = None, progress: bool = False) -> None:
