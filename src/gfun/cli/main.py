@@ -85,9 +85,9 @@ def train_configuration(args: argparse.Namespace) -> tuple[Any, dict | None]:
     if args.method == "gfun" and views is None:
         views = default_views(args.device)
         logger.info("no --views: gFun-%s, the default %s", views.upper(),
-                    "without the torch extra (gfun[torch] adds the M view: gFun-XMP)" if views == DEFAULT_VIEWS_CORE
-                    else "with the torch extra and a CUDA device" if views == DEFAULT_VIEWS_GPU
-                    else "with the torch extra on a CPU (gFun-XPEF on a GPU)")
+                    "without the torch extra (gfun[torch] adds the frozen encoder's E view: gFun-XPE)"
+                    if views == DEFAULT_VIEWS_CORE else "with the torch extra and a CUDA device"
+                    if views == DEFAULT_VIEWS_GPU else "with the torch extra on a CPU (gFun-XPEF on a GPU)")
     if word_vectors is None and args.method in ("gfun", "fun") and set("mr") & set((views or "") + (
             args.zero_shot_views or "")):
         word_vectors = DEFAULT_WORD_VECTORS
@@ -313,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors), p (pooled: one "
                    "classifier over a vocabulary shared by all languages), e (a frozen encoder's document vector), "
                    "f (that vector beside p's vocabulary); e.g. xmw, xmb, xpef. Default: xpef with the torch extra "
-                   "and a CUDA device, xmp with the extra on a CPU, else xp")
+                   "and a CUDA device, xpe with the extra on a CPU, else xp")
     p.add_argument("--r-wce", action="store_true",
                    help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
     add_neural_arguments(p, saving=True)
