@@ -291,3 +291,18 @@ def test_auto_settings_follow_the_device_and_a_loaded_view_keeps_those_it_was_fi
     np.testing.assert_allclose(loaded.transform(new_texts, new_langs), expected, atol=1e-6)
     assert loaded._document_encoder.resolved_settings() == (128, True)
     assert str(loaded._document_encoder.device) == "cpu"
+
+
+def test_a_cache_of_fitted_views_tells_the_settings_auto_stands_for(tiny, monkeypatch):
+    """``memory=`` keys a fitted view by its parameters as resolved on the machine: E with ``"auto"`` settings on a
+    CPU is the view with 128 int8 tokens, not the one a GPU machine fitted with the same parameters."""
+    from gfun.funnelling.branch import _branch_key
+
+    auto = EncoderPosteriorsView(model=tiny)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    on_cpu = _branch_key(auto, None, True)
+    assert on_cpu == _branch_key(EncoderPosteriorsView(model=tiny, max_length=128, quantize=True), None, True)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    on_gpu = _branch_key(EncoderPosteriorsView(model=tiny), None, True)
+    assert on_gpu != on_cpu
+    assert on_gpu == _branch_key(EncoderPosteriorsView(model=tiny, max_length=512, quantize=False), None, True)

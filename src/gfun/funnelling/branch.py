@@ -169,7 +169,8 @@ def _branch_key(view: ViewGenerator, mapper: RBFSVMOvR | None, normalize: bool) 
     """What determines a branch's result, minus run-time settings (so that n_jobs does not miss the cache)."""
 
     def params(est: Any) -> dict:
-        return {k: v for k, v in est.get_params().items() if k not in _RUNTIME_PARAMS}
+        found = est.resolved_params() if hasattr(est, "resolved_params") else est.get_params()
+        return {k: v for k, v in found.items() if k not in _RUNTIME_PARAMS}
 
     from gfun.text.analysis import ANALYZER_VERSION
 

@@ -143,6 +143,12 @@ class ViewGenerator(BaseEstimator, ABC):
         gives its own training documents outputs far better than a new document's."""
         return getattr(self, "heldout_idx_", None)
 
+    def resolved_params(self) -> dict[str, Any]:
+        """:meth:`get_params` with what a machine-dependent value (``"auto"``) stands for here, and anything else
+        that decides the view's output beyond its parameters: what a cache of fitted views (``memory``) is keyed
+        by. The default: the parameters."""
+        return self.get_params()
+
     def release(self) -> None:
         """Drop what the fitted view rebuilds on demand and must not keep or save (for example a loaded encoder);
         called by the first tier once the view and its mapper are fitted. The default keeps everything."""
