@@ -51,7 +51,8 @@ def test_document_vectors_are_unit_norm_batch_independent_and_cached(tiny, demo,
     assert not np.allclose(other.encode(texts[:3]), V[:3])
 
 
-def test_cached_vectors_are_read_without_loading_the_encoder_until_its_files_change(tiny, demo, tmp_path):
+def test_cached_vectors_are_read_without_loading_the_encoder_until_its_files_change(tiny, demo, tmp_path,
+                                                                                    monkeypatch):
     import shutil
 
     import transformers
@@ -79,9 +80,17 @@ def test_cached_vectors_are_read_without_loading_the_encoder_until_its_files_cha
     changed = DocumentEncoder(copy, **settings)
     assert changed.key() != key
     assert not np.allclose(changed.encode(texts[:2]), V[:2])
-    # without a cache nothing is remembered; "auto" quantisation on an "auto" device needs torch to be resolved
+    # without a cache nothing is remembered; "auto" settings on an "auto" device are resolved (torch imported, the
+    # encoder not loaded): a warm pass with them reads its vectors without loading the encoder either
     assert DocumentEncoder(tiny, prefix="", device="cpu")._key_memo() is None
-    assert DocumentEncoder(tiny, quantize="auto", cache_dir=tmp_path)._key_memo() is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    auto = {"max_length": "auto", "quantize": "auto", "prefix": "", "cache_dir": tmp_path / "cache"}
+    assert (DocumentEncoder(tiny, **auto)._key_memo()
+            == DocumentEncoder(tiny, **{**auto, "max_length": 128, "quantize": True})._key_memo())
+    V = DocumentEncoder(tiny, **auto).encode(texts)
+    warm = DocumentEncoder(tiny, **auto)
+    warm._load = no_loading
+    np.testing.assert_array_equal(warm.encode(texts), V)
 
 
 def test_an_interrupted_pass_resumes_from_the_chunks_it_wrote(tiny, demo, tmp_path, monkeypatch):

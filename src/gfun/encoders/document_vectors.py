@@ -199,15 +199,12 @@ class DocumentEncoder:
         return self._key
 
     def _key_memo(self) -> Path | None:
-        """The file that remembers :meth:`key` for this encoder folder and these settings (``None`` without a cache,
-        or when the settings need torch to be resolved: ``quantize`` or ``max_length`` ``"auto"`` with
-        ``device="auto"``)."""
+        """The file that remembers :meth:`key` for this encoder folder and these settings (``None`` without a
+        cache). Settings ``"auto"`` on ``device="auto"`` import torch to be resolved (the encoder is not loaded)."""
         root = self._cache_root()
         if root is None:
             return None
-        if self.device in (None, "auto") and "auto" in (self.quantize, self.max_length):
-            return None
-        max_length, quantize = self._settings("cuda" if self.device in (None, "auto") else str(self.device)[:4])
+        max_length, quantize = self.resolved_settings()
         from gfun.encoders.resolver import resolve_encoder
 
         folder = resolve_encoder(self.model).resolve()
