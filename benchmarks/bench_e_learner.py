@@ -16,10 +16,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_pooled import ENCODER_SETTINGS  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", type=int, default=0)
     ap.add_argument("--learners", default="ridge,svm")
     ap.add_argument("--vector-cache", default="auto", help="the document-vector cache (default: gfun's)")
+    ap.add_argument("--encoder-settings", choices=("auto", "cpu", "gpu"), default="auto",
+                    help="E's frozen pass (bench_pooled.py's --encoder-settings)")
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--out", help="CSV of the rows")
     args = ap.parse_args(argv)
@@ -48,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for learner in args.learners.split(","):
         view = EncoderPosteriorsView(learner=learner, cache_dir=args.vector_cache, random_state=args.run,
-                                     n_jobs=args.n_jobs)
+                                     n_jobs=args.n_jobs, **ENCODER_SETTINGS[args.encoder_settings])
         view._vectors(texts, fit=True)  # read (or encode) the vectors first: the fit seconds are the learner's
         started = time.perf_counter()
         oof = view.fit_transform(texts, langs, Y, groups=groups)

@@ -27,7 +27,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _runs import run_list  # noqa: E402
-from bench_pooled import build  # noqa: E402
+from bench_pooled import ENCODER_SETTINGS, build  # noqa: E402
 
 
 def _row(run: int, rule: str, Y: np.ndarray, langs: np.ndarray, predicted: np.ndarray, ranking: np.ndarray) -> dict:
@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--word-vectors", default="e5-subword")
     ap.add_argument("--vector-cache")
     ap.add_argument("--view-cache")
+    ap.add_argument("--encoder-settings", choices=sorted(ENCODER_SETTINGS), default="auto",
+                    help="the E and F views' frozen pass (bench_pooled.py's)")
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--out", help="CSV of the rows")
     args = ap.parse_args(argv)
