@@ -617,7 +617,7 @@ def test_train_without_views_trains_the_default_of_the_install(folder: Path, tmp
     assert "m" not in (est.view_params or {})
 
 
-def test_the_default_on_a_cpu_embeds_128_tokens_with_int8_layers(model_dir: Path) -> None:
+def test_the_default_on_a_cpu_embeds_128_tokens_with_int8_layers(model_dir: Path, capsys) -> None:
     """The model ``gfun train`` fitted without ``--views`` (gFun-XPE where torch is installed and sees no GPU): its E
     view read 128 tokens per document through int8 layers (the frozen pass a CPU can afford), and says so once
     loaded."""
@@ -633,6 +633,11 @@ def test_the_default_on_a_cpu_embeds_128_tokens_with_int8_layers(model_dir: Path
     assert model.views == "xpe"
     (e,) = [v for v in model.views_ if v.letter == "e"]
     assert e.encoder_settings_ == {"max_length": 128, "quantize": True}
+    code, out, _ = _cli(capsys, "info", "--model", model_dir)  # and gfun info says so
+    assert code == 0 and "E (EncoderPosteriorsView: any language" in out and "; 128 tokens, int8)" in out
+    code, out, _ = _cli(capsys, "info", "--model", model_dir, "--json")
+    (entry,) = [v for v in json.loads(out)["views"] if v["letter"] == "e"]
+    assert entry["encoder"] == {"max_length": 128, "quantize": True}
 
 
 def test_a_bad_word_vector_source_is_refused_before_the_training_file_is_read(tmp_path: Path, capsys) -> None:

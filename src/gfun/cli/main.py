@@ -218,10 +218,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _encoder_note(view: dict) -> str:
+    """``; 128 tokens, int8`` for a frozen-encoder view of :func:`gfun.persistence.loading.model_description`."""
+    encoder = view.get("encoder")
+    if not encoder:
+        return ""
+    return f"; {encoder['max_length']} tokens, {'int8' if encoder['quantize'] else 'float32'}"
+
+
 def format_model_description(info: dict[str, Any], *, max_classes: int = 20) -> str:
     """``gfun info``'s text: one line per aspect of :func:`gfun.persistence.loading.model_description`."""
     size = info["size_bytes"]
-    views = ", ".join(f"{v['letter'].upper()} ({v['name']}: {v['serves']})"
+    views = ", ".join(f"{v['letter'].upper()} ({v['name']}: {v['serves']}{_encoder_note(v)})"
                       for v in info["views"]) or "none (a baseline)"
     languages = ", ".join(info["languages"])
     if info.get("any_language"):

@@ -495,6 +495,16 @@ def read_manifest(path: str | os.PathLike[str]) -> dict:
             continue
     raise DamagedModelError(f"{root} kept being replaced while it was read (10 tries)")
 
+def _view_entry(branch: Any) -> dict:
+    """One view of :func:`model_description`: letter, class name, the languages it serves, and for a frozen-encoder
+    view the tokens and precision its vectors were computed with (``encoder``)."""
+    entry = {"letter": branch.name, "name": type(branch.view).__name__, **branch.view.language_coverage().as_dict()}
+    settings = getattr(branch.view, "encoder_settings_", None)
+    if settings is not None:
+        entry["encoder"] = {"max_length": int(settings["max_length"]), "quantize": bool(settings["quantize"])}
+    return entry
+
+
 def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) -> dict[str, Any]:
     """What a loaded model is (``gfun info``, ``GET /model`` of ``gfun serve``): estimator, classes, languages,
     views (and the languages each serves: its :meth:`~gfun.views.base.ViewGenerator.language_coverage`), whether
@@ -510,10 +520,8 @@ def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) 
 
     languages = list(getattr(model, "languages_", manifest.get("languages", [])))
     branches = getattr(model, "branches_", None)
-    views = [{"letter": b.name, "name": type(b.view).__name__, **b.view.language_coverage().as_dict()}
-             for b in branches or []]
-    fallback = [{"letter": b.name, "name": type(b.view).__name__, **b.view.language_coverage().as_dict()}
-                for b in getattr(model, "fallback_branches_", [])]
+    views = [_view_entry(b) for b in branches or []]
+    fallback = [_view_entry(b) for b in getattr(model, "fallback_branches_", [])]
     any_views = [v["letter"] for v in views + fallback if v["any_language"]]
     reach = getattr(model, "language_reach", None)
     any_language = bool(any_views) if branches is not None else bool(callable(reach) and reach() == "any")
