@@ -164,8 +164,8 @@ _SHARED_DOC = """    model : str or path-like
         (:data:`gfun.encoders.document_vectors.AUTO_MAX_LENGTH`).
     quantize : bool or "auto"
         int8 dynamic quantisation of the encoder's layers (:data:`gfun.encoders.frozen.INT8_SCHEME`; ``"auto"``: on
-        a CPU). With both ``"auto"``, a CPU's frozen pass costs about a quarter of the CPU time of 512 float32
-        tokens, at scores within a run's noise of them (RESULTS.md, "The frozen encoder on a CPU").
+        a CPU). With both ``"auto"``, a CPU's frozen pass takes 2.3 times fewer CPU seconds than 512 float32
+        tokens, at scores within the runs' noise of them on debtags (RESULTS.md, "The frozen encoder on a CPU").
     batch_size : int
         Documents per batch of the encoder.
     cache_dir : str, "auto" or None
