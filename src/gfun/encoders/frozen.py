@@ -11,7 +11,8 @@ little accuracy for speed on CPUs (:data:`INT8_SCHEME`): every Linear layer but 
 projection gets int8 weights, one scale per output channel; the feed-forward output stays float32, because its
 input (the 4 x wider GELU activations) has outlier features that one int8 scale per batch cannot hold. Measured on
 120 debtags documents of up to 128 tokens (multilingual-e5-small): mean cosine to the float32 vectors .997 (.977
-with every Linear layer quantised, one scale per tensor), for about three quarters of the all-int8 speed-up.
+with every Linear layer quantised, one scale per tensor), for about half of the all-int8 speed-up (2 cores: 34.4
+documents a second, against 41.7 all-int8 and 25.4 in float32; RESULTS.md, "The frozen encoder on a CPU").
 
 On a Dask cluster (``joblib.parallel_config(backend="dask")``) the pass runs on the workers when the encoder's spec
 is known (``source``): each worker loads the encoder from that spec once (:func:`_worker_pass`), and jobs of
