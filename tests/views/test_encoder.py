@@ -315,3 +315,15 @@ def test_a_cache_of_fitted_views_tells_the_settings_auto_stands_for(tiny, monkey
     on_gpu = _branch_key(EncoderPosteriorsView(model=tiny), None, True)
     assert on_gpu != on_cpu
     assert on_gpu == _branch_key(EncoderPosteriorsView(model=tiny, max_length=512, quantize=False), None, True)
+
+
+def test_int8_vectors_do_not_depend_on_the_documents_beside_them(tiny, demo):
+    """int8 activations are quantised with one scale per batch: the encoder then runs one document a batch, so a
+    document's vector is the same bits alone, in any batch and for any ``n_jobs``."""
+    texts = list(demo[0].texts)[:24]
+    enc = DocumentEncoder(tiny, prefix="", max_length=64, quantize=True, batch_size=8, device="cpu", n_jobs=2)
+    V = enc.encode(texts)
+    alone = DocumentEncoder(tiny, prefix="", max_length=64, quantize=True, device="cpu").encode([texts[5]])
+    np.testing.assert_array_equal(alone[0], V[5])
+    np.testing.assert_array_equal(DocumentEncoder(tiny, prefix="", max_length=64, quantize=True, device="cpu",
+                                                  batch_size=3).encode(texts[::-1]), V[::-1])

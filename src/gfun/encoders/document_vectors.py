@@ -65,8 +65,8 @@ def _write_key(path: Path, key: str) -> None:
 
 
 def _key_quantize(quantize: bool) -> bool | str:
-    """What a cache key says of the precision: ``False`` (float32), or the int8 scheme's name."""
-    return INT8_SCHEME if quantize else False
+    """What a cache key says of the precision: ``False`` (float32), or the int8 scheme's name (one document a batch)."""
+    return f"{INT8_SCHEME}-one-document-batches" if quantize else False
 
 
 def text_digests(texts: Sequence[str]) -> np.ndarray:
@@ -92,7 +92,9 @@ class DocumentEncoder:
         int8 dynamic quantisation of the frozen layers (:data:`gfun.encoders.frozen.INT8_SCHEME`); ``"auto"``: on a
         CPU.
     batch_size : int
-        Documents per batch.
+        Documents per batch in float32. With int8 layers every batch is one document: their activations are
+        quantised with one scale per batch, which would make a document's vector depend on the documents beside it
+        (multilingual-e5-small, batches of 32 against batches of one: cosine down to .994), at the same speed.
     cache_dir : path-like, "auto" or None
         Folder of the per-text disk cache (see the module docstring); ``"auto"``: gfun's cache folder
         (``$GFUN_CACHE``, else ``~/.cache/gfun``), where the word vectors are kept too; ``None``: no cache (every
@@ -136,7 +138,7 @@ class DocumentEncoder:
             encoder, tokenizer = load_encoder(self.model, device=device)
             _, quantize = self._settings(device.type)
             frozen = FrozenPass(encoder, len(encoder_layers(encoder)), pad_id=int(tokenizer.pad_token_id or 0),
-                                device=device, quantize=quantize, batch_size=self.batch_size)
+                                device=device, quantize=quantize, batch_size=1 if quantize else self.batch_size)
             self._loaded = (encoder, tokenizer, frozen, device)
         return self._loaded
 

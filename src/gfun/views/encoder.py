@@ -167,7 +167,8 @@ _SHARED_DOC = """    model : str or path-like
         a CPU). With both ``"auto"``, a CPU's frozen pass takes 2.3 times fewer CPU seconds than 512 float32
         tokens, at scores within the runs' noise of them on debtags (RESULTS.md, "The frozen encoder on a CPU").
     batch_size : int
-        Documents per batch of the encoder.
+        Documents per batch of the encoder (float32; int8 layers encode one document a batch, so that its vector
+        does not depend on the documents beside it).
     cache_dir : str, "auto" or None
         Folder of a disk cache of the document vectors, shared by every estimator with the same encoder (see
         :class:`~gfun.encoders.document_vectors.DocumentEncoder`); ``"auto"``: gfun's cache folder (``$GFUN_CACHE``,
