@@ -33,7 +33,7 @@ import numpy as np
 from gfun.core.optional import import_optional
 from gfun.encoders.frozen import INT8_SCHEME
 
-__all__ = ["DocumentEncoder", "text_digests"]
+__all__ = ["AUTO_MAX_LENGTH", "DocumentEncoder", "precision_key", "text_digests"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +64,9 @@ def _write_key(path: Path, key: str) -> None:
     write_bytes_atomic(path, json.dumps({"key": key}).encode("utf-8"), follow_symlinks=False)
 
 
-def _key_quantize(quantize: bool) -> bool | str:
-    """What a cache key says of the precision: ``False`` (float32), or the int8 scheme's name (one document a batch)."""
+def precision_key(quantize: bool) -> bool | str:
+    """What a key of vectors (the disk cache, a cache of fitted views) says of the precision: ``False`` (float32), or
+    the int8 scheme's name (one document a batch)."""
     return f"{INT8_SCHEME}-one-document-batches" if quantize else False
 
 
@@ -133,8 +134,7 @@ class DocumentEncoder:
             from gfun.encoders.resolver import load_encoder
 
             torch = import_optional("torch", purpose="encoding documents with a transformer")
-            auto = self.device in (None, "auto")
-            device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if auto else self.device)
+            device = torch.device(self._device_name())
             encoder, tokenizer = load_encoder(self.model, device=device)
             _, quantize = self._settings(device.type)
             frozen = FrozenPass(encoder, len(encoder_layers(encoder)), pad_id=int(tokenizer.pad_token_id or 0),
@@ -161,10 +161,14 @@ class DocumentEncoder:
         to see whether CUDA is available, the encoder is not loaded)."""
         if self._loaded is not None:
             return self._settings(self._loaded[3].type)
-        if self.device in (None, "auto"):
-            torch = import_optional("torch", purpose="encoding documents with a transformer")
-            return self._settings("cuda" if torch.cuda.is_available() else "cpu")
-        return self._settings(str(self.device)[:4])
+        return self._settings(self._device_name().split(":")[0])
+
+    def _device_name(self) -> str:
+        """``device``, with ``"auto"`` resolved: CUDA when torch sees it, else the CPU."""
+        if self.device not in (None, "auto"):
+            return str(self.device)
+        torch = import_optional("torch", purpose="encoding documents with a transformer")
+        return "cuda" if torch.cuda.is_available() else "cpu"
 
     def resolved_max_length(self) -> int:
         """The tokens read per document (``"auto"`` resolved on the encoder's device)."""
@@ -213,7 +217,7 @@ class DocumentEncoder:
         files = sorted((str(p.relative_to(folder)), st.st_size, st.st_mtime_ns)
                        for p in folder.rglob("*") if p.is_file() for st in (p.stat(),))
         spec = {"version": CACHE_VERSION, "folder": str(folder), "files": files, "prefix": self.prefix,
-                "pooling": self.pooling, "max_length": max_length, "quantize": _key_quantize(quantize)}
+                "pooling": self.pooling, "max_length": max_length, "quantize": precision_key(quantize)}
         name = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
         return root / "document-vectors" / "keys" / f"{name}.json"
 
@@ -228,7 +232,7 @@ class DocumentEncoder:
         spec = {"version": CACHE_VERSION, "weights": frozen_fingerprint(encoder, names)[:24],
                 "tokenizer": hashlib.sha256(vocab.encode()).hexdigest()[:24],
                 "prefix": self.prefix, "pooling": self.resolved_pooling(), "max_length": self.resolved_max_length(),
-                "quantize": _key_quantize(frozen.quantize)}
+                "quantize": precision_key(frozen.quantize)}
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:24]
 
     # ------------------------------------------------------------------ encoding

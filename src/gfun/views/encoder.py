@@ -70,10 +70,10 @@ class _EncoderParams(ViewGenerator):
     def resolved_params(self) -> dict[str, Any]:
         """The parameters with ``max_length`` and ``quantize`` as this machine resolves them (the int8 scheme's name
         for ``quantize=True``): a view fitted on a GPU and one fitted on a CPU are not the same view."""
-        from gfun.encoders.frozen import INT8_SCHEME
+        from gfun.encoders.document_vectors import precision_key
 
         max_length, quantize = self._encoder().resolved_settings()
-        return {**self.get_params(), "max_length": max_length, "quantize": INT8_SCHEME if quantize else False}
+        return {**self.get_params(), "max_length": max_length, "quantize": precision_key(quantize)}
 
     def _vectors(self, texts: Sequence[str], *, fit: bool) -> np.ndarray:
         """Standardised encoder vectors of ``texts`` (statistics learnt when ``fit``), scaled to unit mean norm."""
