@@ -164,7 +164,7 @@ _SHARED_DOC = """    model : str or path-like
         (:data:`gfun.encoders.document_vectors.AUTO_MAX_LENGTH`).
     quantize : bool or "auto"
         int8 dynamic quantisation of the encoder's layers (:data:`gfun.encoders.frozen.INT8_SCHEME`; ``"auto"``: on
-        a CPU). With both ``"auto"``, a CPU's frozen pass takes 2.3 times fewer CPU seconds than 512 float32
+        a CPU). With both ``"auto"``, a CPU's frozen pass takes 1.9 times fewer CPU seconds than 512 float32
         tokens, at scores within the runs' noise of them on debtags (RESULTS.md, "The frozen encoder on a CPU").
     batch_size : int
         Documents per batch of the encoder (float32; int8 layers encode one document a batch, so that its vector
