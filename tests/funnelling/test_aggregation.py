@@ -137,11 +137,14 @@ class OtherNoiseView(NoiseView):
 
 
 def test_select_tries_every_subset_and_can_fall_back_to_one_view(demo) -> None:
-    """With three views, select tries all 7 sets (all views and single views normalised and raw, the pairs in
-    the form all views validated better in): X + two noise views is X."""
+    """With three views, the exhaustive search tries all 7 sets (all views and single views normalised and raw, the
+    pairs in the form all views validated better in): X + two noise views is X, as with the backward search."""
     train, test = demo
     views = [PosteriorsView(random_state=0), NoiseView(random_state=1), OtherNoiseView(random_state=2)]
-    model = GeneralizedFunnelling(views=views, random_state=0, meta=default_meta().set_params(C=1.0)).fit(train)
+    model = GeneralizedFunnelling(views=views, random_state=0, meta=default_meta().set_params(C=1.0),
+                                  aggregation=Select(search="exhaustive")).fit(train)
+    backward = GeneralizedFunnelling(views=views, random_state=0, meta=default_meta().set_params(C=1.0)).fit(train)
+    assert backward.selected_views_ == ["x"] and set(backward.aggregation_.scores_) < set(model.aggregation_.scores_)
     both = {s + suffix for s in ("xno", "x", "n", "o") for suffix in ("", " (raw)")}
     full_form = "" if model.aggregation_.scores_["xno"] >= model.aggregation_.scores_["xno (raw)"] else " (raw)"
     assert set(model.aggregation_.scores_) == both | {s + full_form for s in ("xn", "xo", "no")}
@@ -151,13 +154,16 @@ def test_select_tries_every_subset_and_can_fall_back_to_one_view(demo) -> None:
 
 
 def test_select_with_both_forms_tries_every_set_normalised_and_raw(demo) -> None:
-    """``forms="both"``: the pairs in both forms too (14 candidates for three views); the views fitted for the
-    default's selection are the same, and the kept candidate is the best one by the same rule, among more."""
+    """``forms="both"``: the pairs in both forms too (14 candidates for three views, every set tried); the views
+    fitted for the default's selection are the same, and the kept candidate is the best one by the same rule, among
+    more."""
     train, _ = demo
     views = [PosteriorsView(random_state=0), NoiseView(random_state=1), OtherNoiseView(random_state=2)]
     meta = default_meta().set_params(C=1.0)
-    preferred = GeneralizedFunnelling(views=views, random_state=0, meta=meta).fit(train)
-    both = GeneralizedFunnelling(views=views, random_state=0, meta=meta, aggregation=Select(forms="both")).fit(train)
+    preferred = GeneralizedFunnelling(views=views, random_state=0, meta=meta,
+                                      aggregation=Select(search="exhaustive")).fit(train)
+    both = GeneralizedFunnelling(views=views, random_state=0, meta=meta,
+                                 aggregation=Select(forms="both", search="exhaustive")).fit(train)
     every = {s + suffix for s in ("xno", "x", "n", "o", "xn", "xo", "no") for suffix in ("", " (raw)")}
     assert set(both.aggregation_.scores_) == every and len(preferred.aggregation_.scores_) == 11
     for name, score in preferred.aggregation_.scores_.items():  # the same candidates validate the same
@@ -165,6 +171,57 @@ def test_select_with_both_forms_tries_every_set_normalised_and_raw(demo) -> None
     assert both.selected_views_ == ["x"]
     with pytest.raises(ValueError, match=r"select forms must be one of \('preferred', 'both'\), got 'all'"):
         GeneralizedFunnelling(views="x", meta=meta, aggregation=Select(forms="all")).fit(train)
+
+
+class ThirdView(NoiseView):
+    """A view that knows a third of the classes: the training labels of the classes ``j % 3 == part`` (looked up by
+    text, unknown texts get zeros) plus a little noise; it knows nothing of the other classes."""
+
+    letter = "t"
+    part = 0
+
+    def fit_transform(self, texts, langs, Y):
+        self.rng_ = np.random.RandomState(self.random_state)
+        Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=float)
+        self.known_ = {text: row[self.part::3] for text, row in zip(texts, Y, strict=True)}
+        return self.transform(texts, langs)
+
+    def transform(self, texts, langs):
+        width = len(next(iter(self.known_.values())))
+        rows = np.array([self.known_.get(text, np.zeros(width)) for text in texts])
+        return rows + 0.1 * self.rng_.normal(size=rows.shape)
+
+
+class SecondThirdView(ThirdView):
+    letter = "u"
+    part = 1
+
+
+class LastThirdView(ThirdView):
+    letter = "v"
+    part = 2
+
+
+def test_select_backward_search_stops_where_every_smaller_set_validates_clearly_worse(demo) -> None:
+    """Three views that each know a third of the classes: every pair misses a third, so none validates within one
+    standard error of all three, and the backward search (the default) tries no single view; the exhaustive
+    search tries all 11 candidates, validates the shared ones the same, and keeps the same set."""
+    train, _ = demo
+    views = [ThirdView(random_state=1), SecondThirdView(random_state=2), LastThirdView(random_state=3)]
+    meta = default_meta().set_params(C=1.0)
+    backward = GeneralizedFunnelling(views=views, random_state=0, meta=meta).fit(train)
+    every = GeneralizedFunnelling(views=views, random_state=0, meta=meta,
+                                  aggregation=Select(search="exhaustive")).fit(train)
+    tried = backward.aggregation_.scores_
+    full_form = "" if tried["tuv"] >= tried["tuv (raw)"] else " (raw)"
+    assert set(tried) == {"tuv", "tuv (raw)"} | {s + full_form for s in ("tu", "tv", "uv")}
+    assert len(every.aggregation_.scores_) == 11
+    for name, score in tried.items():
+        assert every.aggregation_.scores_[name] == pytest.approx(score, abs=1e-12)
+    assert backward.selected_views_ == every.selected_views_ == ["t", "u", "v"]
+    assert max(tried[s + full_form] for s in ("tu", "tv", "uv")) < tried["tuv" + full_form] - 0.03
+    with pytest.raises(ValueError, match=r"select search must be one of \('backward', 'exhaustive'\), got 'all'"):
+        GeneralizedFunnelling(views="x", meta=meta, aggregation=Select(search="all")).fit(train)
 
 
 def test_select_forms_is_saved_with_the_model(demo, tmp_path) -> None:

@@ -28,14 +28,18 @@ if TYPE_CHECKING:
     from gfun.svm.kernel import RBFSVMOvR
 
 __all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_FORMS", "SELECT_MIN_JUDGED", "SELECT_SCORES",
-           "SELECT_TOL", "Select", "Selection", "compare", "comparison_C", "judged_documents", "keep",
-           "one_standard_error_choice", "select_views", "unused_views"]
+           "SELECT_SEARCHES", "SELECT_TOL", "Select", "Selection", "compare", "comparison_C", "judged_documents",
+           "keep", "one_standard_error_choice", "select_views", "unused_views", "within_one_standard_error"]
 
 logger = logging.getLogger("gfun.funnelling.generalized")
 
-#: ``aggregation="select"`` tries every non-empty set of views up to this many views (2^m - 1 sets; all views
-#: and single views both normalised and raw); beyond, all views and every set that leaves one out.
+#: ``aggregation="select"`` searches the sets of views up to this many views (all views and single views both
+#: normalised and raw); beyond, it tries all views and every set that leaves one out.
 SELECT_ALL_SUBSETS_UP_TO = 4
+#: How ``select`` searches the sets of views (:data:`SELECT_ALL_SUBSETS_UP_TO` views at most): from all views
+#: downwards, trying a set only if a set one view larger that holds it validated within one standard error of the
+#: best candidate (``"backward"``), or every non-empty set (``"exhaustive"``).
+SELECT_SEARCHES: tuple[str, ...] = ("backward", "exhaustive")
 #: What ``select_score`` can be: the mean of validated macro-F1 and micro-F1 (``"f1"``), macro-F1 alone
 #: (``"macro-f1"``), or the mean of F1M, F1µ, KM and Kµ (``"f1k"``).
 SELECT_SCORES: tuple[str, ...] = ("f1", "macro-f1", "f1k")
@@ -76,6 +80,12 @@ class Select(Aggregation):
     forms : {"preferred", "both"}
         The forms (normalised, raw) that the sets of views between one view and all are tried in: the form all
         views validated better in, or both (more candidates: 3 more for 3 views, 10 for 4).
+    search : {"backward", "exhaustive"}
+        Which sets of views are tried: from all views downwards, a set only if a set one view larger that holds it
+        validated within one standard error of the best candidate (``"backward"``: the rule keeps the smallest such
+        set, and a set seldom validates better than every larger set it is part of), or every non-empty set
+        (``"exhaustive"``). Beyond :data:`SELECT_ALL_SUBSETS_UP_TO` views both try all views and the sets that leave
+        one out.
     train_posteriors, validation, zscore, block_l2
         As for every policy (:class:`Aggregation`); ``zscore`` and ``block_l2`` apply to the candidates that are
         not chosen raw.
@@ -94,12 +104,13 @@ class Select(Aggregation):
 
     def __init__(self, cv: int = 3, score: str = "f1", average: str = "language", train_posteriors: str = "auto",
                  validation: str = "auto", zscore: bool | None = None, block_l2: bool | None = None,
-                 forms: str = "preferred") -> None:
+                 forms: str = "preferred", search: str = "backward") -> None:
         super().__init__(train_posteriors=train_posteriors, validation=validation, zscore=zscore, block_l2=block_l2)
         self.cv = cv
         self.score = score
         self.average = average
         self.forms = forms
+        self.search = search
 
     def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
             normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
@@ -107,7 +118,7 @@ class Select(Aggregation):
         judged_on = judged_documents(names, heldout, len(Y), self.cv)
         chosen = select_views(train, val, Y, meta, cv=self.cv, score=self.score, average=self.average,
                               normalize=normalize, names=names, langs=langs, judged_on=judged_on,
-                              forms=self.forms)
+                              forms=self.forms, search=self.search)
         self.selected_ = [names[i] for i in chosen.subset]
         self.l2_, self.scores_ = chosen.l2, chosen.scores
         return chosen.Zmeta, chosen.meta, chosen.scaler
@@ -163,13 +174,30 @@ def _selection_score(name: str) -> Any:
     return score
 
 
+def within_one_standard_error(scores: Sequence[float], per_fold: Sequence[np.ndarray]) -> list[int]:
+    """The candidates whose score is within one standard error of the best one's (indices, in order).
+
+    The standard error is that of the difference between the candidate's and the best one's per-fold scores (the
+    candidates share the folds): the noise a fold puts into every candidate cancels.
+    """
+    scores = np.asarray(scores, dtype=float)
+    top = int(np.argmax(scores))
+    best = np.asarray(per_fold[top], dtype=float)
+    near = []
+    for i, folds in enumerate(per_fold):
+        diff = best - np.asarray(folds, dtype=float)
+        se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if scores[i] >= scores[top] - se:
+            near.append(i)
+    return near
+
+
 def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequence[int]) -> int:
     """The candidate ``select`` keeps: the one-standard-error rule (Breiman et al., 1984) on paired folds.
 
-    Among the candidates whose score is within one standard error of the best one's, the smallest (fewest
-    views), the best-scoring of those. The standard error is that of the difference between the candidate's
-    and the best one's per-fold scores (the candidates share the folds): the noise a fold puts into every
-    candidate cancels, and only a view that adds nothing beyond that noise is left out.
+    Among the candidates whose score is within one standard error of the best one's
+    (:func:`within_one_standard_error`), the smallest (fewest views), the best-scoring of those: only a view that
+    adds nothing beyond the noise of the folds is left out.
 
     Parameters
     ----------
@@ -185,16 +213,8 @@ def one_standard_error_choice(scores: Sequence[float], per_fold: Sequence[np.nda
     int
         The index of the kept candidate.
     """
-    scores = np.asarray(scores, dtype=float)
-    top = int(np.argmax(scores))
-    near = []
-    best = np.asarray(per_fold[top], dtype=float)
-    for i, folds in enumerate(per_fold):
-        diff = best - np.asarray(folds, dtype=float)
-        se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
-        if scores[i] >= scores[top] - se:
-            near.append(i)
-    return min(near, key=lambda i: (sizes[i], -scores[i]))
+    near = within_one_standard_error(scores, per_fold)
+    return min(near, key=lambda i: (sizes[i], -float(scores[i])))
 
 
 def _held(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequence[int]) -> set[int]:
@@ -218,14 +238,19 @@ class Selection:
 
 def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, trainer: MetaTrainer, *, cv: int,
                  score: str, average: str, normalize: bool, names: Sequence[str], langs: np.ndarray | None = None,
-                 judged_on: np.ndarray | None = None, forms: str = "preferred") -> Selection:
+                 judged_on: np.ndarray | None = None, forms: str = "preferred", search: str = "backward"
+                 ) -> Selection:
     """``select``: choose the meta-level input by the meta-classifier's validated F1.
 
     Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per view,
     z-scored columns) or without any (Funnelling's raw posteriors; only this form with ``normalize=False``): all
-    views and each single view in both forms, then every other non-empty set of views when there are at most
+    views and each single view in both forms, then the other non-empty sets of views when there are at most
     :data:`SELECT_ALL_SUBSETS_UP_TO` views (every set that leaves one view out beyond that) in the form all views
-    validated better in (``forms="preferred"``) or in both (``"both"``). Single views are tried both ways because
+    validated better in (``forms="preferred"``) or in both (``"both"``). The sets are tried from the largest
+    down; with ``search="backward"`` a set is tried only if a set one view larger that holds it validated within one
+    standard error of the best candidate so far (:func:`within_one_standard_error`): the rule below keeps the
+    smallest such set, and a set seldom validates better than every larger set it is part of
+    (``search="exhaustive"`` tries every set). Single views are tried both ways because
     their better form can differ from that of all views (a posteriors view may be better raw while the views
     together are better normalised); so can a set's. Each candidate's meta-classifier is trained on the training
     inputs (``train``: in-sample, as the paper's) and cross-validated with ``cv`` folds (one split shared by every
@@ -256,6 +281,8 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
         raise ValueError(f"select average must be one of {SELECT_AVERAGES}, got {average!r}")
     if forms not in SELECT_FORMS:
         raise ValueError(f"select forms must be one of {SELECT_FORMS}, got {forms!r}")
+    if search not in SELECT_SEARCHES:
+        raise ValueError(f"select search must be one of {SELECT_SEARCHES}, got {search!r}")
     by_language = average == "language" and langs is not None
     groups = [np.flatnonzero(langs == lang) for lang in np.unique(langs)] if by_language else None
 
@@ -307,9 +334,14 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     for l2 in form_list:
         attempt(full, l2)
     preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
-    for subset in subsets:
-        for l2 in (form_list if both_forms(subset) else (preferred,)):
-            attempt(subset, l2)
+    for size in sorted({len(s) for s in subsets}, reverse=True):
+        near = [set(candidates[i][2]) for i in within_one_standard_error(
+            [c[0] for c in candidates], [c[1] for c in candidates]) if len(candidates[i][2]) == size + 1]
+        for subset in (s for s in subsets if len(s) == size):
+            if search == "backward" and not any(set(subset) <= larger for larger in near):
+                continue  # no set one view larger that holds it validates within one standard error of the best
+            for l2 in (form_list if both_forms(subset) else (preferred,)):
+                attempt(subset, l2)
     _, _, subset, l2, Zmeta, Zval, compared = candidates[choice()]
     if compared is None:  # released: the same validation again
         compared = compare(trainer, Zmeta, Zval, Y, zscore=l2, cv=cv)
