@@ -219,6 +219,9 @@ def test_select_backward_search_stops_where_every_smaller_set_validates_clearly_
     for name, score in tried.items():
         assert every.aggregation_.scores_[name] == pytest.approx(score, abs=1e-12)
     assert backward.selected_views_ == every.selected_views_ == ["t", "u", "v"]
+    folds = backward.aggregation_.fold_scores_  # each candidate's score on each of the shared folds
+    assert set(folds) == set(tried) and all(len(f) == backward.aggregation_.cv for f in folds.values())
+    assert all(np.mean(folds[pair + full_form]) < np.mean(folds["tuv" + full_form]) for pair in ("tu", "tv", "uv"))
     assert max(tried[s + full_form] for s in ("tu", "tv", "uv")) < tried["tuv" + full_form] - 0.03
     with pytest.raises(ValueError, match=r"select search must be one of \('backward', 'exhaustive'\), got 'all'"):
         GeneralizedFunnelling(views="x", meta=meta, aggregation=Select(search="all")).fit(train)

@@ -98,6 +98,9 @@ class Select(Aggregation):
         Whether the kept candidate is normalised (each block L2-normalised, the input z-scored) or raw.
     scores_ : dict of str to float
         The validated score of every candidate.
+    fold_scores_ : dict of str to ndarray
+        Every candidate's score on each fold (the folds are shared: the standard errors of the rule are those of
+        the differences). Not saved with the model.
     """
 
     name = "select"
@@ -120,7 +123,7 @@ class Select(Aggregation):
                               normalize=normalize, names=names, langs=langs, judged_on=judged_on,
                               forms=self.forms, search=self.search)
         self.selected_ = [names[i] for i in chosen.subset]
-        self.l2_, self.scores_ = chosen.l2, chosen.scores
+        self.l2_, self.scores_, self.fold_scores_ = chosen.l2, chosen.scores, chosen.fold_scores
         return chosen.Zmeta, chosen.meta, chosen.scaler
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -131,7 +134,7 @@ class Select(Aggregation):
         policy = cls(**params)
         policy.selected_ = list(kept)
         policy.l2_ = bool(meta["selected_l2_"])
-        policy.scores_ = {}  # not saved
+        policy.scores_, policy.fold_scores_ = {}, {}  # not saved
         return policy
 
     def kept_views(self, names: Sequence[str]) -> list[str]:
@@ -225,12 +228,13 @@ def _held(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequen
 
 @dataclass
 class Selection:
-    """What :func:`select_views` keeps: the views (indices), their form, every candidate's score, the kept
-    candidate's training input and its fitted meta-classifier and input scaler."""
+    """What :func:`select_views` keeps: the views (indices), their form, every candidate's score (and per fold), the
+    kept candidate's training input and its fitted meta-classifier and input scaler."""
 
     subset: list[int]
     l2: bool
     scores: dict[str, float]
+    fold_scores: dict[str, np.ndarray]
     Zmeta: np.ndarray
     meta: RBFSVMOvR
     scaler: ZScore | None
@@ -299,6 +303,7 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     everything = np.arange(len(Yb)) if judged_on is None else np.flatnonzero(judged_on)
     candidates: list[list] = []
     tried: dict[str, float] = {}
+    per_fold_of: dict[str, np.ndarray] = {}
     full = tuple(range(len(names)))
     if len(full) <= SELECT_ALL_SUBSETS_UP_TO:
         subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
@@ -320,7 +325,8 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
             pred = meta.validated_decision_ > 0
             per_fold = np.array([judged(pred, te) for _, te in folds])
             value = judged(pred, everything)
-        tried[label([names[i] for i in subset]) + ("" if l2 else " (raw)")] = value
+        name = label([names[i] for i in subset]) + ("" if l2 else " (raw)")
+        tried[name], per_fold_of[name] = value, per_fold
         candidates.append([value, per_fold, subset, l2, tr, va, meta])
         held = _held([c[0] for c in candidates], [c[1] for c in candidates], [len(c[2]) for c in candidates])
         for i, candidate in enumerate(candidates):
@@ -350,7 +356,7 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     if trainer.verbose:
         logger.info("select: validated %s %s; kept %s", score, {k: round(v, 4) for k, v in tried.items()},
                     label(kept) + ("" if l2 else " (raw)"))
-    return Selection(list(subset), bool(l2), tried, Zmeta, meta, scaler)
+    return Selection(list(subset), bool(l2), tried, per_fold_of, Zmeta, meta, scaler)
 
 
 def judged_documents(names: Sequence[str], heldout: Sequence[np.ndarray | None], n: int, cv: int,
