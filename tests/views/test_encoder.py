@@ -180,14 +180,15 @@ def test_the_e_view_learns_by_ridge_by_default_and_by_linear_svms_on_request(tin
 
 
 def test_fused_view_weight_zero_is_the_pooled_tfidf_model(tiny, demo):
-    """With the encoder's vector weighted 0, F learns on the pooled TF-IDF row alone: P's classifier, the same
-    scores."""
+    """With the encoder's vector weighted 0, F learns on the pooled TF-IDF row alone: P's classifier (with F's
+    folds), the same scores."""
+    from gfun.views.encoder import FUSED_CV
     from gfun.views.pooled import PooledPosteriorsView
 
     train, _ = demo
     texts, langs, Y = list(train.texts), np.asarray(train.langs, dtype=object), train.Y.toarray()
     f = FusedPosteriorsView(weight=0.0, model=tiny, prefix="", max_length=64, device="cpu", random_state=0)
-    p = PooledPosteriorsView(random_state=0)
+    p = PooledPosteriorsView(random_state=0, cv=FUSED_CV)
     np.testing.assert_allclose(f.fit_transform(texts, langs, Y), p.fit_transform(texts, langs, Y), atol=1e-5)
     with pytest.raises(ValueError, match="weight"):
         FusedPosteriorsView(weight=-1.0, model=tiny).fit_transform(texts, langs, Y)

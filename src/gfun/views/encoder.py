@@ -37,9 +37,15 @@ from gfun.text.pooled import PooledTfidf
 from gfun.views.base import LanguageReach, ViewGenerator
 from gfun.views.pooled import VIEW_TOL, calibrated_scores, pooled_scores
 
-__all__ = ["EncoderPosteriorsView", "FusedPosteriorsView"]
+__all__ = ["FUSED_CV", "EncoderPosteriorsView", "FusedPosteriorsView"]
 
 logger = logging.getLogger(__name__)
+
+#: Folds of the F view's out-of-fold scores. Each of its class-balanced SVMs reads the encoder's dense vector on every
+#: document, so F is the dearest view to fit; with 3 folds instead of 5 its fit on debtags run 0 takes 19 s instead of
+#: 41 (quiet, 2 jobs), and no score of gFun-XPEF moved significantly over 10 runs of debtags (many-shot and
+#: zero-shot), debtags-rare and EXCEPTIUS and 3 of SIB-200 (RESULTS.md, "The frozen encoder on a CPU").
+FUSED_CV = 3
 
 
 class _EncoderParams(ViewGenerator):
@@ -181,7 +187,7 @@ _SHARED_DOC = """    model : str or path-like
     class_weight : {"balanced", None}
         Class weights of the linear SVMs (balanced: a rare class weighs as much as a common one).
     cv : int
-        Folds of the out-of-fold scores (Platt sigmoids, out-of-fold training views).
+        Folds of the out-of-fold scores (Platt sigmoids, out-of-fold training views): 5 for E, :data:`FUSED_CV` for F.
     train_posteriors : {"cv", "in-sample"}
         The training documents' views: out-of-fold (the default) or from the classifiers trained on them.
     tol : float
@@ -322,7 +328,7 @@ class FusedPosteriorsView(_EncoderParams):
     def __init__(self, weight: float = 1.0, ngram_range: tuple[int, int] = (1, 2), min_df: int = 2,
                  model: str = "multilingual-e5-small", prefix: str = "passage: ", max_length: int | str = "auto",
                  quantize: bool | str = "auto", batch_size: int = 32, cache_dir: str | None = "auto",
-                 device: str = "auto", C: float = 0.3, class_weight: str | None = "balanced", cv: int = 5,
+                 device: str = "auto", C: float = 0.3, class_weight: str | None = "balanced", cv: int = FUSED_CV,
                  train_posteriors: Literal["cv", "in-sample"] = "cv", tol: float = VIEW_TOL,
                  n_jobs: int | None = None, random_state: int | None = None, progress: bool = False) -> None:
         self.weight = weight
