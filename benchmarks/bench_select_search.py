@@ -39,6 +39,7 @@ from gfun.funnelling.select import (  # noqa: E402
     SELECT_SEARCHES,
     Select,
     one_standard_error_choice,
+    sets_to_try,
     within_one_standard_error,
 )
 
@@ -61,10 +62,7 @@ def replay(record: dict, views: str, search: str, forms: str) -> tuple[str, int]
     preferred = record["scores"][name(full, True)] >= record["scores"][name(full, False)]
     subsets = [c for size in range(len(full) - 1, 0, -1) for c in combinations(full, size)]
     for size in sorted({len(s) for s in subsets}, reverse=True):
-        near = [set(tried[i][1]) for i in rule_near() if len(tried[i][1]) == size + 1]
-        for subset in (s for s in subsets if len(s) == size):
-            if search == "backward" and not any(set(subset) <= larger for larger in near):
-                continue
+        for subset in sets_to_try(subsets, size, [tried[i][1] for i in rule_near()], search):
             for l2 in ((True, False) if size == 1 or forms == "both" else (preferred,)):
                 tried.append((name(subset, l2), subset))
     kept = one_standard_error_choice([record["scores"][n] for n, _ in tried],

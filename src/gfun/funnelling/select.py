@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_FORMS", "SELECT_MIN_JUDGED", "SELECT_SCORES",
            "SELECT_SEARCHES", "SELECT_TOL", "Select", "Selection", "compare", "comparison_C", "judged_documents",
-           "keep", "one_standard_error_choice", "select_views", "unused_views", "within_one_standard_error"]
+           "keep", "one_standard_error_choice", "select_views", "sets_to_try", "unused_views",
+           "within_one_standard_error"]
 
 logger = logging.getLogger("gfun.funnelling.generalized")
 
@@ -226,6 +227,17 @@ def _held(scores: Sequence[float], per_fold: Sequence[np.ndarray], sizes: Sequen
     return {int(np.argmax(scores)), one_standard_error_choice(scores, per_fold, sizes)}
 
 
+def sets_to_try(subsets: Sequence[tuple], size: int, near: Sequence[tuple], search: str) -> list[tuple]:
+    """The sets of ``size`` views among ``subsets`` that ``select``'s ``search`` validates: all of them
+    (``"exhaustive"``), or those a set one view larger among ``near`` (the candidates so far within one standard
+    error of the best, :func:`within_one_standard_error`) holds (``"backward"``)."""
+    level = [s for s in subsets if len(s) == size]
+    if search == "exhaustive":
+        return level
+    larger = [set(n) for n in near if len(n) == size + 1]
+    return [s for s in level if any(set(s) <= n for n in larger)]
+
+
 @dataclass
 class Selection:
     """What :func:`select_views` keeps: the views (indices), their form, every candidate's score (and per fold), the
@@ -341,11 +353,9 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
         attempt(full, l2)
     preferred = max(candidates, key=lambda c: c[0])[3]  # the form all views validate better in
     for size in sorted({len(s) for s in subsets}, reverse=True):
-        near = [set(candidates[i][2]) for i in within_one_standard_error(
-            [c[0] for c in candidates], [c[1] for c in candidates]) if len(candidates[i][2]) == size + 1]
-        for subset in (s for s in subsets if len(s) == size):
-            if search == "backward" and not any(set(subset) <= larger for larger in near):
-                continue  # no set one view larger that holds it validates within one standard error of the best
+        near = [candidates[i][2] for i in within_one_standard_error([c[0] for c in candidates],
+                                                                    [c[1] for c in candidates])]
+        for subset in sets_to_try(subsets, size, near, search):
             for l2 in (form_list if both_forms(subset) else (preferred,)):
                 attempt(subset, l2)
     _, _, subset, l2, Zmeta, Zval, compared = candidates[choice()]
