@@ -237,17 +237,22 @@ def test_batches_side_by_side_give_the_same_vectors(tiny, demo):
     np.testing.assert_array_equal(one, two)
 
 
-def test_int8_layers_keep_the_feed_forward_output_in_float32(tiny):
+def test_int8_layers_compute_the_feed_forward_output_in_bfloat16(tiny):
     """``quantize=True``: every Linear layer of the frozen part but the feed-forward output projection gets int8
-    weights with one scale per output channel; the scheme is part of the vectors' cache key."""
+    weights with one scale per output channel, that projection computes in bfloat16; the scheme is part of the
+    vectors' cache key."""
     import transformers
 
+    from gfun.encoders.bfloat16 import BFloat16Linear
     from gfun.encoders.frozen import FLOAT_LINEARS, INT8_SCHEME, _quantized, encoder_layers
 
-    layers = _quantized(list(encoder_layers(transformers.AutoModel.from_pretrained(tiny))))
-    for layer in layers:
+    base = list(encoder_layers(transformers.AutoModel.from_pretrained(tiny)))
+    layers = _quantized(base)
+    for layer, original in zip(layers, base, strict=True):
         kinds = {name: module for name, module in layer.named_modules() if "dense" in name or "query" in name}
-        assert type(kinds["output.dense"]) is torch.nn.Linear and FLOAT_LINEARS == ("output.dense",)
+        assert type(kinds["output.dense"]) is BFloat16Linear and FLOAT_LINEARS == ("output.dense",)
+        assert kinds["output.dense"].weight.dtype == torch.bfloat16
+        assert type(original.output.dense) is torch.nn.Linear  # the encoder itself is not changed
         for name in ("attention.self.query", "attention.output.dense", "intermediate.dense"):
             assert type(kinds[name]) is not torch.nn.Linear, name  # quantised
             assert kinds[name].weight().qscheme() == torch.per_channel_affine, name
@@ -256,9 +261,39 @@ def test_int8_layers_keep_the_feed_forward_output_in_float32(tiny):
     assert int8.key() != float_key and int8._load()[2].key().endswith(INT8_SCHEME)
 
 
+def test_bfloat16_linear_rounds_inputs_weights_and_sum_alike_on_any_cpu():
+    """:class:`BFloat16Linear` is ``round(round(x) @ round(W).T) + b`` whether oneDNN's bfloat16 kernel runs it or
+    float32 does (a CPU without bfloat16 dot products): the two differ only where a float32 sum in another order
+    rounds to the neighbouring bfloat16; it pickles (a fitted B view's frozen pass is saved with it)."""
+    import pickle
+
+    from gfun.encoders.bfloat16 import BFloat16Linear, bfloat16_native
+
+    g = torch.Generator().manual_seed(0)
+    linear = torch.nn.Linear(256, 96)
+    x = torch.randn(40, 256, generator=g) * 3
+    x[:, 7] *= 200  # an outlier feature, as GELU activations have: bfloat16 keeps its range
+    emulated = BFloat16Linear.from_linear(linear, native=False)
+    with torch.inference_mode():
+        exact = x.bfloat16().double() @ linear.weight.detach().bfloat16().double().T
+        expected = exact.to(torch.bfloat16).float() + linear.bias.detach()
+        got = emulated(x)
+        assert got.dtype == torch.float32 and got.shape == (40, 96)
+        step = exact.abs().float() * 2.0 ** -7 + 1e-6  # one bfloat16 step
+        assert torch.all((got - expected).abs() <= step)
+        assert (got != expected).float().mean() < 0.01
+        assert torch.allclose(got, linear(x), rtol=0.02, atol=0.05 * float(linear(x).abs().max()))
+        if bfloat16_native():
+            native = BFloat16Linear.from_linear(linear, native=True)(x)
+            assert torch.all((native - expected).abs() <= step)
+            assert (native != got).float().mean() < 0.01
+        again = pickle.loads(pickle.dumps(emulated))
+        assert torch.equal(again(x), got) and again.native is False
+
+
 def test_the_bundled_e5_int8_vectors_stay_close_to_float32():
     """Real text, the real offline multilingual-e5-small: the int8 frozen pass moves debtags documents' vectors
-    little (mean cosine to the float32 vectors .997 on 120 documents; .977 when the feed-forward output is int8
+    little (mean cosine to the float32 vectors .997 on 100 documents; .977 when the feed-forward output is int8
     too, one scale per tensor)."""
     from gfun.datasets.registry import load_dataset
 
