@@ -3,8 +3,11 @@
 Encodes a sample of one debtags run's training documents with :class:`gfun.encoders.document_vectors.DocumentEncoder`
 (no cache) for each setting (``max_length`` x ``quantize``), batches side by side in ``--n-jobs`` threads of one
 torch thread each, and prints documents per second, process CPU seconds
-per 1,000 documents, and the mean cosine of each setting's vectors to those of the float32 512-token setting (what
-the setting changes in the vectors). Time it on a quiet machine: another job on the cores inflates torch timings.
+per 1,000 documents, and the mean cosine of each setting's vectors to those of the first setting (what the setting
+changes in the vectors). Precision ``int8`` is :data:`gfun.encoders.frozen.INT8_SCHEME` as this CPU runs it (the
+feed-forward output projection in native bfloat16 where the CPU has bfloat16 dot products); ``int8-emulated`` computes
+that projection's bfloat16 roundings in float32, as a CPU without them does. Time it on a quiet machine: another job
+on the cores inflates torch timings.
 
 Example::
 
@@ -29,11 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=400, help="training documents encoded per setting")
     ap.add_argument("--n-jobs", type=int, default=None, help="batches encoded side by side (one torch thread each)")
     ap.add_argument("--settings", default="512:fp32,512:int8,256:fp32,128:fp32",
-                    help="comma-separated max_length:fp32|int8")
+                    help="comma-separated max_length:fp32|int8|int8-emulated")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
 
     from gfun.datasets.registry import load_dataset
+    from gfun.encoders.bfloat16 import BFloat16Linear, bfloat16_native
     from gfun.encoders.document_vectors import DocumentEncoder
 
     texts = list(load_dataset("debtags", data_dir=args.data_dir, run=args.run).train.texts)
@@ -42,9 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for setting in args.settings.split(","):
         length, precision = setting.split(":")
-        enc = DocumentEncoder(max_length=int(length), quantize=precision == "int8", cache_dir=None, device="cpu",
+        if precision not in ("fp32", "int8", "int8-emulated"):
+            ap.error(f"precision {precision!r}: expected fp32, int8 or int8-emulated")
+        enc = DocumentEncoder(max_length=int(length), quantize=precision != "fp32", cache_dir=None, device="cpu",
                               n_jobs=args.n_jobs)
-        enc._load()
+        frozen = enc._load()[2]
+        if precision == "int8-emulated":
+            for module in (m for layer in frozen.layers for m in layer.modules()):
+                if isinstance(module, BFloat16Linear):
+                    module.native = False
         cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
         t0 = time.perf_counter()
         V = enc.encode(texts)
@@ -53,10 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         if reference is None:
             reference = V
         rows.append((setting, len(texts) / wall, 1000 * cpu / len(texts), float(np.mean(np.sum(V * reference, 1)))))
-    print(f"debtags run {args.run}, {len(texts)} training documents, n_jobs {args.n_jobs}")
-    print(f"{'setting':12s} {'docs/s':>8s} {'cpu s/1000 docs':>16s} {'cosine to first':>16s}")
+    print(f"debtags run {args.run}, {len(texts)} training documents, n_jobs {args.n_jobs}, native bfloat16 "
+          f"products: {bfloat16_native()}")
+    print(f"{'setting':17s} {'docs/s':>8s} {'cpu s/1000 docs':>16s} {'cosine to first':>16s}")
     for setting, rate, cpu, cos in rows:
-        print(f"{setting:12s} {rate:8.1f} {cpu:16.1f} {cos:16.4f}")
+        print(f"{setting:17s} {rate:8.1f} {cpu:16.1f} {cos:16.4f}")
     return 0
 
 
