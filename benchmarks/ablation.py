@@ -81,6 +81,8 @@ LEVERS: dict[str, str] = {
     "xmpef": "with M (the encoder's subword vectors, mapped to posteriors)",
     "xpef:meta__class_weight=balanced": "meta-classifier's classes weighted by inverse frequency",
     "xpef:meta__threshold=k": "meta-classifier's thresholds chosen for K instead of F1",
+    "xpef:meta__threshold=f1+k": "meta-classifier's thresholds chosen for the mean of F1 and K",
+    "xpef:e__max_length=512:f__max_length=512": "E and F read 512 tokens (128 on a CPU by default)",
     "xpef:aggregation=mean": "the mean of every view's posteriors instead of `select`'s choice",
 }
 BASELINES = ("encoder-tfidf", "xmp")
