@@ -41,6 +41,26 @@ def test_equals_sklearn_linear_svc_per_class(en, loss: str, class_weight: str | 
         np.testing.assert_allclose(model.decision_function(X)[:, j], ref.decision_function(X), rtol=1e-5, atol=1e-5)
 
 
+def test_sqrt_class_weight_is_sklearn_with_the_square_roots_of_the_balanced_weights(en) -> None:
+    """``class_weight="sqrt"``: each label weighted by the square root of its balanced weight, as LinearSVC does
+    with those weights given as a dict; a rare class's scores rise above the unweighted ones, less than balanced."""
+    from gfun.svm.linear import binary_class_weights
+
+    X, Y = en
+    j = int(np.argmin(Y.sum(axis=0)))
+    y = Y[:, j]
+    n, n_pos = y.size, int(y.sum())
+    np.testing.assert_allclose(binary_class_weights(y, "sqrt"), np.sqrt([n / (2 * (n - n_pos)), n / (2 * n_pos)]))
+    model = fit_linear_ovr(X, Y, 1.0, class_weight="sqrt", random_state=0)
+    ref = _reference(X, y, 1.0, class_weight=dict(enumerate(binary_class_weights(y, "sqrt"))))
+    np.testing.assert_allclose(model.coef[j], ref.coef_[0], rtol=1e-5, atol=1e-6)
+    mean = {w: float(fit_linear_ovr(X, Y, 1.0, class_weight=w, random_state=0).decision_function(X)[:, j].mean())
+            for w in (None, "sqrt", "balanced")}
+    assert mean[None] < mean["sqrt"] < mean["balanced"]  # the rare class's scores rise with its weight
+    with pytest.raises(ValueError, match="class_weight must be one of"):
+        binary_class_weights(y, "inverse")
+
+
 def test_per_class_C(en) -> None:
     X, Y = en
     Cs = np.array([0.01, 0.1, 1.0, 10.0, 100.0, 1.0])

@@ -21,7 +21,7 @@ from gfun.core.parallel import run_parallel
 from gfun.core.progress import LOG_EVERY, format_duration
 from gfun.metrics.measures import f1_from_counts
 from gfun.svm.kernel_validation import _as_dense_labels
-from gfun.svm.linear import CONSTANT_SCORE, binary_class_weights, make_folds
+from gfun.svm.linear import CONSTANT_SCORE, binary_class_weights, make_folds, sklearn_class_weight
 from gfun.svm.memory_budget import LIBSVM_CACHE_MB, parse_memory
 from gfun.svm.rbf_kernel import rbf_kernel_inplace
 from gfun.svm.sklearn_private import libsvm as _libsvm  # None when unusable: SVC is the fallback
@@ -52,7 +52,8 @@ def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomput
             return fast
     from sklearn.svm import SVC  # the fallback only: importing it would slow every start
 
-    svm = SVC(C=C, kernel="precomputed" if precomputed else "rbf", gamma=gamma, class_weight=class_weight,
+    svm = SVC(C=C, kernel="precomputed" if precomputed else "rbf", gamma=gamma,
+              class_weight=sklearn_class_weight(y, class_weight),
               tol=tol, cache_size=cache_size)
     svm.fit(Kx, y)
     # sklearn exposes binary dual coefficients and intercept with the sign of decision_function
