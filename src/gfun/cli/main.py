@@ -344,8 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help=argparse.SUPPRESS)  # the earlier spelling of --unknown-labels ignore
     p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
     p.add_argument("--meta-C", type=_parse_C, default=None, help=META_C_HELP)
-    p.add_argument("--meta-class-weight", choices=("balanced",), default=None,
-                   help="class weights of the meta-classifier (default: none, as in the paper)")
+    p.add_argument("--meta-class-weight", choices=("balanced", "sqrt"), default=None,
+                   help="class weights of the meta-classifier: balanced (each class's positives weighted by their "
+                   "inverse frequency), sqrt (the square roots of the balanced weights: between none and balanced) "
+                   "(default: none, as in the paper)")
     p.add_argument("--meta-threshold", choices=("auto", "zero", "validated", "f1", "k", "f1+k"), default="auto",
                    help="decision threshold rule of the meta-classifier per class: auto (validated with select, "
                    "stack and wmean, else zero), zero (the SVM's own), validated (0 or F1-optimal, whichever "

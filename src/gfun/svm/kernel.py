@@ -99,7 +99,8 @@ class RBFSVMOvR(ExactPathMixin, NystroemPathMixin, ValidationMixin, BaseEstimato
         RBF width; ``"scale"`` is ``1 / (n_features * X.var())`` as in scikit-learn.
     probability : bool
         Fit Platt sigmoids on out-of-fold decision scores so that :meth:`predict_proba` works.
-    class_weight : {None, "balanced"}
+    class_weight : {None, "balanced", "sqrt"}
+        Weights of each class's negative and positive samples (:data:`gfun.svm.linear.CLASS_WEIGHTS`).
     threshold : {"zero", "f1", "validated", "k"}
         Decision threshold of each class. ``"zero"``: the SVM's own (a positive score predicts the class).
         ``"f1"``: the threshold that maximises the class's F1 on the out-of-fold decision scores of the

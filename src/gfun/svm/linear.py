@@ -136,7 +136,8 @@ def fit_linear_ovr(X: sp.spmatrix, Y: np.ndarray, C: float | Sequence[float] | n
         Regularisation, shared or per class.
     loss : {"squared_hinge", "hinge", "log"}
         liblinear loss (``"log"``: logistic regression, dual solver).
-    class_weight : {None, "balanced"}
+    class_weight : {None, "balanced", "sqrt"}
+        See :data:`CLASS_WEIGHTS`.
     random_state, max_iter
         Passed to :class:`sklearn.svm.LinearSVC`.
     tol : float
