@@ -615,6 +615,23 @@ def test_train_without_views_trains_the_default_of_the_install(folder: Path, tmp
     est = train_estimator(args)
     assert est.views == ("xpef" if torch_installed else "xp")
     assert "m" not in (est.view_params or {})
+    assert est.meta.class_weight == "sqrt"  # gfun train's meta-classifier weighs rare classes (the square roots)
+
+
+@pytest.mark.parametrize(("argv", "expected"), [([], "sqrt"), (["--meta-class-weight", "none"], None),
+                                                (["--meta-class-weight", "balanced"], "balanced"),
+                                                (["--method", "fun"], None),
+                                                (["--method", "fun", "--meta-class-weight", "sqrt"], "sqrt")])
+def test_meta_class_weight_of_train(folder: Path, tmp_path: Path, argv: list[str], expected: str | None) -> None:
+    """``--meta-class-weight``: sqrt unless told for gFun; Fun keeps its unweighted meta-classifier unless told;
+    ``none`` is the paper's unweighted one."""
+    from gfun.cli.main import train_estimator
+
+    args = build_parser().parse_args(["train", "--train", str(folder / "train.jsonl"), "--model",
+                                      str(tmp_path / "m"), "--views", "x", *argv])
+    est = train_estimator(args)
+    meta = est.meta if est.meta is not None else default_meta()
+    assert meta.class_weight == expected
 
 
 def test_the_default_on_a_cpu_embeds_128_tokens_with_int8_layers(model_dir: Path, capsys) -> None:

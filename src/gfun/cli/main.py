@@ -96,6 +96,18 @@ def train_configuration(args: argparse.Namespace) -> tuple[Any, dict | None]:
     return config, parse_view_params(args.view_param, view_params)
 
 
+def meta_class_weight(args: argparse.Namespace) -> str | None:
+    """The meta-classifier's class weights of ``gfun train``'s arguments: ``--meta-class-weight`` (``"none"``:
+    unweighted), else :data:`gfun.configuration.DEFAULT_META_CLASS_WEIGHT` for ``--method gfun`` and none for the
+    other methods (Fun and the baselines as published)."""
+    from gfun.configuration import DEFAULT_META_CLASS_WEIGHT
+
+    chosen = getattr(args, "meta_class_weight", None)
+    if chosen is None:
+        return DEFAULT_META_CLASS_WEIGHT if args.method == "gfun" else None
+    return None if chosen == "none" else chosen
+
+
 def train_estimator(args: argparse.Namespace, setup: tuple[Any, dict | None] | None = None) -> Any:
     """The unfitted estimator of ``gfun train``'s arguments (see :func:`gfun.configuration.build_estimator`);
     ``setup``: what :func:`train_configuration` returned for them, when the caller has it already."""
@@ -104,7 +116,7 @@ def train_estimator(args: argparse.Namespace, setup: tuple[Any, dict | None] | N
     config, view_params = setup or train_configuration(args)
     return build_estimator(config, meta_C=args.meta_C, first_tier_C=args.first_tier_C,
                            train_posteriors=args.train_posteriors, normalize=not args.no_normalize,
-                           zero_shot_views=args.zero_shot_views, meta_class_weight=args.meta_class_weight,
+                           zero_shot_views=args.zero_shot_views, meta_class_weight=meta_class_weight(args),
                            meta_threshold=args.meta_threshold, view_params=view_params, n_jobs=args.n_jobs,
                            random_state=args.seed, verbose=True)
 
@@ -344,10 +356,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=argparse.SUPPRESS)  # the earlier spelling of --unknown-labels ignore
     p.add_argument("--missing-labels", choices=("warn", "error", "negative"), default="warn", help=MISSING_LABELS_HELP)
     p.add_argument("--meta-C", type=_parse_C, default=None, help=META_C_HELP)
-    p.add_argument("--meta-class-weight", choices=("balanced", "sqrt"), default=None,
-                   help="class weights of the meta-classifier: balanced (each class's positives weighted by their "
-                   "inverse frequency), sqrt (the square roots of the balanced weights: between none and balanced) "
-                   "(default: none, as in the paper)")
+    p.add_argument("--meta-class-weight", choices=("none", "balanced", "sqrt"), default=None,
+                   help="class weights of the meta-classifier: none (the paper's), balanced (each class's positives "
+                   "and negatives weighted by their inverse frequency), sqrt (the square roots of the balanced "
+                   "weights: rare classes weigh more, less than balanced); default: sqrt for --method gfun, none "
+                   "for the other methods")
     p.add_argument("--meta-threshold", choices=("auto", "zero", "validated", "f1", "k", "f1+k"), default="auto",
                    help="decision threshold rule of the meta-classifier per class: auto (validated with select, "
                    "stack and wmean, else zero), zero (the SVM's own), validated (0 or F1-optimal, whichever "
