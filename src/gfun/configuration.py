@@ -54,7 +54,7 @@ UNSEEN_LANGUAGE_VIEWS = "mbrpef"
 DEFAULT_VIEWS_CORE = "xp"
 #: With the torch extra: X, P and the frozen encoder's views E and F, on any device (the frozen pass reads 512 float32
 #: tokens on a GPU, 128 tokens through int8 layers on a CPU: the E and F views' ``"auto"`` settings). On a CPU it is
-#: above gFun-XPE (the same vectors without F) in 20 of the 24 measures of 10 runs of debtags, debtags-rare,
+#: above gFun-XPE (the same views without F) in 21 of the 24 measures of 10 runs of debtags, debtags-rare,
 #: EXCEPTIUS and SIB-200, significantly below in none, and above gFun-XMP in all 24 (RESULTS.md, "The frozen encoder
 #: on a CPU").
 DEFAULT_VIEWS_TORCH = "xpef"
