@@ -79,6 +79,8 @@ LEVERS: dict[str, str] = {
     "xpf": "without E (the encoder vector alone)",
     "xpe": "without F (the encoder vector beside the pooled TF-IDF)",
     "xmpef": "with M (the encoder's subword vectors, mapped to posteriors)",
+    "xpef:meta__class_weight=sqrt": "meta-classifier's classes weighted by the square roots of the balanced weights "
+                                    "(gfun train's default)",
     "xpef:meta__class_weight=balanced": "meta-classifier's classes weighted by inverse frequency",
     "xpef:meta__threshold=k": "meta-classifier's thresholds chosen for K instead of F1",
     "xpef:meta__threshold=f1+k": "meta-classifier's thresholds chosen for the mean of F1 and K",
