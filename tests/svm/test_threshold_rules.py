@@ -56,7 +56,11 @@ def test_gfun_train_meta_threshold_reaches_the_meta_classifier():
                                       "--meta-threshold", "k"])
     assert train_estimator(args).meta.threshold == "k"
     args = build_parser().parse_args(["train", "--train", "t.jsonl", "--model", "m", "--views", "xp"])
-    assert train_estimator(args).meta is None  # the default meta-classifier (threshold "auto")
+    meta = train_estimator(args).meta  # the default rule ("auto"), gfun train's class weights
+    assert meta.threshold == "auto" and meta.class_weight == "sqrt"
+    args = build_parser().parse_args(["train", "--train", "t.jsonl", "--model", "m", "--views", "xp",
+                                      "--meta-class-weight", "none"])
+    assert train_estimator(args).meta is None  # the default meta-classifier, as the paper's
 
 
 def test_the_f1_plus_k_rule_cuts_between_the_f1_and_the_k_optimal_thresholds():
