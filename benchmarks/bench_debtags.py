@@ -13,7 +13,9 @@ Usage::
 
 Configurations: ``naive``, ``fun`` and ``gfun-<views>[-<aggregation>]``, built by
 :func:`gfun.configuration.build_estimator` with ``gfun train``'s default meta C (C by 5-fold CV over the paper's
-6 values for naive, 1 for fun and gFun), each also as ``<name>-C1`` (C = 1), e.g. ``gfun-xmw``, ``gfun-xmw-C1``.
+6 values for naive, 1 for fun and gFun), each also as ``<name>-C1`` (C = 1), e.g. ``gfun-xmw``, ``gfun-xmw-C1``,
+and ``gfun train``'s meta-classifier class weights (``--meta-class-weight train``: ``sqrt`` for gFun, none for the
+others; ``none``, ``balanced`` or ``sqrt`` for every configuration).
 """
 
 from __future__ import annotations
@@ -48,14 +50,19 @@ def parse_config(name: str) -> tuple[str, float | None]:
 
 
 def _one(point: dict) -> dict:
-    from gfun.configuration import build_estimator
+    from gfun.configuration import build_estimator, default_meta_class_weight
+    from gfun.configuration import parse_config as read_configuration
     from gfun.datasets.debtags import load_debtags
     from gfun.metrics.evaluation import evaluate
 
     r = load_debtags(run=point["run"], data_dir=point["data_dir"])
     config, meta_C = parse_config(point["config"])
+    weight = point.get("meta_class_weight", "train")
+    if weight == "train":
+        weight = default_meta_class_weight(read_configuration(config).method)
     est = build_estimator(config, meta_C=meta_C, random_state=point["run"], n_jobs=point["n_jobs"],
-                          view_params={"m": {"source": point["word_vectors"]}})
+                          view_params={"m": {"source": point["word_vectors"]}},
+                          meta_class_weight=None if weight == "none" else weight)
     model, pred, figures = measure(lambda: est.fit(r.train), lambda m: m.predict(r.test))
     res = evaluate(r.test.Y, pred, r.test.langs).loc["average"]
     phases = {k: round(v, 2) for k, v in getattr(model, "timings_", {}).items()}
@@ -72,6 +79,9 @@ def main() -> int:
     ap.add_argument("--configs", default="naive,fun,gfun-x,gfun-x-C1")
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--word-vectors", default="e5", help="word-vector source of the M view")
+    ap.add_argument("--meta-class-weight", choices=("train", "none", "balanced", "sqrt"), default="train",
+                    help="the meta-classifier's class weights: gfun train's (sqrt for gFun, none for the others), or "
+                    "one for every configuration")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "debtags_run{run}.csv"))
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -89,7 +99,8 @@ def main() -> int:
     rows = []
     for config in configs:
         rows.append(run_isolated(__file__, {"config": config, "run": args.run, "data_dir": args.data_dir,
-                                            "n_jobs": args.n_jobs, "word_vectors": args.word_vectors}))
+                                            "n_jobs": args.n_jobs, "word_vectors": args.word_vectors,
+                                            "meta_class_weight": args.meta_class_weight}))
         sys.stderr.write(f"{config}: fit {rows[-1]['fit_s']:.1f} s, predict {rows[-1]['predict_s']:.1f} s\n")
     df = pd.DataFrame(rows).set_index("config")
     path = Path(args.out.format(run=args.run))

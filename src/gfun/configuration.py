@@ -38,7 +38,8 @@ __all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "DEFAULT_META_CLASS_WEIGHT", "
            "DEFAULT_VIEWS_TORCH",
            "DEFAULT_WORD_VECTORS", "METHODS", "METHOD_REGISTRY", "PARALLEL_DATASETS", "PARALLEL_READERS",
            "TRANSFORMER_BASELINES", "UNAVAILABLE_VIEWS", "BuildOptions", "Config", "Method",
-           "build_estimator", "check_configs_for_dataset", "config_names_help", "method_config",
+           "build_estimator", "check_configs_for_dataset", "config_names_help", "default_meta_class_weight",
+           "method_config",
            "neural_view_params", "parse_config", "parse_configs", "required_modules"]
 
 logger = logging.getLogger(__name__)
@@ -256,6 +257,12 @@ def _parallel(config: Config) -> str:
     """What parallel data the method of ``config`` needs (:attr:`Method.parallel`)."""
     method = METHOD_REGISTRY.get(config.method)
     return method.parallel if method else ""
+
+
+def default_meta_class_weight(method: str) -> str | None:
+    """The meta-classifier's class weights ``gfun train`` gives a method when not told:
+    :data:`DEFAULT_META_CLASS_WEIGHT` for gFun, none (as published) for Fun and the baselines."""
+    return DEFAULT_META_CLASS_WEIGHT if method == "gfun" else None
 
 
 def default_views() -> str:

@@ -25,13 +25,13 @@ def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) ->
     returns the results table.
 
     Every estimator has ``gfun train``'s defaults (:func:`gfun.configuration.build_estimator`; for gFun, the
-    meta-classifier's class weights :data:`gfun.configuration.DEFAULT_META_CLASS_WEIGHT`). ``full`` adds
+    meta-classifier's class weights :func:`gfun.configuration.default_meta_class_weight`). ``full`` adds
     gFun-XW, gFun-XMW and gFun-XMP (M with word vectors derived offline from multilingual-e5-small's sub-word
     which needs ``gfun[torch]``).
     """
     import pandas as pd
 
-    from gfun.configuration import DEFAULT_META_CLASS_WEIGHT, build_estimator, neural_view_params, parse_config
+    from gfun.configuration import build_estimator, default_meta_class_weight, neural_view_params, parse_config
     from gfun.datasets.demo import load_demo
     from gfun.metrics.evaluation import evaluate
     from gfun.metrics.measures import MEASURES
@@ -41,9 +41,8 @@ def run_demo(*, seed: int = 0, n_jobs: int | None = None, full: bool = False) ->
     rows = {}
     configs = DEMO_CONFIGS + (FULL_DEMO_CONFIGS if full else ())
     for name, config, word_vectors in configs:
-        weight = DEFAULT_META_CLASS_WEIGHT if parse_config(config).method == "gfun" else None  # as gfun train
         est = build_estimator(config, n_jobs=n_jobs, random_state=seed, view_params=neural_view_params(word_vectors),
-                              meta_class_weight=weight)
+                              meta_class_weight=default_meta_class_weight(parse_config(config).method))
         t0 = time.perf_counter()
         est.fit(train)
         fit_s = time.perf_counter() - t0

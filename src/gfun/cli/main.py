@@ -98,13 +98,12 @@ def train_configuration(args: argparse.Namespace) -> tuple[Any, dict | None]:
 
 def meta_class_weight(args: argparse.Namespace) -> str | None:
     """The meta-classifier's class weights of ``gfun train``'s arguments: ``--meta-class-weight`` (``"none"``:
-    unweighted), else :data:`gfun.configuration.DEFAULT_META_CLASS_WEIGHT` for ``--method gfun`` and none for the
-    other methods (Fun and the baselines as published)."""
-    from gfun.configuration import DEFAULT_META_CLASS_WEIGHT
+    unweighted), else the method's default (:func:`gfun.configuration.default_meta_class_weight`)."""
+    from gfun.configuration import default_meta_class_weight
 
     chosen = getattr(args, "meta_class_weight", None)
     if chosen is None:
-        return DEFAULT_META_CLASS_WEIGHT if args.method == "gfun" else None
+        return default_meta_class_weight(args.method)
     return None if chosen == "none" else chosen
 
 
