@@ -5,7 +5,8 @@ bfloat16, their products summed in float32, the sum rounded to bfloat16 once, th
 multiplies bfloat16 matrices natively (oneDNN with AVX512-BF16 or AMX: :func:`bfloat16_native`) a bfloat16 kernel does
 it; elsewhere the same roundings wrap a float32 product. The two agree but for the rare element whose float32 sum,
 added in another order, rounds to the neighbouring bfloat16 (3 in 10,000 elements of a 1,536 x 384 product of random
-numbers, one bfloat16 step apart), so a vector computed on one machine is what another computes, to that rounding.
+numbers, one bfloat16 step apart). Inside the int8 frozen pass (:data:`gfun.encoders.frozen.INT8_SCHEME`) dynamic
+quantisation amplifies those steps: the document vectors of the two ways agree at a mean cosine of .9987 (debtags).
 
 This module imports torch: import it only where torch is needed (:func:`gfun.encoders.frozen._quantized`).
 """
