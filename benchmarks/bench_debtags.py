@@ -57,12 +57,10 @@ def _one(point: dict) -> dict:
 
     r = load_debtags(run=point["run"], data_dir=point["data_dir"])
     config, meta_C = parse_config(point["config"])
-    weight = point.get("meta_class_weight", "train")
-    if weight == "train":
-        weight = default_meta_class_weight(read_configuration(config).method)
+    chosen = point.get("meta_class_weight", "train")
+    weight = default_meta_class_weight(read_configuration(config).method, None if chosen == "train" else chosen)
     est = build_estimator(config, meta_C=meta_C, random_state=point["run"], n_jobs=point["n_jobs"],
-                          view_params={"m": {"source": point["word_vectors"]}},
-                          meta_class_weight=None if weight == "none" else weight)
+                          view_params={"m": {"source": point["word_vectors"]}}, meta_class_weight=weight)
     model, pred, figures = measure(lambda: est.fit(r.train), lambda m: m.predict(r.test))
     res = evaluate(r.test.Y, pred, r.test.langs).loc["average"]
     phases = {k: round(v, 2) for k, v in getattr(model, "timings_", {}).items()}

@@ -35,12 +35,10 @@ from typing import Any
 from gfun.funnelling import AGGREGATIONS, DEFAULT_AGGREGATION
 
 __all__ = ["BASELINES", "CROSSLINGUAL_BASELINES", "DEFAULT_META_CLASS_WEIGHT", "DEFAULT_VIEWS_CORE",
-           "DEFAULT_VIEWS_TORCH",
-           "DEFAULT_WORD_VECTORS", "METHODS", "METHOD_REGISTRY", "PARALLEL_DATASETS", "PARALLEL_READERS",
-           "TRANSFORMER_BASELINES", "UNAVAILABLE_VIEWS", "BuildOptions", "Config", "Method",
+           "DEFAULT_VIEWS_TORCH", "DEFAULT_WORD_VECTORS", "METHODS", "METHOD_REGISTRY", "PARALLEL_DATASETS",
+           "PARALLEL_READERS", "TRANSFORMER_BASELINES", "UNAVAILABLE_VIEWS", "BuildOptions", "Config", "Method",
            "build_estimator", "check_configs_for_dataset", "config_names_help", "default_meta_class_weight",
-           "method_config",
-           "neural_view_params", "parse_config", "parse_configs", "required_modules"]
+           "method_config", "neural_view_params", "parse_config", "parse_configs", "required_modules"]
 
 logger = logging.getLogger(__name__)
 
@@ -259,9 +257,12 @@ def _parallel(config: Config) -> str:
     return method.parallel if method else ""
 
 
-def default_meta_class_weight(method: str) -> str | None:
-    """The meta-classifier's class weights ``gfun train`` gives a method when not told:
-    :data:`DEFAULT_META_CLASS_WEIGHT` for gFun, none (as published) for Fun and the baselines."""
+def default_meta_class_weight(method: str, chosen: str | None = None) -> str | None:
+    """The meta-classifier's class weights ``gfun train`` gives a method: ``chosen`` (``--meta-class-weight``;
+    ``"none"``: unweighted), else :data:`DEFAULT_META_CLASS_WEIGHT` for gFun and none (as published) for Fun and the
+    baselines."""
+    if chosen is not None:
+        return None if chosen == "none" else chosen
     return DEFAULT_META_CLASS_WEIGHT if method == "gfun" else None
 
 

@@ -96,26 +96,16 @@ def train_configuration(args: argparse.Namespace) -> tuple[Any, dict | None]:
     return config, parse_view_params(args.view_param, view_params)
 
 
-def meta_class_weight(args: argparse.Namespace) -> str | None:
-    """The meta-classifier's class weights of ``gfun train``'s arguments: ``--meta-class-weight`` (``"none"``:
-    unweighted), else the method's default (:func:`gfun.configuration.default_meta_class_weight`)."""
-    from gfun.configuration import default_meta_class_weight
-
-    chosen = getattr(args, "meta_class_weight", None)
-    if chosen is None:
-        return default_meta_class_weight(args.method)
-    return None if chosen == "none" else chosen
-
-
 def train_estimator(args: argparse.Namespace, setup: tuple[Any, dict | None] | None = None) -> Any:
     """The unfitted estimator of ``gfun train``'s arguments (see :func:`gfun.configuration.build_estimator`);
     ``setup``: what :func:`train_configuration` returned for them, when the caller has it already."""
-    from gfun.configuration import build_estimator
+    from gfun.configuration import build_estimator, default_meta_class_weight
 
     config, view_params = setup or train_configuration(args)
+    class_weight = default_meta_class_weight(args.method, args.meta_class_weight)
     return build_estimator(config, meta_C=args.meta_C, first_tier_C=args.first_tier_C,
                            train_posteriors=args.train_posteriors, normalize=not args.no_normalize,
-                           zero_shot_views=args.zero_shot_views, meta_class_weight=meta_class_weight(args),
+                           zero_shot_views=args.zero_shot_views, meta_class_weight=class_weight,
                            meta_threshold=args.meta_threshold, view_params=view_params, n_jobs=args.n_jobs,
                            random_state=args.seed, verbose=True)
 

@@ -53,8 +53,7 @@ def _fit_binary(Kx: np.ndarray, y: np.ndarray, C: float, gamma: float, precomput
     from sklearn.svm import SVC  # the fallback only: importing it would slow every start
 
     svm = SVC(C=C, kernel="precomputed" if precomputed else "rbf", gamma=gamma,
-              class_weight=sklearn_class_weight(y, class_weight),
-              tol=tol, cache_size=cache_size)
+              class_weight=sklearn_class_weight(y, class_weight), tol=tol, cache_size=cache_size)
     svm.fit(Kx, y)
     # sklearn exposes binary dual coefficients and intercept with the sign of decision_function
     return svm.support_.astype(np.int64), svm.dual_coef_[0].copy(), float(svm.intercept_[0])

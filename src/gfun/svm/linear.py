@@ -115,8 +115,7 @@ def _fit_one(X: sp.spmatrix, y: np.ndarray, C: float, loss: str, class_weight: s
             from sklearn.svm import LinearSVC  # the fallback only: imported where used, not at every start
 
             svm = LinearSVC(C=C, loss=loss, class_weight=sklearn_class_weight(y, class_weight), dual=True,
-                            max_iter=max_iter, tol=tol,
-                            random_state=random_state)
+                            max_iter=max_iter, tol=tol, random_state=random_state)
         with public_liblinear():  # its generator is the module's: one solve at a time
             svm.fit(X, y)
     return svm.coef_[0].astype(np.float32), float(svm.intercept_[0])
