@@ -171,8 +171,8 @@ _SHARED_DOC = """    model : str or path-like
     quantize : bool or "auto"
         int8 dynamic quantisation of the encoder's layers (:data:`gfun.encoders.frozen.INT8_SCHEME`; ``"auto"``: on
         a CPU). With both ``"auto"``, a CPU's frozen pass takes 4.3 times fewer CPU seconds than 512 float32
-        tokens where the CPU has bfloat16 products (about 2 times where it has not), at scores within .008 of them but
-        for debtags' zero-shot Kµ (-.011, not significant; RESULTS.md, "The frozen encoder on a CPU").
+        tokens where the CPU has bfloat16 products (2.6 times with that product emulated), at scores within .008 of
+        them but for debtags' zero-shot Kµ (-.011, not significant; RESULTS.md, "The frozen encoder on a CPU").
     batch_size : int
         Documents per batch of the encoder (float32; int8 layers encode one document a batch, so that its vector
         does not depend on the documents beside it).
