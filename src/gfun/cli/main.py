@@ -248,6 +248,9 @@ def format_model_description(info: dict[str, Any], *, max_classes: int = 20) -> 
             ("views", views)]
     if info["selected_views"] is not None:
         rows.append(("selected views", ", ".join(v.upper() for v in info["selected_views"])))
+    if info.get("unseen_language_views"):
+        rows.append(("other languages", "own meta-classifier of " + ", ".join(v.upper() for v in
+                                                                           info["unseen_language_views"])))
     if info["zero_shot_views"]:
         rows.append(("zero-shot views", ", ".join(f"{v['letter'].upper()} ({v['serves']})"
                                                   for v in info["zero_shot_views"])))

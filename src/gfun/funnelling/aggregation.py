@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from gfun.funnelling.meta import MetaTrainer
+from gfun.funnelling.meta import MetaTrainer, UnseenLanguageMeta
 from gfun.views.normalization import ZScore, l2_normalize
 
 if TYPE_CHECKING:
@@ -77,9 +77,12 @@ class ViewBlocks:
         The documents of languages no view of the model serves, which the zero-shot fallback views serve.
     fallback_blocks, fallback_masks, fallback_outputs : list
         The same for the zero-shot fallback views (their mapped posteriors).
+    langs : ndarray of str (n_docs,)
+        Each document's language.
     """
 
     fallback: np.ndarray
+    langs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     blocks: list[np.ndarray] = field(default_factory=list)
     masks: list[np.ndarray] = field(default_factory=list)
     outputs: list[np.ndarray | None] = field(default_factory=list)
@@ -212,7 +215,8 @@ class Aggregation(BaseEstimator):
     # ------------------------------------------------------------------ fit / transform
     def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
             normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
-            heldout: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
+            heldout: Sequence[np.ndarray | None] = (), beyond_training: Sequence[bool] = ()
+            ) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
         """Learn the policy's state and train the meta-classifier on the aggregated training input.
 
         Parameters
@@ -232,6 +236,10 @@ class Aggregation(BaseEstimator):
         heldout : sequence of (ndarray or None)
             For each view, the training documents it kept out of its training
             (:meth:`~gfun.views.base.ViewGenerator.heldout_documents`; :class:`Select` judges its candidates there).
+        beyond_training : sequence of bool
+            For each view, whether it represents languages beyond its training languages (its
+            :meth:`~gfun.views.base.ViewGenerator.language_reach` is not ``"training"``): :class:`Select` trains the
+            meta-classifier of languages without training documents on those.
 
         Returns
         -------
@@ -253,6 +261,11 @@ class Aggregation(BaseEstimator):
     def kept_views(self, names: Sequence[str]) -> list[str]:
         """The names of the views the fitted policy reads (every view, except for ``select``)."""
         return list(names)
+
+    def unseen_language_meta(self) -> UnseenLanguageMeta | None:
+        """The meta-classifier of the documents of languages without training documents, when the fitted policy has
+        one of its own (``select``'s ``unseen="own"``); ``None``: the one meta-classifier serves them."""
+        return None
 
     # ------------------------------------------------------------------ saved state
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:

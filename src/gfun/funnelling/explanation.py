@@ -268,8 +268,11 @@ def reference_input(model: Any) -> np.ndarray:
     return np.asarray(ref, dtype=np.float64)
 
 
-def _decisions(model: Any, Z: np.ndarray) -> np.ndarray:
-    """The meta-classifier's decisions for meta-level inputs ``Z`` (before the z-scoring), as ``decision_function``."""
+def _decisions(model: Any, Z: np.ndarray, unseen: bool = False) -> np.ndarray:
+    """The meta-classifier's decisions for meta-level inputs ``Z`` (before the z-scoring), as ``decision_function``;
+    ``unseen``: those of the meta-classifier of languages without training documents."""
+    if unseen:
+        return model.aggregation_.unseen_language_meta().decision_function(Z)
     if model.scaler_ is not None:
         Z = model.scaler_.transform(Z)
     return model.meta_.decision_function(Z)
@@ -323,32 +326,37 @@ def shapley_contributions(model: Any, vb: ViewBlocks, reference: np.ndarray
     -------
     decision : ndarray (n_docs, n_classes)
         The decisions with every serving view present (those of ``decision_function``).
-    base : ndarray (n_classes,)
-        The decisions at the reference input (no view present).
+    base : ndarray (n_docs, n_classes)
+        The decisions at the reference input (no view present): the same for every document of a meta-classifier
+        (a document of a language without training documents may have its own, with its own average input).
     main, fallback : ndarray (n_docs, n_views, n_classes), (n_docs, n_fallback_views, n_classes)
         The contributions of the model's views and of its zero-shot fallback views (0 where a view does not serve
         the document); ``base + main.sum(1) + fallback.sum(1) == decision``.
     """
     n, k_classes = len(vb.fallback), len(model.classes_)
-    base = _decisions(model, reference[None, :])[0]
+    unseen_rows = model.unseen_rows(vb.langs, vb.fallback)
+    own = model.aggregation_.unseen_language_meta()
     decision = np.zeros((n, k_classes))
+    base = np.zeros((n, k_classes))
     main = np.zeros((n, len(vb.blocks), k_classes))
     fall = np.zeros((n, len(vb.fallback_blocks), k_classes))
-    groups: dict[tuple[bool, tuple[int, ...]], list[int]] = {}
+    groups: dict[tuple[bool, tuple[int, ...], bool], list[int]] = {}
     for i in range(n):
-        groups.setdefault(_players(vb, i), []).append(i)
-    for (fallback, players), members in groups.items():
+        groups.setdefault((*_players(vb, i), bool(unseen_rows[i])), []).append(i)
+    for (fallback, players, unseen), members in groups.items():
         rows = np.asarray(members)
+        ref = own.input_mean if unseen else reference
+        base[rows] = _decisions(model, ref[None, :], unseen)[0]
         k = len(players)
         if k > MAX_PLAYERS:
             raise ValueError(f"{k} views serve these documents: explaining them needs 2^{k} decisions each (at most "
                              f"{MAX_PLAYERS} views)")
-        inputs = [_coalition_inputs(model, vb, rows, fallback, {players[b] for b in range(k) if s >> b & 1}, reference)
+        inputs = [_coalition_inputs(model, vb, rows, fallback, {players[b] for b in range(k) if s >> b & 1}, ref)
                   for s in range(1, 2 ** k)]
         values = np.empty((2 ** k, len(rows), k_classes))
-        values[0] = base
+        values[0] = base[rows]
         if inputs:
-            values[1:] = _decisions(model, np.vstack(inputs)).reshape(2 ** k - 1, len(rows), k_classes)
+            values[1:] = _decisions(model, np.vstack(inputs), unseen).reshape(2 ** k - 1, len(rows), k_classes)
         weights = _shapley_weights(k) if k else np.zeros(0)
         out = fall if fallback else main
         for b, player in enumerate(players):
@@ -434,7 +442,8 @@ def _decision_changes(model: Any, vb: ViewBlocks, v: int, i: int, views: np.ndar
     rows = np.full(len(views), i)
     blocks = [B[rows] for B in vb.blocks]
     blocks[v] = policy.transform_block(views, model.normalize)
-    d = _decisions(model, policy.combine(blocks, [m[rows] for m in vb.masks]))
+    d = _decisions(model, policy.combine(blocks, [m[rows] for m in vb.masks]),
+                   bool(model.unseen_rows(vb.langs[[i]], vb.fallback[[i]])[0]))
     return d[0] - d[1:]
 
 
@@ -471,8 +480,8 @@ def explain_model(model: Any, X: Any, *, langs: Sequence[str] | None = None, lab
     vb = model.view_blocks(texts, lang_arr)
     decision, base, main, fall = shapley_contributions(model, vb, reference)
     check_finite(decision, "the meta-classifier", lang_arr)
-    proba = (model.meta_.proba_from_scores(decision) if getattr(model.meta_, "platt_A_", None) is not None
-             else None)
+    proba = (model._proba(decision, model.unseen_rows(lang_arr, vb.fallback))
+             if getattr(model.meta_, "platt_A_", None) is not None else None)
     branches = list(model.branches_) + list(model.fallback_branches_)
     n_main = len(model.branches_)
     outputs = list(vb.outputs) + list(vb.fallback_outputs)
@@ -504,7 +513,8 @@ def explain_model(model: Any, X: Any, *, langs: Sequence[str] | None = None, lab
                         setattr(contribution, key, val)
                 views.append(contribution)
             explained.append(LabelExplanation(classes[j], bool(decision[i, j] > 0), float(decision[i, j]),
-                                              float(base[j]), None if proba is None else float(proba[i, j]), views))
+                                              float(base[i, j]), None if proba is None else float(proba[i, j]),
+                                              views))
         documents.append(DocumentExplanation(ids[i], lang, [classes[j] for j in np.flatnonzero(decision[i] > 0)],
                                              explained))
     return Explanations(model.aggregation_.name, [b.name for b in branches], documents)

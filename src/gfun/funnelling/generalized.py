@@ -318,8 +318,10 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
                               validation=policy.resolved_validation(), groups=self.groups_, n_jobs=self.n_jobs,
                               random_state=self._seed(), verbose=self.verbose)
         heldout = [b.view.heldout_documents() for b in self.branches_]
+        beyond = [b.view.language_reach() != "training" for b in self.branches_]
         Zmeta, self.meta_, self.scaler_ = policy.fit(train_blocks, val_blocks, Y, trainer, normalize=self.normalize,
-                                                     names=self.view_names_, langs=lang_arr, heldout=heldout)
+                                                     names=self.view_names_, langs=lang_arr, heldout=heldout,
+                                                     beyond_training=beyond)
         self.aggregation_ = policy
         # the reference of explanations: the meta-classifier's average training input (the z-scoring's mean)
         self.meta_input_mean_ = np.asarray(Zmeta, dtype=np.float64).mean(axis=0)
@@ -327,6 +329,8 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         self.dropped_views_: list[str] = []
         self._drop_unused_views()
         self.meta_.anchor_sigmoids(Y)  # predict_proba > 0.5 is predict
+        if policy.unseen_language_meta() is not None:
+            policy.unseen_language_meta().meta.anchor_sigmoids(Y)
         self.timings_["meta"] = time.perf_counter() - t0
         self.n_meta_features_ = Zmeta.shape[1]
         return self
@@ -359,13 +363,18 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
 
     # ------------------------------------------------------------------ inference
     def transform(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
-        """Meta-level representation of documents: aggregated, normalised views (the meta-classifier's input).
+        """Meta-level representation of documents: aggregated, normalised views (the meta-classifier's input; for
+        the documents of languages without training documents, that of :meth:`unseen_rows`'s meta-classifier).
 
         Raises
         ------
         UnseenLanguageError
             For a language that no configured view covers (with ``concat``, one that any view does not cover).
         """
+        return self._meta_input(X, langs)[0]
+
+    def _meta_input(self, X: Any, langs: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`transform` of the documents and :meth:`unseen_rows` of them."""
         check_is_fitted(self, "meta_")
         texts, lang_arr = unpack(X, langs)
         vb = self.view_blocks(texts, lang_arr)
@@ -374,7 +383,41 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         if rest.size:  # languages only the zero-shot fallback views serve: average of their posteriors
             Zmeta[rest] = fallback_input([B[rest] for B in vb.fallback_blocks], [m[rest] for m in vb.fallback_masks],
                                          Zmeta.shape[1])
-        return self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
+        unseen = self.unseen_rows(lang_arr, vb.fallback)
+        out = self.scaler_.transform(Zmeta) if self.scaler_ is not None else Zmeta
+        own = self.aggregation_.unseen_language_meta()
+        if unseen.any() and own.scaler is not None:
+            out[unseen] = own.scaler.transform(Zmeta[unseen])
+        return out, unseen
+
+    def unseen_rows(self, langs: Sequence[str], fallback: np.ndarray | None = None) -> np.ndarray:
+        """Which documents (of languages ``langs``) the meta-classifier of languages without training documents
+        classifies (:class:`~gfun.funnelling.meta.UnseenLanguageMeta`, ``select``'s ``unseen="own"``): those of a
+        language not seen in training, except the documents only the ``zero_shot_views`` serve (``fallback``).
+        All ``False`` for a model without one."""
+        lang_arr = np.asarray(langs, dtype=object)
+        if self.aggregation_.unseen_language_meta() is None:
+            return np.zeros(len(lang_arr), dtype=bool)
+        seen = set(self.languages_)
+        rows = np.asarray([lang not in seen for lang in lang_arr], dtype=bool)
+        return rows if fallback is None else rows & ~np.asarray(fallback, dtype=bool)
+
+    def _scores(self, Z: np.ndarray, unseen: np.ndarray) -> np.ndarray:
+        """The decisions of the meta-level inputs ``Z`` (z-scored), by each document's meta-classifier."""
+        if not unseen.any():
+            return self.meta_.decision_function(Z)
+        scores = np.empty((Z.shape[0], len(self.classes_)))
+        if not unseen.all():
+            scores[~unseen] = self.meta_.decision_function(Z[~unseen])
+        scores[unseen] = self.aggregation_.unseen_language_meta().meta.decision_function(Z[unseen])
+        return scores
+
+    def _proba(self, scores: np.ndarray, unseen: np.ndarray) -> np.ndarray:
+        """The calibrated posteriors of the decisions ``scores``, by each document's meta-classifier's sigmoids."""
+        proba = self.meta_.proba_from_scores(scores)
+        if unseen.any():
+            proba[unseen] = self.aggregation_.unseen_language_meta().meta.proba_from_scores(scores[unseen])
+        return proba
 
     def view_blocks(self, texts: Sequence[str], langs: np.ndarray) -> ViewBlocks:
         """Each view's block of the documents as the fitted policy aggregates it, and which documents it serves.
@@ -411,7 +454,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         # the kept views serve the documents they cover; a document none of them covers gets the mean of the others
         selected = set(self.selected_views_)
         kept_cover = np.asarray([any(x in selected for x in covering[lang]) for lang in lang_arr], dtype=bool)
-        out = ViewBlocks(fallback=~main_ok)
+        out = ViewBlocks(fallback=~main_ok, langs=lang_arr)
 
         def run(branch: Branch, mask: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray | None]:
             """The branch's block of the documents of ``mask`` (zero rows elsewhere) and its own output for them."""
@@ -447,7 +490,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         infinite values.
         """
         check_is_fitted(self, "meta_")
-        return check_finite(self.meta_.decision_function(self.transform(X, langs=langs)), "the meta-classifier")
+        return check_finite(self._scores(*self._meta_input(X, langs)), "the meta-classifier")
 
     def predict_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> np.ndarray:
         """Calibrated posterior of each class (n_docs, n_classes).
@@ -456,7 +499,8 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         is :meth:`predict`.
         """
         check_is_fitted(self, "meta_")
-        return self.meta_.predict_proba(self.transform(X, langs=langs))
+        Z, unseen = self._meta_input(X, langs)
+        return self._proba(self._scores(Z, unseen), unseen)
 
     def explain(self, X: Any, *, langs: Sequence[str] | None = None, labels: Sequence[str] | None = None,
                 top_k: int | None = None, top_words: int = 10) -> Explanations:
@@ -496,8 +540,10 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
     def predict_with_proba(self, X: Any, *, langs: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`predict` and :meth:`predict_proba` at the cost of one (the documents are represented and scored
         once)."""
-        scores = self.decision_function(X, langs=langs)
-        return (scores > 0).astype(np.int8), self.meta_.proba_from_scores(scores)
+        check_is_fitted(self, "meta_")
+        Z, unseen = self._meta_input(X, langs)
+        scores = check_finite(self._scores(Z, unseen), "the meta-classifier")
+        return (scores > 0).astype(np.int8), self._proba(scores, unseen)
 
 
 def _warn_on_empty_labels(Y: np.ndarray, langs: np.ndarray, languages: list[str], classes: list[str]) -> None:

@@ -2,20 +2,23 @@
 
 :class:`MetaTrainer` trains the meta-classifier (a clone of the estimator's ``meta`` template, one-vs-rest RBF SVMs)
 on a meta-level input, validated on its out-of-fold version when given; :func:`default_meta` and
-:func:`default_mapper` are what ``meta=None`` and ``mapper=None`` mean.
+:func:`default_mapper` are what ``meta=None`` and ``mapper=None`` mean. :class:`UnseenLanguageMeta` is the second
+meta-classifier ``select`` trains for the documents of languages without training documents.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
+from gfun.core.state import checked_array, load_state, put_state
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.normalization import ZScore
 
-__all__ = ["MetaTrainer", "default_mapper", "default_meta"]
+__all__ = ["MetaTrainer", "UnseenLanguageMeta", "default_mapper", "default_meta"]
 
 
 def default_meta() -> RBFSVMOvR:
@@ -82,3 +85,53 @@ class MetaTrainer:
         if meta.threshold == "auto":
             params["threshold"] = "validated" if self.validation == "oof" else "zero"
         return meta.set_params(**params)
+
+
+@dataclass
+class UnseenLanguageMeta:
+    """The meta-classifier of the documents of languages without training documents (zero-shot languages).
+
+    Such a document reaches the meta tier through the views that represent any language only (not X or W, whose
+    classifiers are per training language), so its meta-level input is the mean of fewer views than a training
+    language's: a meta-classifier trained on the mean of all kept views reads it off its training distribution.
+    This one is trained on the same training documents, on the mean of the views that do reach unseen languages,
+    with the same form, class weights and validated thresholds (:class:`~gfun.funnelling.select.Select`'s
+    ``unseen="own"``).
+
+    Attributes
+    ----------
+    views : list of str
+        The views whose mean it reads (in the model's order).
+    meta : RBFSVMOvR
+        The fitted meta-classifier.
+    scaler : ZScore or None
+        The z-scoring of its input.
+    input_mean : ndarray (n_classes,)
+        Its average training input (before the z-scoring): the reference point of explanations.
+    """
+
+    views: list[str]
+    meta: RBFSVMOvR
+    scaler: ZScore | None
+    input_mean: np.ndarray
+
+    def decision_function(self, Z: np.ndarray) -> np.ndarray:
+        """The decisions for meta-level inputs ``Z`` (before the z-scoring)."""
+        return self.meta.decision_function(self.scaler.transform(Z) if self.scaler is not None else Z)
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """Metadata and named arrays (see :mod:`gfun.persistence`)."""
+        arrays: dict[str, np.ndarray] = {"input_mean": self.input_mean}
+        if self.scaler is not None:
+            arrays.update({"scaler/mean": self.scaler.mean, "scaler/scale": self.scaler.scale})
+        return {"views": list(self.views), "meta": put_state(self.meta, "meta/", arrays)}, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> UnseenLanguageMeta:
+        """The object :meth:`get_state` described, its arrays checked."""
+        mean = checked_array(arrays, "input_mean", (None,), what="one value per class")
+        width = (len(mean),)
+        scaler = (ZScore(*(checked_array(arrays, f"scaler/{k}", width, what="one value per meta-feature")
+                           for k in ("mean", "scale"))) if "scaler/mean" in arrays else None)
+        checked_array(arrays, "meta/support_vectors_", (None, len(mean)), what="one column per meta-feature")
+        return cls(list(meta["views"]), load_state(RBFSVMOvR, meta["meta"], arrays, "meta/"), scaler, mean)

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gfun.core.state import load_state, put_state
 from gfun.funnelling.aggregation import Aggregation, mean_input
-from gfun.funnelling.meta import MetaTrainer
+from gfun.funnelling.meta import MetaTrainer, UnseenLanguageMeta
 from gfun.funnelling.view_spec import label
 from gfun.metrics.measures import f1_from_counts
 from gfun.views.normalization import ZScore, l2_normalize
@@ -28,9 +29,9 @@ if TYPE_CHECKING:
     from gfun.svm.kernel import RBFSVMOvR
 
 __all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_FORMS", "SELECT_MIN_JUDGED", "SELECT_SCORES",
-           "SELECT_SEARCHES", "SELECT_TOL", "Select", "Selection", "compare", "comparison_C", "judged_documents",
-           "keep", "one_standard_error_choice", "select_views", "sets_to_try", "unused_views",
-           "within_one_standard_error"]
+           "SELECT_SEARCHES", "SELECT_TOL", "SELECT_UNSEEN", "Select", "Selection", "compare", "comparison_C",
+           "judged_documents", "keep", "one_standard_error_choice", "select_views", "sets_to_try",
+           "unseen_language_meta", "unused_views", "within_one_standard_error"]
 
 logger = logging.getLogger("gfun.funnelling.generalized")
 
@@ -58,6 +59,9 @@ SELECT_TOL = 0.05
 #: ``select`` judges its candidates on the documents a neural view held out of its training only when there are at
 #: least this many per cross-validation fold (else on all training documents, with a warning).
 SELECT_MIN_JUDGED = 20
+#: What ``select``'s ``unseen`` can be: a meta-classifier of their own for the documents of languages without training
+#: documents (``"own"``), or the one meta-classifier of all documents (``"shared"``).
+SELECT_UNSEEN: tuple[str, ...] = ("own", "shared")
 
 
 class Select(Aggregation):
@@ -87,6 +91,14 @@ class Select(Aggregation):
         set, and a set seldom validates better than every larger set it is part of), or every non-empty set
         (``"exhaustive"``). Beyond :data:`SELECT_ALL_SUBSETS_UP_TO` views both try all views and the sets that leave
         one out.
+    unseen : {"own", "shared"}
+        How the documents of languages without training documents are classified. Only the views that represent any
+        language serve them (not X or W), so their input is the mean of fewer views than the kept candidate's:
+        ``"own"`` gives them a meta-classifier trained on the mean of those views (the kept ones that reach unseen
+        languages; all such views of the model when no kept view does), in the kept candidate's form, with its
+        class weights and validated thresholds (:func:`unseen_language_meta`); ``"shared"``: the kept candidate's
+        meta-classifier reads their mean of fewer views. The documents of training languages are classified the
+        same either way.
     train_posteriors, validation, zscore, block_l2
         As for every policy (:class:`Aggregation`); ``zscore`` and ``block_l2`` apply to the candidates that are
         not chosen raw.
@@ -102,33 +114,52 @@ class Select(Aggregation):
     fold_scores_ : dict of str to ndarray
         Every candidate's score on each fold (the folds are shared: the standard errors of the rule are those of
         the differences). Not saved with the model.
+    unseen_ : UnseenLanguageMeta or None
+        The meta-classifier of the documents of languages without training documents (``unseen="own"``, when the
+        views that serve them are not the kept ones).
     """
 
     name = "select"
 
     def __init__(self, cv: int = 3, score: str = "f1", average: str = "language", train_posteriors: str = "auto",
                  validation: str = "auto", zscore: bool | None = None, block_l2: bool | None = None,
-                 forms: str = "preferred", search: str = "backward") -> None:
+                 forms: str = "preferred", search: str = "backward", unseen: str = "own") -> None:
         super().__init__(train_posteriors=train_posteriors, validation=validation, zscore=zscore, block_l2=block_l2)
         self.cv = cv
         self.score = score
         self.average = average
         self.forms = forms
         self.search = search
+        self.unseen = unseen
+
+    def check(self) -> None:
+        super().check()
+        if self.unseen not in SELECT_UNSEEN:
+            raise ValueError(f"select unseen must be one of {SELECT_UNSEEN}, got {self.unseen!r}")
 
     def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
             normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
-            heldout: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
+            heldout: Sequence[np.ndarray | None] = (), beyond_training: Sequence[bool] = ()
+            ) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
         judged_on = judged_documents(names, heldout, len(Y), self.cv)
         chosen = select_views(train, val, Y, meta, cv=self.cv, score=self.score, average=self.average,
                               normalize=normalize, names=names, langs=langs, judged_on=judged_on,
                               forms=self.forms, search=self.search)
         self.selected_ = [names[i] for i in chosen.subset]
         self.l2_, self.scores_, self.fold_scores_ = chosen.l2, chosen.scores, chosen.fold_scores
+        self.unseen_ = (unseen_language_meta(train, val, Y, meta, chosen, names, beyond_training, cv=self.cv)
+                        if self.unseen == "own" else None)
         return chosen.Zmeta, chosen.meta, chosen.scaler
 
+    def unseen_language_meta(self) -> UnseenLanguageMeta | None:
+        return getattr(self, "unseen_", None)
+
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        return {"selected_l2_": self.l2_}, {}
+        meta: dict = {"selected_l2_": self.l2_}
+        arrays: dict[str, np.ndarray] = {}
+        if self.unseen_language_meta() is not None:
+            meta["unseen_language_meta"] = put_state(self.unseen_, "unseen/", arrays)
+        return meta, arrays
 
     @classmethod
     def from_state(cls, params: dict, meta: dict, arrays: dict[str, np.ndarray], *, kept: Sequence[str]) -> Select:
@@ -136,6 +167,8 @@ class Select(Aggregation):
         policy.selected_ = list(kept)
         policy.l2_ = bool(meta["selected_l2_"])
         policy.scores_, policy.fold_scores_ = {}, {}  # not saved
+        entry = meta.get("unseen_language_meta")  # absent: saved with unseen="shared", or by an earlier gfun
+        policy.unseen_ = None if entry is None else load_state(UnseenLanguageMeta, entry, arrays, "unseen/")
         return policy
 
     def kept_views(self, names: Sequence[str]) -> list[str]:
@@ -367,6 +400,33 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
         logger.info("select: validated %s %s; kept %s", score, {k: round(v, 4) for k, v in tried.items()},
                     label(kept) + ("" if l2 else " (raw)"))
     return Selection(list(subset), bool(l2), tried, per_fold_of, Zmeta, meta, scaler)
+
+
+def unseen_language_meta(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, trainer: MetaTrainer,
+                         chosen: Selection, names: Sequence[str], beyond_training: Sequence[bool], *, cv: int
+                         ) -> UnseenLanguageMeta | None:
+    """The meta-classifier of the documents of languages without training documents (``unseen="own"``).
+
+    It reads the mean of the views that serve such documents: the kept views that represent languages beyond their
+    training ones (``beyond_training``), or, when no kept view does, every such view of the model (those a document
+    of an unseen language then gets). It is trained and validated as the kept candidate's meta-classifier is
+    (:func:`compare`, :func:`keep`), on the same training documents, in the kept candidate's form. ``None`` when
+    those views are the kept ones (the kept candidate's meta-classifier already reads them) or there are none.
+    """
+    reach = list(beyond_training) or [False] * len(names)
+    views = [i for i in chosen.subset if reach[i]] or [i for i in range(len(names)) if reach[i]]
+    if not views or views == list(chosen.subset):
+        return None
+    everyone = [np.ones(train[0].shape[0], dtype=bool)] * len(views)
+    norm = l2_normalize if chosen.l2 else (lambda z: z)
+    Z = mean_input([norm(train[i]) for i in views], everyone)
+    Zval = mean_input([norm(val[i]) for i in views], everyone)
+    compared = compare(trainer, Z, Zval, Y, zscore=chosen.l2, cv=cv)
+    meta, scaler = keep(trainer, Z, Zval, Y, zscore=chosen.l2, cv=cv, compared=compared)
+    kept = [names[i] for i in views]
+    if trainer.verbose:
+        logger.info("select: languages without training documents get a meta-classifier of %s", label(kept).upper())
+    return UnseenLanguageMeta(kept, meta, scaler, np.asarray(Z, dtype=np.float64).mean(axis=0))
 
 
 def judged_documents(names: Sequence[str], heldout: Sequence[np.ndarray | None], n: int, cv: int,

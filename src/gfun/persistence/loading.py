@@ -505,11 +505,21 @@ def _view_entry(branch: Any) -> dict:
     return entry
 
 
+def _unseen_views(model: Any) -> list[str] | None:
+    """The views whose mean the meta-classifier of languages without training documents reads (``select``'s
+    ``unseen="own"``), or ``None`` when the one meta-classifier serves every language."""
+    policy = getattr(model, "aggregation_", None)
+    own = policy.unseen_language_meta() if policy is not None else None
+    return None if own is None else list(own.views)
+
+
 def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) -> dict[str, Any]:
     """What a loaded model is (``gfun info``, ``GET /model`` of ``gfun serve``): estimator, classes, languages,
     views (and the languages each serves: its :meth:`~gfun.views.base.ViewGenerator.language_coverage`), whether
     the model serves documents of any language (``any_language``, with the views that do in
-    ``any_language_views``), selected and zero-shot views, whether it gives probabilities, the training settings,
+    ``any_language_views``), selected and zero-shot views, the views the meta-classifier of languages without
+    training documents reads (``unseen_language_views``, ``None`` without one), whether it gives probabilities, the
+    training settings,
     when and by which gfun version it was saved, the gfun version reading it, its size.
 
     Each view's entry holds ``letter``, ``name``, ``languages`` (the training languages it serves),
@@ -528,7 +538,8 @@ def model_description(model: Any, manifest: dict, path: str | os.PathLike[str]) 
     return {"model": str(path), "estimator": manifest.get("estimator"), "classes": list(model.classes_),
             "languages": languages, "any_language": any_language, "any_language_views": any_views,
             "views": views, "zero_shot_views": fallback,
-            "selected_views": getattr(model, "selected_views_", None), "probabilities": has_probabilities(model),
+            "selected_views": getattr(model, "selected_views_", None), "unseen_language_views": _unseen_views(model),
+            "probabilities": has_probabilities(model),
             "settings": manifest.get("config", {}), "created": manifest.get("created"),
             "saved_by_gfun": manifest.get("gfun_version"), "gfun_version": gfun.__version__,
             "saved_with": _saved_with(manifest.get("libraries")),
