@@ -16,6 +16,7 @@ from gfun.corpus.multilingual import MultilingualCorpus
 from gfun.datasets.demo import load_demo
 from gfun.funnelling.aggregation import mean_input
 from gfun.funnelling.generalized import GeneralizedFunnelling
+from gfun.funnelling.language_out import language_out_folds
 from gfun.funnelling.meta import default_meta
 from gfun.funnelling.select import Select
 from gfun.persistence.loading import load_model
@@ -114,3 +115,39 @@ def test_explanations_add_up_with_the_own_meta_classifier(data, models) -> None:
 def test_a_bad_value_is_refused(data) -> None:
     with pytest.raises(ValueError, match="select unseen must be one of"):
         _fit(data[0], "mine")
+
+
+def test_language_out_folds_never_train_on_a_judged_language_or_translation() -> None:
+    langs = np.array(["de", "en", "it", "fr"] * 30, dtype=object)
+    folds = language_out_folds(langs, None, 0)
+    assert len(folds) == 2
+    judged = np.zeros(len(langs), dtype=int)
+    for train, judge in folds:
+        assert not set(langs[train]) & set(langs[judge]) and train.any() and judge.any()
+        judged += judge
+    np.testing.assert_array_equal(judged, 1)  # without translation groups, every document judged once
+    groups = np.repeat(np.arange(30), 4)  # each text in the four languages
+    for train, judge in language_out_folds(langs, groups, 0):
+        assert not set(langs[train]) & set(langs[judge])
+        assert not set(groups[train]) & set(groups[judge]) and train.any() and judge.any()
+    assert language_out_folds(np.array(["de"] * 5, dtype=object), None, 0) == []
+
+
+def test_auto_keeps_the_meta_classifier_that_scores_better_on_language_out_outputs(data, models) -> None:
+    auto = _fit(data[0], "auto")
+    scores = auto.aggregation_.unseen_scores_
+    assert set(scores) == {"shared", "own"} and "language_out" in auto.timings_
+    chosen = "own" if scores["own"] > scores["shared"] else "shared"
+    assert (auto.aggregation_.unseen_language_meta() is not None) == (chosen == "own")
+    np.testing.assert_array_equal(auto.decision_function(data[1]), models[chosen].decision_function(data[1]))
+    again = _fit(data[0], "auto")
+    assert again.aggregation_.unseen_scores_ == scores
+    # the language-out score of "shared" is the kept meta-classifier's, of the language-out outputs of P alone
+    assert 0.0 < scores["shared"] < 1.0 and 0.0 < scores["own"] < 1.0
+
+
+def test_auto_has_nothing_to_choose_when_the_kept_views_serve_every_language(data) -> None:
+    model = GeneralizedFunnelling(views="p", aggregation=Select(), random_state=0,
+                                  meta=default_meta().set_params(C=1.0)).fit(data[0])
+    assert model.aggregation_.unseen_language_meta() is None and model.aggregation_.unseen_scores_ == {}
+    assert "language_out" not in model.timings_

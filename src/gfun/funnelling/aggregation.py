@@ -267,6 +267,16 @@ class Aggregation(BaseEstimator):
         one of its own (``select``'s ``unseen="own"``); ``None``: the one meta-classifier serves them."""
         return None
 
+    def language_out_views(self) -> list[str]:
+        """The views whose language-out outputs the fitted policy needs to finish its fit (:meth:`choose_unseen`;
+        none by default)."""
+        return []
+
+    def choose_unseen(self, blocks: list[np.ndarray], Y: np.ndarray, langs: np.ndarray, meta: RBFSVMOvR,
+                      scaler: ZScore | None) -> None:
+        """Choose how the documents of languages without training documents are classified, from the language-out
+        outputs of :meth:`language_out_views` (see :meth:`gfun.funnelling.select.Select.choose_unseen`)."""
+
     # ------------------------------------------------------------------ saved state
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """The fitted state beyond the parameters, as entries of the model's saved metadata and named arrays of the

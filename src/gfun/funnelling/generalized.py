@@ -42,6 +42,7 @@ from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.funnelling import DEFAULT_AGGREGATION
 from gfun.funnelling.aggregation import Aggregation, ViewBlocks, fallback_input
 from gfun.funnelling.branch import Branch, branch_fit_line
+from gfun.funnelling.language_out import language_out_folds
 from gfun.funnelling.meta import MetaTrainer, default_mapper, default_meta
 from gfun.funnelling.policies import make_aggregation
 from gfun.funnelling.select import unused_views
@@ -322,6 +323,10 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         Zmeta, self.meta_, self.scaler_ = policy.fit(train_blocks, val_blocks, Y, trainer, normalize=self.normalize,
                                                      names=self.view_names_, langs=lang_arr, heldout=heldout,
                                                      beyond_training=beyond)
+        if policy.language_out_views():  # select's unseen="auto": judged on language-out outputs
+            t1 = time.perf_counter()
+            self._choose_unseen(policy, texts, lang_arr, Y)
+            self.timings_["language_out"] = time.perf_counter() - t1
         self.aggregation_ = policy
         # the reference of explanations: the meta-classifier's average training input (the z-scoring's mean)
         self.meta_input_mean_ = np.asarray(Zmeta, dtype=np.float64).mean(axis=0)
@@ -331,7 +336,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         self.meta_.anchor_sigmoids(Y)  # predict_proba > 0.5 is predict
         if policy.unseen_language_meta() is not None:
             policy.unseen_language_meta().meta.anchor_sigmoids(Y)
-        self.timings_["meta"] = time.perf_counter() - t0
+        self.timings_["meta"] = time.perf_counter() - t0 - self.timings_.get("language_out", 0.0)
         self.n_meta_features_ = Zmeta.shape[1]
         return self
 
@@ -348,6 +353,33 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
             _, _, seconds, hit = branch.fit_transform(texts, langs, Y, groups=self.groups_, memory=self.memory)
             self._record_branch(branch, seconds, hit)
             self.fallback_branches_.append(branch)
+
+    def _choose_unseen(self, policy: Aggregation, texts: list[str], langs: np.ndarray, Y: np.ndarray) -> None:
+        """Give the policy the language-out outputs of its :meth:`~Aggregation.language_out_views` (the views fitted
+        again on each fold of :func:`~gfun.funnelling.language_out.language_out_folds`, through ``memory``) to
+        choose how languages without training documents are classified."""
+        names = policy.language_out_views()
+        branches = [b for b in self.branches_ if b.name in names]
+        folds = language_out_folds(langs, self.groups_, self._seed())
+        blocks = [np.zeros((len(texts), len(self.classes_)), dtype=np.float32) for _ in branches]
+        judged = np.zeros(len(texts), dtype=bool)
+        for train, judge in folds:
+            judge = judge & np.asarray([all(b.view.covers(lang) for b in branches) for lang in langs], dtype=bool)
+            if not train.any() or not judge.any():
+                continue
+            tr, te = np.flatnonzero(train), np.flatnonzero(judge)
+            for k, fitted in enumerate(branches):
+                branch = Branch(fitted.name, clone(fitted.view),
+                                self._mapper() if fitted.mapper is not None else None, normalize=self.normalize)
+                branch.fit_transform([texts[i] for i in tr], langs[tr], Y[tr],
+                                     groups=None if self.groups_ is None else self.groups_[tr], memory=self.memory)
+                blocks[k][te] = policy.transform_block(branch.transform([texts[i] for i in te], langs[te]),
+                                                       self.normalize)
+            judged[te] = True
+        if self.verbose:
+            logger.info("language-out outputs of %s for %d of %d training documents", label(names).upper(),
+                        int(judged.sum()), len(texts))
+        policy.choose_unseen([B[judged] for B in blocks], Y[judged], langs[judged], self.meta_, self.scaler_)
 
     def _drop_unused_views(self) -> None:
         """Drop the views the policy did not keep (``select``) that no document can need (see

@@ -59,9 +59,10 @@ SELECT_TOL = 0.05
 #: ``select`` judges its candidates on the documents a neural view held out of its training only when there are at
 #: least this many per cross-validation fold (else on all training documents, with a warning).
 SELECT_MIN_JUDGED = 20
-#: What ``select``'s ``unseen`` can be: the one meta-classifier of all documents (``"shared"``), or a meta-classifier of
-#: their own for the documents of languages without training documents (``"own"``).
-SELECT_UNSEEN: tuple[str, ...] = ("shared", "own")
+#: What ``select``'s ``unseen`` can be: the one meta-classifier of all documents (``"shared"``), a meta-classifier of
+#: their own for the documents of languages without training documents (``"own"``), or the one of the two that
+#: classifies the training documents' language-out outputs better (``"auto"``).
+SELECT_UNSEEN: tuple[str, ...] = ("auto", "shared", "own")
 
 
 class Select(Aggregation):
@@ -91,16 +92,20 @@ class Select(Aggregation):
         set, and a set seldom validates better than every larger set it is part of), or every non-empty set
         (``"exhaustive"``). Beyond :data:`SELECT_ALL_SUBSETS_UP_TO` views both try all views and the sets that leave
         one out.
-    unseen : {"shared", "own"}
+    unseen : {"auto", "shared", "own"}
         How the documents of languages without training documents are classified. Only the views that represent any
         language serve them (not X or W), so their input is the mean of fewer views than the kept candidate's:
-        ``"shared"`` (the default), the kept candidate's meta-classifier reads their mean of fewer views; ``"own"``
-        gives them a meta-classifier trained on the mean of those views (the kept ones that reach unseen languages;
-        all such views of the model when no kept view does), in the kept candidate's form, with its class weights
-        and validated thresholds (:func:`unseen_language_meta`). Neither is validated on unseen languages (the
-        training documents have none): ``"own"`` raised debtags' zero-shot micro-F1 and micro-K and lowered every
-        zero-shot measure of debtags-rare (RESULTS.md, "The meta-classifier of languages without training
-        documents"). The documents of training languages are classified the same either way.
+        ``"shared"``, the kept candidate's meta-classifier reads their mean of fewer views; ``"own"`` gives them a
+        meta-classifier trained on the mean of those views (the kept ones that reach unseen languages; all such
+        views of the model when no kept view does), in the kept candidate's form, with its class weights and
+        validated thresholds (:func:`unseen_language_meta`); ``"auto"`` (the default) keeps the one of the two that
+        scores better (by ``score``, per language) on the training documents' language-out outputs: those views
+        fitted again on half of the training languages (and translation groups) give the other half's documents
+        the outputs of a language they never saw (:mod:`gfun.funnelling.language_out`;
+        :meth:`choose_unseen`). Neither choice can be validated on the training languages' own outputs: ``"own"``
+        raised debtags' zero-shot micro-F1 and lowered every zero-shot measure of debtags-rare, and the
+        language-out outputs told the two apart (RESULTS.md, "The meta-classifier of languages without training
+        documents"). The documents of training languages are classified the same whatever the choice.
     train_posteriors, validation, zscore, block_l2
         As for every policy (:class:`Aggregation`); ``zscore`` and ``block_l2`` apply to the candidates that are
         not chosen raw.
@@ -117,15 +122,18 @@ class Select(Aggregation):
         Every candidate's score on each fold (the folds are shared: the standard errors of the rule are those of
         the differences). Not saved with the model.
     unseen_ : UnseenLanguageMeta or None
-        The meta-classifier of the documents of languages without training documents (``unseen="own"``, when the
-        views that serve them are not the kept ones).
+        The meta-classifier of the documents of languages without training documents (``unseen="own"``, or
+        ``"auto"`` when it won, and the views that serve them are not the kept ones).
+    unseen_scores_ : dict of str to float
+        With ``unseen="auto"``, the language-out score of ``"shared"`` and ``"own"`` (empty when there was nothing to
+        choose). Not saved with the model.
     """
 
     name = "select"
 
     def __init__(self, cv: int = 3, score: str = "f1", average: str = "language", train_posteriors: str = "auto",
                  validation: str = "auto", zscore: bool | None = None, block_l2: bool | None = None,
-                 forms: str = "preferred", search: str = "backward", unseen: str = "shared") -> None:
+                 forms: str = "preferred", search: str = "backward", unseen: str = "auto") -> None:
         super().__init__(train_posteriors=train_posteriors, validation=validation, zscore=zscore, block_l2=block_l2)
         self.cv = cv
         self.score = score
@@ -150,11 +158,50 @@ class Select(Aggregation):
         self.selected_ = [names[i] for i in chosen.subset]
         self.l2_, self.scores_, self.fold_scores_ = chosen.l2, chosen.scores, chosen.fold_scores
         self.unseen_ = (unseen_language_meta(train, val, Y, meta, chosen, names, beyond_training, cv=self.cv)
-                        if self.unseen == "own" else None)
+                        if self.unseen in ("own", "auto") else None)
+        self.unseen_scores_: dict[str, float] = {}
         return chosen.Zmeta, chosen.meta, chosen.scaler
 
     def unseen_language_meta(self) -> UnseenLanguageMeta | None:
         return getattr(self, "unseen_", None)
+
+    def language_out_views(self) -> list[str]:
+        """The views whose language-out outputs :meth:`choose_unseen` needs (those of :attr:`unseen_` with
+        ``unseen="auto"``; none otherwise)."""
+        own = self.unseen_language_meta()
+        return list(own.views) if self.unseen == "auto" and own is not None else []
+
+    def choose_unseen(self, blocks: list[np.ndarray], Y: np.ndarray, langs: np.ndarray, meta: RBFSVMOvR,
+                      scaler: ZScore | None) -> None:
+        """``unseen="auto"``: keep :attr:`unseen_` only if it classifies the judged training documents, given their
+        language-out outputs, better than the kept candidate's meta-classifier does.
+
+        Parameters
+        ----------
+        blocks : list of ndarray (n_judged, n_classes)
+            The language-out outputs of the views of :meth:`language_out_views` (in that order), as the policy
+            aggregates them (``transform_block``), for the judged documents.
+        Y, langs : ndarray
+            Their labels and languages.
+        meta, scaler : RBFSVMOvR, ZScore or None
+            The kept candidate's meta-classifier and the z-scoring of its input.
+        """
+        own = self.unseen_language_meta()
+        if own is None or not len(Y):
+            return
+        Z = mean_input(blocks, [np.ones(len(Y), dtype=bool)] * len(blocks))
+        score_of = _selection_score(self.score)
+        Yb = np.asarray(Y, dtype=bool)
+        decisions = {"shared": meta.decision_function(scaler.transform(Z) if scaler is not None else Z),
+                     "own": own.decision_function(Z)}
+        for name, d in decisions.items():
+            parts = [score_of(d[langs == lang] > 0, Yb[langs == lang]) for lang in np.unique(langs)]
+            self.unseen_scores_[name] = float(np.mean(parts))
+        if self.unseen_scores_["own"] <= self.unseen_scores_["shared"]:
+            self.unseen_ = None
+        logger.info("select: languages without training documents get %s (language-out %s %s)",
+                    "their own meta-classifier" if self.unseen_ is not None else "the shared meta-classifier",
+                    self.score, {k: round(v, 4) for k, v in self.unseen_scores_.items()})
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         meta: dict = {"selected_l2_": self.l2_}
