@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from gfun.svm.kernel import RBFSVMOvR
 
 __all__ = ["SELECT_ALL_SUBSETS_UP_TO", "SELECT_AVERAGES", "SELECT_FORMS", "SELECT_MIN_JUDGED", "SELECT_SCORES",
-           "SELECT_SEARCHES", "SELECT_TOL", "SELECT_UNSEEN", "Select", "Selection", "compare", "comparison_C",
-           "judged_documents", "keep", "one_standard_error_choice", "select_views", "sets_to_try",
+           "SELECT_SEARCHES", "SELECT_TOL", "SELECT_UNSEEN", "SELECT_UNSEEN_MARGIN", "Select", "Selection", "compare",
+           "comparison_C", "judged_documents", "keep", "one_standard_error_choice", "select_views", "sets_to_try",
            "unseen_language_meta", "unused_views", "within_one_standard_error"]
 
 logger = logging.getLogger("gfun.funnelling.generalized")
@@ -63,6 +63,10 @@ SELECT_MIN_JUDGED = 20
 #: their own for the documents of languages without training documents (``"own"``), or the one of the two that
 #: classifies the training documents' language-out outputs better (``"auto"``).
 SELECT_UNSEEN: tuple[str, ...] = ("auto", "shared", "own")
+#: ``unseen="auto"`` keeps the own meta-classifier of unseen languages only when its language-out score beats the
+#: shared one's by at least this many standard errors of their per-language differences (a paired t statistic of 2):
+#: the shared meta-classifier, which needs nothing more, is kept unless the difference is clear.
+SELECT_UNSEEN_MARGIN = 2.0
 
 
 class Select(Aggregation):
@@ -98,14 +102,14 @@ class Select(Aggregation):
         ``"shared"``, the kept candidate's meta-classifier reads their mean of fewer views; ``"own"`` gives them a
         meta-classifier trained on the mean of those views (the kept ones that reach unseen languages; all such
         views of the model when no kept view does), in the kept candidate's form, with its class weights and
-        validated thresholds (:func:`unseen_language_meta`); ``"auto"`` (the default) keeps the one of the two that
-        scores better (by ``score``, per language) on the training documents' language-out outputs: those views
-        fitted again on half of the training languages (and translation groups) give the other half's documents
-        the outputs of a language they never saw (:mod:`gfun.funnelling.language_out`;
-        :meth:`choose_unseen`). Neither choice can be validated on the training languages' own outputs: ``"own"``
-        raised debtags' zero-shot micro-F1 and lowered every zero-shot measure of debtags-rare, and the
-        language-out outputs told the two apart (RESULTS.md, "The meta-classifier of languages without training
-        documents"). The documents of training languages are classified the same whatever the choice.
+        validated thresholds (:func:`unseen_language_meta`); ``"auto"`` (the default) keeps the second only where
+        it scores clearly better (by ``score``, per language, :data:`SELECT_UNSEEN_MARGIN` standard errors) on the
+        training documents' language-out outputs: those views fitted again on half of the training languages (and
+        translation groups) give the other half's documents the outputs of a language they never saw
+        (:mod:`gfun.funnelling.language_out`; :meth:`choose_unseen`). The training languages' own out-of-fold
+        outputs cannot decide it: ``"own"`` raised debtags' zero-shot micro-F1 and lowered every zero-shot measure
+        of debtags-rare (RESULTS.md, "The meta-classifier of languages without training documents"). The
+        documents of training languages are classified the same whatever the choice.
     train_posteriors, validation, zscore, block_l2
         As for every policy (:class:`Aggregation`); ``zscore`` and ``block_l2`` apply to the candidates that are
         not chosen raw.
@@ -124,9 +128,9 @@ class Select(Aggregation):
     unseen_ : UnseenLanguageMeta or None
         The meta-classifier of the documents of languages without training documents (``unseen="own"``, or
         ``"auto"`` when it won, and the views that serve them are not the kept ones).
-    unseen_scores_ : dict of str to float
-        With ``unseen="auto"``, the language-out score of ``"shared"`` and ``"own"`` (empty when there was nothing to
-        choose). Not saved with the model.
+    unseen_scores_ : dict of str to ndarray
+        With ``unseen="auto"``, the language-out score of ``"shared"`` and ``"own"`` on each judged training language
+        (empty when there was nothing to choose). Not saved with the model.
     """
 
     name = "select"
@@ -159,7 +163,7 @@ class Select(Aggregation):
         self.l2_, self.scores_, self.fold_scores_ = chosen.l2, chosen.scores, chosen.fold_scores
         self.unseen_ = (unseen_language_meta(train, val, Y, meta, chosen, names, beyond_training, cv=self.cv)
                         if self.unseen in ("own", "auto") else None)
-        self.unseen_scores_: dict[str, float] = {}
+        self.unseen_scores_: dict[str, np.ndarray] = {}
         return chosen.Zmeta, chosen.meta, chosen.scaler
 
     def unseen_language_meta(self) -> UnseenLanguageMeta | None:
@@ -174,7 +178,8 @@ class Select(Aggregation):
     def choose_unseen(self, blocks: list[np.ndarray], Y: np.ndarray, langs: np.ndarray, meta: RBFSVMOvR,
                       scaler: ZScore | None) -> None:
         """``unseen="auto"``: keep :attr:`unseen_` only if it classifies the judged training documents, given their
-        language-out outputs, better than the kept candidate's meta-classifier does.
+        language-out outputs, better than the kept candidate's meta-classifier does, by ``score`` per language and
+        by at least :data:`SELECT_UNSEEN_MARGIN` standard errors of the per-language differences.
 
         Parameters
         ----------
@@ -195,13 +200,17 @@ class Select(Aggregation):
         decisions = {"shared": meta.decision_function(scaler.transform(Z) if scaler is not None else Z),
                      "own": own.decision_function(Z)}
         for name, d in decisions.items():
-            parts = [score_of(d[langs == lang] > 0, Yb[langs == lang]) for lang in np.unique(langs)]
-            self.unseen_scores_[name] = float(np.mean(parts))
-        if self.unseen_scores_["own"] <= self.unseen_scores_["shared"]:
+            self.unseen_scores_[name] = np.array([score_of(d[langs == lang] > 0, Yb[langs == lang])
+                                                  for lang in np.unique(langs)])
+        diff = self.unseen_scores_["own"] - self.unseen_scores_["shared"]
+        se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if not diff.mean() > SELECT_UNSEEN_MARGIN * se or not diff.mean() > 0:
             self.unseen_ = None
-        logger.info("select: languages without training documents get %s (language-out %s %s)",
+        logger.info("select: languages without training documents get %s (language-out %s: shared %.4f, own %.4f, "
+                    "difference %+.4f, standard error %.4f)",
                     "their own meta-classifier" if self.unseen_ is not None else "the shared meta-classifier",
-                    self.score, {k: round(v, 4) for k, v in self.unseen_scores_.items()})
+                    self.score, self.unseen_scores_["shared"].mean(), self.unseen_scores_["own"].mean(), diff.mean(),
+                    se)
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         meta: dict = {"selected_l2_": self.l2_}
