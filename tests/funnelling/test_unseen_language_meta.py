@@ -20,6 +20,8 @@ from gfun.funnelling.language_out import language_out_folds
 from gfun.funnelling.meta import default_meta
 from gfun.funnelling.select import SELECT_UNSEEN_MARGIN, Select
 from gfun.persistence.loading import load_model
+from gfun.views.pooled import PooledPosteriorsView
+from gfun.views.posteriors import PosteriorsView
 
 
 def _sample(corpus: MultilingualCorpus, n: int, seed: int, langs: tuple[str, ...]) -> MultilingualCorpus:
@@ -154,3 +156,23 @@ def test_auto_has_nothing_to_choose_when_the_kept_views_serve_every_language(dat
                                   meta=default_meta().set_params(C=1.0)).fit(data[0])
     assert model.aggregation_.unseen_language_meta() is None and model.aggregation_.unseen_scores_ == {}
     assert "language_out" not in model.timings_
+
+
+class _NetworkPooledView(PooledPosteriorsView):
+    """P, as if it trained a network: not fitted again for language-out outputs."""
+
+    trains_network = True
+
+
+def test_auto_keeps_the_shared_meta_classifier_when_it_cannot_judge(data) -> None:
+    # a view that trains a network among those that serve unseen languages: never fitted again
+    model = GeneralizedFunnelling(views=[("x", PosteriorsView()), ("p", _NetworkPooledView())],
+                                  aggregation=Select(), random_state=0,
+                                  meta=default_meta().set_params(C=1.0)).fit(data[0])
+    assert model.selected_views_ == ["x", "p"]
+    assert model.aggregation_.unseen_language_meta() is None and "language_out" not in model.timings_
+    # a single training language: no language can be left out
+    english = data[0].subset(np.flatnonzero(np.asarray(data[0].langs) == "en"))
+    model = _fit(english, "auto")
+    assert model.aggregation_.unseen_language_meta() is None and model.aggregation_.unseen_scores_ == {}
+    assert _fit(english, "own").aggregation_.unseen_language_meta() is not None  # "own" needs no judging

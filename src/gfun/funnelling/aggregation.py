@@ -272,7 +272,7 @@ class Aggregation(BaseEstimator):
         none by default)."""
         return []
 
-    def choose_unseen(self, blocks: list[np.ndarray], Y: np.ndarray, langs: np.ndarray, meta: RBFSVMOvR,
+    def choose_unseen(self, blocks: list[np.ndarray] | None, Y: np.ndarray, langs: np.ndarray, meta: RBFSVMOvR,
                       scaler: ZScore | None) -> None:
         """Choose how the documents of languages without training documents are classified, from the language-out
         outputs of :meth:`language_out_views` (see :meth:`gfun.funnelling.select.Select.choose_unseen`)."""

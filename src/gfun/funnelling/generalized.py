@@ -326,8 +326,8 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
                                                      beyond_training=beyond)
         if policy.language_out_views():  # select's unseen="auto": judged on language-out outputs
             t1 = time.perf_counter()
-            self._choose_unseen(policy, texts, lang_arr, Y)
-            self.timings_["language_out"] = time.perf_counter() - t1
+            if self._choose_unseen(policy, texts, lang_arr, Y):
+                self.timings_["language_out"] = time.perf_counter() - t1
         self.aggregation_ = policy
         # the reference of explanations: the meta-classifier's average training input (the z-scoring's mean)
         self.meta_input_mean_ = np.asarray(Zmeta, dtype=np.float64).mean(axis=0)
@@ -355,12 +355,16 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
             self._record_branch(branch, seconds, hit)
             self.fallback_branches_.append(branch)
 
-    def _choose_unseen(self, policy: Aggregation, texts: list[str], langs: np.ndarray, Y: np.ndarray) -> None:
+    def _choose_unseen(self, policy: Aggregation, texts: list[str], langs: np.ndarray, Y: np.ndarray) -> bool:
         """Give the policy the language-out outputs of its :meth:`~Aggregation.language_out_views` (the views fitted
         again on each fold of :func:`~gfun.funnelling.language_out.language_out_folds`, through ``memory``) to
-        choose how languages without training documents are classified."""
+        choose how languages without training documents are classified; none when one of those views trains a
+        network (:attr:`~gfun.views.base.ViewGenerator.trains_network`: B, R). Whether views were fitted."""
         names = policy.language_out_views()
         branches = [b for b in self.branches_ if b.name in names]
+        if any(b.view.trains_network for b in branches):  # not trained again: minutes on a CPU
+            policy.choose_unseen(None, Y, langs, self.meta_, self.scaler_)
+            return False
         folds = language_out_folds(langs, self.groups_, self._seed())
         blocks = [np.zeros((len(texts), len(self.classes_)), dtype=np.float32) for _ in branches]
         judged = np.zeros(len(texts), dtype=bool)
@@ -381,6 +385,7 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
             logger.info("language-out outputs of %s for %d of %d training documents", label(names).upper(),
                         int(judged.sum()), len(texts))
         policy.choose_unseen([B[judged] for B in blocks], Y[judged], langs[judged], self.meta_, self.scaler_)
+        return bool(folds)
 
     def _drop_unused_views(self) -> None:
         """Drop the views the policy did not keep (``select``) that no document can need (see

@@ -175,7 +175,7 @@ class Select(Aggregation):
         own = self.unseen_language_meta()
         return list(own.views) if self.unseen == "auto" and own is not None else []
 
-    def choose_unseen(self, blocks: list[np.ndarray], Y: np.ndarray, langs: np.ndarray, meta: RBFSVMOvR,
+    def choose_unseen(self, blocks: list[np.ndarray] | None, Y: np.ndarray, langs: np.ndarray, meta: RBFSVMOvR,
                       scaler: ZScore | None) -> None:
         """``unseen="auto"``: keep :attr:`unseen_` only if it classifies the judged training documents, given their
         language-out outputs, better than the kept candidate's meta-classifier does, by ``score`` per language and
@@ -183,16 +183,23 @@ class Select(Aggregation):
 
         Parameters
         ----------
-        blocks : list of ndarray (n_judged, n_classes)
+        blocks : list of ndarray (n_judged, n_classes), or None
             The language-out outputs of the views of :meth:`language_out_views` (in that order), as the policy
-            aggregates them (``transform_block``), for the judged documents.
+            aggregates them (``transform_block``), for the judged documents. ``None`` (or no judged document): the
+            model has none (a view that trains a network, a single training language), and the shared
+            meta-classifier is kept.
         Y, langs : ndarray
             Their labels and languages.
         meta, scaler : RBFSVMOvR, ZScore or None
             The kept candidate's meta-classifier and the z-scoring of its input.
         """
         own = self.unseen_language_meta()
-        if own is None or not len(Y):
+        if own is None:
+            return
+        if blocks is None or len(np.unique(langs)) < 2:
+            self.unseen_ = None
+            logger.info("select: languages without training documents get the shared meta-classifier (no "
+                        "language-out outputs to judge another on)")
             return
         Z = mean_input(blocks, [np.ones(len(Y), dtype=bool)] * len(blocks))
         score_of = _selection_score(self.score)

@@ -81,6 +81,10 @@ class ViewGenerator(BaseEstimator, ABC):
     #: (``view_params``, ``<name>__<parameter>``, or a view object built with another value than the default):
     #: ``n_jobs`` and ``random_state`` (the estimator's), ``train_posteriors`` (the aggregation policy's).
     from_estimator: ClassVar[tuple[str, ...]] = ("n_jobs", "random_state")
+    #: Whether the view trains a network (minutes on a CPU): it is not fitted again for the language-out outputs of
+    #: ``select``'s ``unseen="auto"`` (:mod:`gfun.funnelling.language_out`), whose model then keeps the shared
+    #: meta-classifier for languages without training documents.
+    trains_network: ClassVar[bool] = False
 
     @abstractmethod
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:

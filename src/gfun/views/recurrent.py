@@ -176,6 +176,7 @@ class RecurrentView(ViewGenerator):
     """
 
     letter = "r"
+    trains_network = True
     output = "features"
     description = "recurrent network"
 

@@ -314,6 +314,7 @@ class TransformerView(_TransformerParams, ViewGenerator):
     """
 
     letter = "b"
+    trains_network = True
     output = "features"
     description = "transformer"
 
