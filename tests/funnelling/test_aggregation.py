@@ -396,7 +396,7 @@ def test_select_scores_each_training_language_then_averages(demo, monkeypatch) -
     models = {}
     for current in ("language", "pooled"):
         models[current] = GeneralizedFunnelling(views=views, random_state=0, meta=default_meta().set_params(C=1.0),
-               aggregation=Select(average=current)).fit(train)
+               aggregation=Select(average=current, unseen="shared")).fit(train)  # the search's calls only
     n_candidates = len(models["pooled"].aggregation_.scores_)
     folds = models["pooled"].aggregation_.cv
     # pooled: the whole training set once per candidate, plus one call per fold

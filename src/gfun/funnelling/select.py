@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -156,9 +156,10 @@ class Select(Aggregation):
             heldout: Sequence[np.ndarray | None] = (), beyond_training: Sequence[bool] = ()
             ) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
         judged_on = judged_documents(names, heldout, len(Y), self.cv)
+        reach = [i for i, beyond in enumerate(beyond_training) if beyond] if self.unseen != "shared" else []
         chosen = select_views(train, val, Y, meta, cv=self.cv, score=self.score, average=self.average,
                               normalize=normalize, names=names, langs=langs, judged_on=judged_on,
-                              forms=self.forms, search=self.search)
+                              forms=self.forms, search=self.search, hold_within=reach)
         self.selected_ = [names[i] for i in chosen.subset]
         self.l2_, self.scores_, self.fold_scores_ = chosen.l2, chosen.scores, chosen.fold_scores
         self.unseen_ = (unseen_language_meta(train, val, Y, meta, chosen, names, beyond_training, cv=self.cv)
@@ -348,12 +349,13 @@ class Selection:
     Zmeta: np.ndarray
     meta: RBFSVMOvR
     scaler: ZScore | None
+    held: dict[tuple[tuple[int, ...], bool], RBFSVMOvR] = field(default_factory=dict)
 
 
 def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, trainer: MetaTrainer, *, cv: int,
                  score: str, average: str, normalize: bool, names: Sequence[str], langs: np.ndarray | None = None,
-                 judged_on: np.ndarray | None = None, forms: str = "preferred", search: str = "backward"
-                 ) -> Selection:
+                 judged_on: np.ndarray | None = None, forms: str = "preferred", search: str = "backward",
+                 hold_within: Sequence[int] = ()) -> Selection:
     """``select``: choose the meta-level input by the meta-classifier's validated F1.
 
     Candidates, each the mean of the posteriors of a set of views, with the paper's normalisation (L2 per view,
@@ -381,7 +383,9 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     The validations of the best candidate so far and of the one the rule keeps so far are held, the others
     released (memory for two, however many candidates); a kept candidate whose validation was released is
     validated again, to the same numbers. With ``C="cv"``, C is chosen per class for the kept candidate only
-    (:func:`keep`). The final models are trained at the meta-classifier's own tolerance.
+    (:func:`keep`). The final models are trained at the meta-classifier's own tolerance. The validations of the
+    candidates made of views of ``hold_within`` only are held too (:attr:`Selection.held`, by set and form), for
+    :func:`unseen_language_meta`.
     """
     from itertools import combinations
 
@@ -389,6 +393,8 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
 
     everyone = np.ones(train[0].shape[0], dtype=bool)
     Yb = np.asarray(Y, dtype=bool)
+    within = set(hold_within)
+    kept_for_unseen: dict[tuple[tuple[int, ...], bool], RBFSVMOvR] = {}
     folds = make_folds(len(Yb), cv, trainer.random_state, trainer.groups)  # the meta-classifier's
     score_of = _selection_score(score)
     if average not in SELECT_AVERAGES:
@@ -439,6 +445,8 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
         tried[name], per_fold_of[name] = value, per_fold
         candidates.append([value, per_fold, subset, l2, tr, va, meta])
         held = _held([c[0] for c in candidates], [c[1] for c in candidates], [len(c[2]) for c in candidates])
+        if meta.validated_decision_ is not None and set(subset) <= within:
+            kept_for_unseen[(tuple(subset), bool(l2))] = meta
         for i, candidate in enumerate(candidates):
             if i not in held:
                 candidate[6] = None  # released
@@ -464,7 +472,7 @@ def select_views(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, 
     if trainer.verbose:
         logger.info("select: validated %s %s; kept %s", score, {k: round(v, 4) for k, v in tried.items()},
                     label(kept) + ("" if l2 else " (raw)"))
-    return Selection(list(subset), bool(l2), tried, per_fold_of, Zmeta, meta, scaler)
+    return Selection(list(subset), bool(l2), tried, per_fold_of, Zmeta, meta, scaler, kept_for_unseen)
 
 
 def unseen_language_meta(train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, trainer: MetaTrainer,
@@ -475,8 +483,9 @@ def unseen_language_meta(train: list[np.ndarray], val: list[np.ndarray], Y: np.n
     It reads the mean of the views that serve such documents: the kept views that represent languages beyond their
     training ones (``beyond_training``), or, when no kept view does, every such view of the model (those a document
     of an unseen language then gets). It is trained and validated as the kept candidate's meta-classifier is
-    (:func:`compare`, :func:`keep`), on the same training documents, in the kept candidate's form. ``None`` when
-    those views are the kept ones (the kept candidate's meta-classifier already reads them) or there are none.
+    (:func:`compare`, :func:`keep`), on the same training documents, in the kept candidate's form (the search's
+    validation of that set, when it tried it: :attr:`Selection.held`). ``None`` when those views are the kept ones
+    (the kept candidate's meta-classifier already reads them) or there are none.
     """
     reach = list(beyond_training) or [False] * len(names)
     views = [i for i in chosen.subset if reach[i]] or [i for i in range(len(names)) if reach[i]]
@@ -486,7 +495,9 @@ def unseen_language_meta(train: list[np.ndarray], val: list[np.ndarray], Y: np.n
     norm = l2_normalize if chosen.l2 else (lambda z: z)
     Z = mean_input([norm(train[i]) for i in views], everyone)
     Zval = mean_input([norm(val[i]) for i in views], everyone)
-    compared = compare(trainer, Z, Zval, Y, zscore=chosen.l2, cv=cv)
+    compared = chosen.held.get((tuple(views), bool(chosen.l2)))
+    if compared is None:
+        compared = compare(trainer, Z, Zval, Y, zscore=chosen.l2, cv=cv)
     meta, scaler = keep(trainer, Z, Zval, Y, zscore=chosen.l2, cv=cv, compared=compared)
     kept = [names[i] for i in views]
     if trainer.verbose:
