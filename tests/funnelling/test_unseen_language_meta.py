@@ -114,6 +114,13 @@ def test_explanations_add_up_with_the_own_meta_classifier(data, models) -> None:
             assert x.used == (doc.lang != "fr")
 
 
+def test_the_default_is_the_shared_meta_classifier(data, models) -> None:
+    assert Select().unseen == "shared"
+    default = GeneralizedFunnelling(views="xp", random_state=0, meta=default_meta().set_params(C=1.0)).fit(data[0])
+    assert default.aggregation_.unseen_language_meta() is None and "language_out" not in default.timings_
+    np.testing.assert_array_equal(default.decision_function(data[1]), models["shared"].decision_function(data[1]))
+
+
 def test_a_bad_value_is_refused(data) -> None:
     with pytest.raises(ValueError, match="select unseen must be one of"):
         _fit(data[0], "mine")
@@ -152,7 +159,7 @@ def test_auto_keeps_the_meta_classifier_that_scores_better_on_language_out_outpu
 
 
 def test_auto_has_nothing_to_choose_when_the_kept_views_serve_every_language(data) -> None:
-    model = GeneralizedFunnelling(views="p", aggregation=Select(), random_state=0,
+    model = GeneralizedFunnelling(views="p", aggregation=Select(unseen="auto"), random_state=0,
                                   meta=default_meta().set_params(C=1.0)).fit(data[0])
     assert model.aggregation_.unseen_language_meta() is None and model.aggregation_.unseen_scores_ == {}
     assert "language_out" not in model.timings_
@@ -167,7 +174,7 @@ class _NetworkPooledView(PooledPosteriorsView):
 def test_auto_keeps_the_shared_meta_classifier_when_it_cannot_judge(data) -> None:
     # a view that trains a network among those that serve unseen languages: never fitted again
     model = GeneralizedFunnelling(views=[("x", PosteriorsView()), ("p", _NetworkPooledView())],
-                                  aggregation=Select(), random_state=0,
+                                  aggregation=Select(unseen="auto"), random_state=0,
                                   meta=default_meta().set_params(C=1.0)).fit(data[0])
     assert model.selected_views_ == ["x", "p"]
     assert model.aggregation_.unseen_language_meta() is None and "language_out" not in model.timings_

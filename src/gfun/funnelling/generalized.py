@@ -16,9 +16,9 @@ The default policy, ``select``, trains the meta-classifier on the in-sample firs
 does, but validates it on their out-of-fold version (what new documents look like): it keeps, by the validated
 mean of macro- and micro-F1, the view set (any non-empty subset, a single view included) and the normalisation
 that work on the data at hand (a view must beat the noise of the estimate to stay), and moves a class's decision
-threshold off the SVM's own only where cross-fitted validation says it pays; the documents of languages without
-training documents get a meta-classifier of the views that serve them where their language-out outputs say it pays
-(:mod:`gfun.funnelling.language_out`). ``mean`` and ``concat`` are the paper's policies.
+threshold off the SVM's own only where cross-fitted validation says it pays (and, on request, gives the documents of
+languages without training documents a meta-classifier of their own: ``Select(unseen=...)``). ``mean`` and
+``concat`` are the paper's policies.
 
 Fun, the 2019 method, is the same estimator with the Posteriors view only and no normalisation (see
 :func:`gfun.baselines.naive.make_fun`).

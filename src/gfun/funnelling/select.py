@@ -99,16 +99,18 @@ class Select(Aggregation):
     unseen : {"auto", "shared", "own"}
         How the documents of languages without training documents are classified. Only the views that represent any
         language serve them (not X or W), so their input is the mean of fewer views than the kept candidate's:
-        ``"shared"``, the kept candidate's meta-classifier reads their mean of fewer views; ``"own"`` gives them a
-        meta-classifier trained on the mean of those views (the kept ones that reach unseen languages; all such
-        views of the model when no kept view does), in the kept candidate's form, with its class weights and
-        validated thresholds (:func:`unseen_language_meta`); ``"auto"`` (the default) keeps the second only where
-        it scores clearly better (by ``score``, per language, :data:`SELECT_UNSEEN_MARGIN` standard errors) on the
-        training documents' language-out outputs: those views fitted again on half of the training languages (and
-        translation groups) give the other half's documents the outputs of a language they never saw
+        ``"shared"`` (the default, the paper's), the kept candidate's meta-classifier reads their mean of fewer
+        views; ``"own"`` gives them a meta-classifier trained on the mean of those views (the kept ones that reach
+        unseen languages; all such views of the model when no kept view does), in the kept candidate's form, with
+        its class weights and validated thresholds (:func:`unseen_language_meta`); ``"auto"`` keeps the second
+        only where it scores clearly better (by ``score``, per language, :data:`SELECT_UNSEEN_MARGIN` standard
+        errors) on the training documents' language-out outputs: those views fitted again on half of the training
+        languages (and translation groups) give the other half's documents the outputs of a language they never saw
         (:mod:`gfun.funnelling.language_out`; :meth:`choose_unseen`). The training languages' own out-of-fold
         outputs cannot decide it: ``"own"`` raised debtags' zero-shot micro-F1 and lowered every zero-shot measure
-        of debtags-rare (RESULTS.md, "The meta-classifier of languages without training documents"). The
+        of debtags-rare. ``"auto"`` chose well for gFun-XPEF (debtags, debtags-rare, SIB-200) but not for gFun-XP,
+        whose P alone transfers between the training languages (which share words) far better than to unseen
+        ones: not the default (RESULTS.md, "The meta-classifier of languages without training documents"). The
         documents of training languages are classified the same whatever the choice.
     train_posteriors, validation, zscore, block_l2
         As for every policy (:class:`Aggregation`); ``zscore`` and ``block_l2`` apply to the candidates that are
@@ -137,7 +139,7 @@ class Select(Aggregation):
 
     def __init__(self, cv: int = 3, score: str = "f1", average: str = "language", train_posteriors: str = "auto",
                  validation: str = "auto", zscore: bool | None = None, block_l2: bool | None = None,
-                 forms: str = "preferred", search: str = "backward", unseen: str = "auto") -> None:
+                 forms: str = "preferred", search: str = "backward", unseen: str = "shared") -> None:
         super().__init__(train_posteriors=train_posteriors, validation=validation, zscore=zscore, block_l2=block_l2)
         self.cv = cv
         self.score = score
