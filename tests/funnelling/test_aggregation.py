@@ -19,6 +19,7 @@ from gfun.metrics.evaluation import evaluate
 from gfun.svm.kernel import RBFSVMOvR
 from gfun.views.base import ViewGenerator
 from gfun.views.posteriors import PosteriorsView
+from tests.demo_samples import sample_languages
 
 LANGS = ["de", "en", "it"]
 
@@ -51,16 +52,10 @@ class NoiseView(ViewGenerator):
         raise NotImplementedError
 
 
-def _sample(corpus: MultilingualCorpus, n: int, seed: int) -> MultilingualCorpus:
-    rng = np.random.RandomState(seed)
-    groups = corpus.by_language()
-    return corpus.subset(np.sort(np.concatenate([rng.choice(groups[lang], n, replace=False) for lang in LANGS])))
-
-
 @pytest.fixture(scope="module")
 def demo() -> tuple[MultilingualCorpus, MultilingualCorpus]:
     train, test = load_demo()
-    return _sample(train, 150, 0), _sample(test, 80, 1)
+    return sample_languages(train, 150, 0, LANGS), sample_languages(test, 80, 1, LANGS)
 
 
 def _f1_macro(model: GeneralizedFunnelling, test: MultilingualCorpus) -> float:

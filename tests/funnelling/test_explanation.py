@@ -19,15 +19,10 @@ from gfun.funnelling.meta import default_meta
 from gfun.persistence.loading import load_model
 from gfun.views.embeddings import WordEmbeddingView
 from gfun.views.posteriors import PosteriorsView
+from tests.demo_samples import sample_languages
 from tests.experiments.settings import HashedVectors
 
 FIXTURES = Path(__file__).parents[1] / "persistence" / "fixtures"
-
-
-def _sample(corpus: MultilingualCorpus, n: int, seed: int, langs: tuple[str, ...]) -> MultilingualCorpus:
-    rng = np.random.RandomState(seed)
-    groups = corpus.by_language()
-    return corpus.subset(np.sort(np.concatenate([rng.choice(groups[lang], n, replace=False) for lang in langs])))
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +30,7 @@ def demo() -> tuple[MultilingualCorpus, MultilingualCorpus]:
     """60 training documents in each of de, en, it; 4 test documents in each of de, en and fr (French: a language
     without training documents)."""
     train, test = load_demo()
-    return _sample(train, 60, 0, ("de", "en", "it")), _sample(test, 4, 1, ("de", "en", "fr"))
+    return sample_languages(train, 60, 0, ("de", "en", "it")), sample_languages(test, 4, 1, ("de", "en", "fr"))
 
 
 def _fit(train: MultilingualCorpus, views: str, aggregation: str, **kw) -> GeneralizedFunnelling:

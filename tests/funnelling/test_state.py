@@ -14,20 +14,15 @@ from gfun.funnelling.aggregation import WMean
 from gfun.funnelling.generalized import GeneralizedFunnelling
 from gfun.funnelling.meta import default_meta
 from gfun.funnelling.select import Select
+from tests.demo_samples import sample_languages
 
 LANGS = ("de", "en", "it")
-
-
-def _sample(corpus: MultilingualCorpus, n: int, seed: int) -> MultilingualCorpus:
-    rng = np.random.RandomState(seed)
-    groups = corpus.by_language()
-    return corpus.subset(np.sort(np.concatenate([rng.choice(groups[lang], n, replace=False) for lang in LANGS])))
 
 
 @pytest.fixture(scope="module")
 def demo() -> tuple[MultilingualCorpus, MultilingualCorpus]:
     train, test = load_demo()
-    return _sample(train, 100, 0), _sample(test, 40, 1)
+    return sample_languages(train, 100, 0, LANGS), sample_languages(test, 40, 1, LANGS)
 
 
 @pytest.mark.parametrize("aggregation", [Select(cv=3), WMean(), "mean"], ids=["select", "wmean", "mean"])

@@ -22,19 +22,14 @@ from gfun.funnelling.select import SELECT_UNSEEN_MARGIN, Select
 from gfun.persistence.loading import load_model
 from gfun.views.pooled import PooledPosteriorsView
 from gfun.views.posteriors import PosteriorsView
-
-
-def _sample(corpus: MultilingualCorpus, n: int, seed: int, langs: tuple[str, ...]) -> MultilingualCorpus:
-    rng = np.random.RandomState(seed)
-    groups = corpus.by_language()
-    return corpus.subset(np.sort(np.concatenate([rng.choice(groups[lang], n, replace=False) for lang in langs])))
+from tests.demo_samples import sample_languages
 
 
 @pytest.fixture(scope="module")
 def data() -> tuple[MultilingualCorpus, MultilingualCorpus]:
     """150 training documents in each of de, en, it; 30 test documents in each of de, en, fr."""
     train, test = load_demo()
-    return _sample(train, 150, 0, ("de", "en", "it")), _sample(test, 30, 1, ("de", "en", "fr"))
+    return sample_languages(train, 150, 0, ("de", "en", "it")), sample_languages(test, 30, 1, ("de", "en", "fr"))
 
 
 def _fit(train: MultilingualCorpus, unseen: str, **meta) -> GeneralizedFunnelling:

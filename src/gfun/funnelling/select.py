@@ -214,7 +214,7 @@ class Select(Aggregation):
                                                   for lang in np.unique(langs)])
         diff = self.unseen_scores_["own"] - self.unseen_scores_["shared"]
         se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
-        if not diff.mean() > SELECT_UNSEEN_MARGIN * se or not diff.mean() > 0:
+        if not diff.mean() > SELECT_UNSEEN_MARGIN * se:  # se >= 0: a tie keeps the shared one
             self.unseen_ = None
         logger.info("select: languages without training documents get %s (language-out %s: shared %.4f, own %.4f, "
                     "difference %+.4f, standard error %.4f)",
