@@ -32,9 +32,16 @@ def data() -> tuple[MultilingualCorpus, MultilingualCorpus]:
     return sample_languages(train, 150, 0, ("de", "en", "it")), sample_languages(test, 30, 1, ("de", "en", "fr"))
 
 
-def _fit(train: MultilingualCorpus, unseen: str, **meta) -> GeneralizedFunnelling:
-    return GeneralizedFunnelling(views="xp", aggregation=Select(unseen=unseen), random_state=0,
-                                 meta=default_meta().set_params(C=1.0, **meta)).fit(train)
+class _EncoderLikePooledView(PooledPosteriorsView):
+    """P, as if it reached other languages by more than their shared words (as the E and F views do): ``unseen="auto"``
+    judges it on language-out outputs."""
+
+    transfers_by_vocabulary = False
+
+
+def _fit(train: MultilingualCorpus, unseen: str, p: type = PooledPosteriorsView, **meta) -> GeneralizedFunnelling:
+    return GeneralizedFunnelling(views=[("x", PosteriorsView()), ("p", p())], aggregation=Select(unseen=unseen),
+                                 random_state=0, meta=default_meta().set_params(C=1.0, **meta)).fit(train)
 
 
 @pytest.fixture(scope="module")
@@ -109,10 +116,12 @@ def test_explanations_add_up_with_the_own_meta_classifier(data, models) -> None:
             assert x.used == (doc.lang != "fr")
 
 
-def test_the_default_is_the_shared_meta_classifier(data, models) -> None:
-    assert Select().unseen == "shared"
+def test_the_default_judges_and_keeps_the_shared_one_for_a_vocabulary_view(data, models) -> None:
+    # gFun-XP: unseen languages reach the meta tier through P alone, whose language-out outputs cannot judge it
+    assert Select().unseen == "auto"
     default = GeneralizedFunnelling(views="xp", random_state=0, meta=default_meta().set_params(C=1.0)).fit(data[0])
     assert default.aggregation_.unseen_language_meta() is None and "language_out" not in default.timings_
+    assert default.aggregation_.unseen_scores_ == {}
     np.testing.assert_array_equal(default.decision_function(data[1]), models["shared"].decision_function(data[1]))
 
 
@@ -138,7 +147,7 @@ def test_language_out_folds_never_train_on_a_judged_language_or_translation() ->
 
 
 def test_auto_keeps_the_meta_classifier_that_scores_better_on_language_out_outputs(data, models) -> None:
-    auto = _fit(data[0], "auto")
+    auto = _fit(data[0], "auto", _EncoderLikePooledView)
     scores = auto.aggregation_.unseen_scores_
     assert set(scores) == {"shared", "own"} and "language_out" in auto.timings_
     assert scores["own"].shape == (3,)  # de, en, it: each judged on the outputs of views fitted without it
@@ -147,7 +156,7 @@ def test_auto_keeps_the_meta_classifier_that_scores_better_on_language_out_outpu
     chosen = "own" if clear else "shared"
     assert (auto.aggregation_.unseen_language_meta() is not None) == (chosen == "own")
     np.testing.assert_array_equal(auto.decision_function(data[1]), models[chosen].decision_function(data[1]))
-    again = _fit(data[0], "auto")
+    again = _fit(data[0], "auto", _EncoderLikePooledView)
     for name in scores:
         np.testing.assert_array_equal(again.aggregation_.unseen_scores_[name], scores[name])
     assert ((scores["shared"] > 0) & (scores["shared"] < 1)).all() and ((scores["own"] > 0) & (scores["own"] < 1)).all()
@@ -161,20 +170,24 @@ def test_auto_has_nothing_to_choose_when_the_kept_views_serve_every_language(dat
 
 
 class _NetworkPooledView(PooledPosteriorsView):
-    """P, as if it trained a network: not fitted again for language-out outputs."""
+    """P, as if it trained a network (and reached other languages by more than shared words): not fitted again for
+    language-out outputs."""
 
     trains_network = True
+    transfers_by_vocabulary = False
 
 
-def test_auto_keeps_the_shared_meta_classifier_when_it_cannot_judge(data) -> None:
+def test_auto_keeps_the_shared_meta_classifier_when_it_cannot_judge(data, caplog) -> None:
     # a view that trains a network among those that serve unseen languages: never fitted again
+    caplog.set_level("INFO", logger="gfun.funnelling.generalized")  # select logs as the estimator
     model = GeneralizedFunnelling(views=[("x", PosteriorsView()), ("p", _NetworkPooledView())],
                                   aggregation=Select(unseen="auto"), random_state=0,
                                   meta=default_meta().set_params(C=1.0)).fit(data[0])
     assert model.selected_views_ == ["x", "p"]
     assert model.aggregation_.unseen_language_meta() is None and "language_out" not in model.timings_
+    assert "P trains a network, not fitted again" in caplog.text
     # a single training language: no language can be left out
     english = data[0].subset(np.flatnonzero(np.asarray(data[0].langs) == "en"))
-    model = _fit(english, "auto")
+    model = _fit(english, "auto", _EncoderLikePooledView)
     assert model.aggregation_.unseen_language_meta() is None and model.aggregation_.unseen_scores_ == {}
     assert _fit(english, "own").aggregation_.unseen_language_meta() is not None  # "own" needs no judging

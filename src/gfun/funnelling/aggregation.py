@@ -215,8 +215,8 @@ class Aggregation(BaseEstimator):
     # ------------------------------------------------------------------ fit / transform
     def fit(self, train: list[np.ndarray], val: list[np.ndarray], Y: np.ndarray, meta: MetaTrainer, *,
             normalize: bool, names: Sequence[str] = (), langs: np.ndarray | None = None,
-            heldout: Sequence[np.ndarray | None] = (), beyond_training: Sequence[bool] = ()
-            ) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
+            heldout: Sequence[np.ndarray | None] = (), beyond_training: Sequence[bool] = (),
+            language_out: Sequence[str] = ()) -> tuple[np.ndarray, RBFSVMOvR, ZScore | None]:
         """Learn the policy's state and train the meta-classifier on the aggregated training input.
 
         Parameters
@@ -240,6 +240,12 @@ class Aggregation(BaseEstimator):
             For each view, whether it represents languages beyond its training languages (its
             :meth:`~gfun.views.base.ViewGenerator.language_reach` is not ``"training"``): :class:`Select` trains the
             meta-classifier of languages without training documents on those.
+        language_out : sequence of str
+            For each view, what its language-out outputs would be
+            (:func:`~gfun.funnelling.language_out.language_out_kind`): ``"refit"``
+            (fitted again on half the languages), ``"network"`` (it trains a network: never fitted again) or
+            ``"vocabulary"`` (refittable, but it reaches other languages only through shared words).
+            :class:`Select`'s ``unseen="auto"`` reads it.
 
         Returns
         -------

@@ -43,7 +43,7 @@ from gfun.estimator import LabelPredictionsMixin, check_finite
 from gfun.funnelling import DEFAULT_AGGREGATION
 from gfun.funnelling.aggregation import Aggregation, ViewBlocks, fallback_input
 from gfun.funnelling.branch import Branch, branch_fit_line
-from gfun.funnelling.language_out import language_out_folds
+from gfun.funnelling.language_out import language_out_folds, language_out_kind
 from gfun.funnelling.meta import MetaTrainer, default_mapper, default_meta
 from gfun.funnelling.policies import make_aggregation
 from gfun.funnelling.select import unused_views
@@ -323,7 +323,8 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
         beyond = [b.view.language_reach() != "training" for b in self.branches_]
         Zmeta, self.meta_, self.scaler_ = policy.fit(train_blocks, val_blocks, Y, trainer, normalize=self.normalize,
                                                      names=self.view_names_, langs=lang_arr, heldout=heldout,
-                                                     beyond_training=beyond)
+                                                     beyond_training=beyond,
+                                                     language_out=[language_out_kind(b.view) for b in self.branches_])
         if policy.language_out_views():  # select's unseen="auto": judged on language-out outputs
             t1 = time.perf_counter()
             if self._choose_unseen(policy, texts, lang_arr, Y):
@@ -358,13 +359,11 @@ class GeneralizedFunnelling(NamedViewsMixin, FunnellingStateMixin, LabelPredicti
     def _choose_unseen(self, policy: Aggregation, texts: list[str], langs: np.ndarray, Y: np.ndarray) -> bool:
         """Give the policy the language-out outputs of its :meth:`~Aggregation.language_out_views` (the views fitted
         again on each fold of :func:`~gfun.funnelling.language_out.language_out_folds`, through ``memory``) to
-        choose how languages without training documents are classified; none when one of those views trains a
-        network (:attr:`~gfun.views.base.ViewGenerator.trains_network`: B, R). Whether views were fitted."""
+        choose how languages without training documents are classified (the policy asks for none from a view
+        that trains a network: :func:`~gfun.funnelling.language_out.language_out_kind`). Whether views were
+        fitted."""
         names = policy.language_out_views()
         branches = [b for b in self.branches_ if b.name in names]
-        if any(b.view.trains_network for b in branches):  # not trained again: minutes on a CPU
-            policy.choose_unseen(None, Y, langs, self.meta_, self.scaler_)
-            return False
         folds = language_out_folds(langs, self.groups_, self._seed())
         blocks = [np.zeros((len(texts), len(self.classes_)), dtype=np.float32) for _ in branches]
         judged = np.zeros(len(texts), dtype=bool)

@@ -11,9 +11,14 @@ language it never saw would get. ``select`` judges there which meta-classifier c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-__all__ = ["language_out_folds"]
+if TYPE_CHECKING:
+    from gfun.views.base import ViewGenerator
+
+__all__ = ["language_out_folds", "language_out_kind"]
 
 
 def language_out_folds(langs: np.ndarray, groups: np.ndarray | None, seed: int | None
@@ -45,3 +50,13 @@ def language_out_folds(langs: np.ndarray, groups: np.ndarray | None, seed: int |
     unique = np.unique(groups)
     in_g = np.isin(groups, unique[rng.permutation(len(unique))[: len(unique) // 2]])
     return [(in_a & in_g, ~in_a & ~in_g), (~in_a & ~in_g, in_a & in_g)]
+
+
+def language_out_kind(view: ViewGenerator) -> str:
+    """What a view's language-out outputs would be: ``"network"`` (it trains a network,
+    :attr:`~gfun.views.base.ViewGenerator.trains_network`: B, R; minutes on a CPU, never fitted again),
+    ``"vocabulary"`` (fitted again, but it reaches other languages only through the words they share with its
+    training languages, :attr:`~gfun.views.base.ViewGenerator.transfers_by_vocabulary`: P) or ``"refit"``."""
+    if view.trains_network:
+        return "network"
+    return "vocabulary" if view.transfers_by_vocabulary else "refit"

@@ -85,6 +85,11 @@ class ViewGenerator(BaseEstimator, ABC):
     #: ``select``'s ``unseen="auto"`` (:mod:`gfun.funnelling.language_out`), whose model then keeps the shared
     #: meta-classifier for languages without training documents.
     trains_network: ClassVar[bool] = False
+    #: Whether the view represents a language it was not trained on only through the words that language shares
+    #: with its training languages (P's pooled vocabulary). ``select``'s ``unseen="auto"`` does not judge a
+    #: meta-classifier that reads only such views on language-out outputs: training languages that share words
+    #: with each other (da, de; es, it, pt) make those outputs far better than an unseen language's.
+    transfers_by_vocabulary: ClassVar[bool] = False
 
     @abstractmethod
     def fit_transform(self, texts: Sequence[str], langs: np.ndarray, Y: np.ndarray) -> np.ndarray:

@@ -99,6 +99,7 @@ class PooledPosteriorsView(ViewGenerator):
 
     letter = "p"
     output = "posteriors"
+    transfers_by_vocabulary = True
     description = "pooled posteriors"
 
     def __init__(self, C: float = 0.3, class_weight: str | None = "balanced", cv: int = 5,
